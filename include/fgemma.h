@@ -1,0 +1,244 @@
+/*
+ * fgemma.h — the public API of libfgemma, a C11 runtime for FunctionGemma / Gemma 3 GGUF models.
+ *
+ * If a function, type or constant is not in this file, it is not a published API.
+ *
+ * Thread safety: `fg_model` is immutable after load and may be shared by any number of threads.
+ * Use an `fg_session` or `fg_snapshot` from one thread at a time; different sessions (also forks
+ * of one snapshot) may run on different threads at once. Kernel dispatch is initialised once and
+ * is thread-safe.
+ *
+ * Ownership: every `_load`/`_create` pairs with a `_free`; `_free(NULL)` is a harmless no-op.
+ * The model owns the mapped file and must outlive every session and snapshot made from it.
+ * Sessions and snapshots may be freed in any order. Returned pointers are borrowed until the
+ * next call that mutates the handle they came from.
+ *
+ * Errors: every fallible call returns an `fg_status`; outputs come last. On failure out-pointers
+ * are set to NULL (or left untouched for scalars) and the handle is unchanged: a failed prefill
+ * keeps the session's position, KV cache and logits as they were.
+ */
+#ifndef FGEMMA_H
+#define FGEMMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32) && defined(FG_SHARED)
+#  ifdef FG_BUILD
+#    define FG_API __declspec(dllexport)
+#  else
+#    define FG_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__)
+#  define FG_API __attribute__((visibility("default")))
+#else
+#  define FG_API
+#endif
+
+#define FG_VERSION_MAJOR 0
+#define FG_VERSION_MINOR 1
+#define FG_VERSION_PATCH 0
+#define FG_VERSION_NUMBER (FG_VERSION_MAJOR * 10000 + FG_VERSION_MINOR * 100 + FG_VERSION_PATCH)
+
+/* Run-time version, to catch header/library skew: fg_version_number() == FG_VERSION_NUMBER. */
+FG_API uint32_t fg_version_number(void);
+FG_API const char *fg_version_string(void);
+
+/* ------------------------------------------------------------------------------------------------
+ * Status codes. Values are explicit and never renumbered.
+ */
+typedef enum fg_status {
+  FG_OK = 0,
+  FG_ERR_INVALID_ARG = 1,      /* NULL pointer, n == 0, token id outside the vocabulary, ... */
+  FG_ERR_NOMEM = 2,            /* an allocation failed; nothing was changed */
+  FG_ERR_IO = 3,               /* open/read/write/mmap failed */
+  FG_ERR_FORMAT = 4,           /* malformed GGUF, snapshot or catalog; the message names the culprit */
+  FG_ERR_UNSUPPORTED = 5,      /* valid but not supported: architecture, tensor type, missing vocab */
+  FG_ERR_CONTEXT_FULL = 6,     /* the tokens would not fit into the session's context */
+  FG_ERR_BUFFER_TOO_SMALL = 7, /* the caller's buffer is too small; the needed size was reported */
+  FG_ERR_ABORTED = 8,          /* the abort callback asked to stop; nothing was changed */
+  FG_ERR_INTERNAL = 9,         /* a bug in fgemma; please report it */
+  FG_ERR_MISMATCH = 10         /* a snapshot of another model or of an incompatible session */
+} fg_status;
+
+/* Static, human-readable name of a status; never NULL. */
+FG_API const char *fg_status_str(fg_status s);
+
+/* Caller-owned error report for constructors. msg is NUL-terminated. */
+typedef struct fg_error {
+  fg_status code;
+  char msg[256];
+} fg_error;
+
+/* ------------------------------------------------------------------------------------------------
+ * Logging. By default fgemma prints nothing. The callback may be called from any thread.
+ */
+typedef enum fg_log_level { FG_LOG_ERROR = 0, FG_LOG_WARN = 1, FG_LOG_INFO = 2, FG_LOG_DEBUG = 3 } fg_log_level;
+typedef void (*fg_log_fn)(fg_log_level level, const char *msg, void *user_data);
+FG_API void fg_set_log_callback(fg_log_fn fn, void *user_data);
+
+/* ------------------------------------------------------------------------------------------------
+ * Model: a GGUF file mapped into memory, with hyper-parameters and tensors bound by name.
+ */
+typedef struct fg_model fg_model;
+typedef struct fg_session fg_session;
+typedef struct fg_snapshot fg_snapshot;
+
+#define FG_MODEL_NO_MMAP 0x1u        /* read the file into memory instead of mapping it */
+#define FG_MODEL_CHECK_TENSORS 0x2u  /* scan every weight for NaN/Inf at load (slow) */
+
+typedef struct fg_model_params {
+  uint32_t flags; /* FG_MODEL_* bits; 0 = map the file, no scan */
+} fg_model_params;
+
+FG_API void fg_model_params_init(fg_model_params *p);
+
+/* Loads a GGUF v3 file of architecture `gemma3`. params may be NULL; err may be NULL. */
+FG_API fg_status fg_model_load(const char *path, const fg_model_params *params, fg_model **out, fg_error *err);
+FG_API void fg_model_free(fg_model *model);
+
+/* What a model is, read from its metadata. */
+typedef struct fg_model_info {
+  char arch[32];            /* "gemma3" */
+  char name[64];            /* general.name, may be empty */
+  uint32_t n_vocab;
+  uint32_t n_embd;          /* embedding length, e.g. 640 */
+  uint32_t n_layer;
+  uint32_t n_head;
+  uint32_t n_head_kv;
+  uint32_t head_dim;        /* key/value length per head */
+  uint32_t n_ff;
+  uint32_t n_ctx_train;     /* context length the model was trained for */
+  uint32_t sliding_window;  /* positions a sliding layer sees, itself included */
+  uint32_t swa_pattern;     /* layer L is global iff L % swa_pattern == swa_pattern - 1 */
+  uint32_t n_global_layers;
+  uint32_t weight_type;     /* GGML type id of the bulk of the weights (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16) */
+  uint32_t head_type;       /* GGML type id of the output projection */
+  bool tied_head;           /* output projection is token_embd */
+  bool has_vocab;           /* tokenizer metadata present */
+  uint64_t file_bytes;
+  uint64_t weight_bytes;    /* bytes of all tensors */
+  uint64_t n_params;
+  uint8_t fingerprint[16];  /* identifies the file's hyper-parameters and weights (see fg_snapshot_load) */
+} fg_model_info;
+
+FG_API fg_status fg_model_get_info(const fg_model *model, fg_model_info *out);
+/* Name of a GGML type id ("f32", "q8_0", ...); "?" when unknown. */
+FG_API const char *fg_type_name(uint32_t type);
+
+/* ------------------------------------------------------------------------------------------------
+ * Tokenizer (from the GGUF's tokenizer.ggml.* metadata). FG_ERR_UNSUPPORTED when the file has none.
+ */
+#define FG_TOKENIZE_ADD_BOS 0x1u       /* prepend the BOS token */
+#define FG_TOKENIZE_NO_SPECIAL 0x2u    /* treat control-token text like "<start_of_turn>" as plain text */
+
+/* Writes up to cap ids to out and the count to *n_out. If cap is too small, returns
+ * FG_ERR_BUFFER_TOO_SMALL with *n_out = the count needed (out may be NULL when cap == 0). */
+FG_API fg_status fg_tokenize(const fg_model *model, const char *text, size_t len, uint32_t flags,
+                             int32_t *out, size_t cap, size_t *n_out);
+/* Text of ids; writes up to cap bytes (no NUL added) and the byte count to *n_out.
+ * Control tokens are rendered by their names. Too small: FG_ERR_BUFFER_TOO_SMALL, *n_out = needed. */
+FG_API fg_status fg_detokenize(const fg_model *model, const int32_t *ids, size_t n, char *out, size_t cap,
+                               size_t *n_out);
+/* Id of a token given its exact text (e.g. "<end_of_turn>"); FG_ERR_INVALID_ARG when absent. */
+FG_API fg_status fg_token_lookup(const fg_model *model, const char *piece, int32_t *id);
+
+/* ------------------------------------------------------------------------------------------------
+ * Sessions: a KV cache, a position and the logits of the last appended token.
+ */
+typedef bool (*fg_abort_fn)(void *user_data);
+
+typedef struct fg_session_params {
+  uint32_t n_ctx;      /* maximum positions; 0 = the model's context length */
+  uint32_t n_threads;  /* 0 = available cores */
+  uint32_t n_batch;    /* positions per internal chunk of a prefill; 0 = 64 */
+  uint32_t kv_type;    /* GGML type of the KV cache: 0 = F32 (default), 1 = F16 */
+  fg_abort_fn abort_cb; /* polled between layers; returning true stops the call with FG_ERR_ABORTED */
+  void *abort_user_data;
+} fg_session_params;
+
+FG_API void fg_session_params_init(fg_session_params *p);
+
+FG_API fg_status fg_session_create(const fg_model *model, const fg_session_params *params, fg_session **out);
+FG_API void fg_session_free(fg_session *s);
+
+/* Appends n >= 1 tokens (chunked internally); *next_id = greedy next token after the last one.
+ * next_id may be NULL. */
+FG_API fg_status fg_session_prefill(fg_session *s, const int32_t *ids, size_t n, int32_t *next_id);
+/* Appends one token; *next_id = greedy next token. */
+FG_API fg_status fg_session_step(fg_session *s, int32_t id, int32_t *next_id);
+/* The same from caller-supplied embedding rows: n × n_embd floats, already scaled as the model's own
+ * embedding lookup scales them (row of token_embd × sqrt(n_embd)). */
+FG_API fg_status fg_session_prefill_embeddings(fg_session *s, const float *rows, size_t n, int32_t *next_id);
+/* Logits (n_vocab floats) after the last appended token; NULL before the first append. Borrowed until
+ * the next call that mutates s. */
+FG_API const float *fg_session_logits(const fg_session *s);
+/* Tokens held. */
+FG_API uint32_t fg_session_position(const fg_session *s);
+/* The model a session runs. */
+FG_API const fg_model *fg_session_model(const fg_session *s);
+
+/* Immutable handle on the session's current state; no KV bytes are copied. */
+FG_API fg_status fg_session_snapshot(fg_session *s, fg_snapshot **out);
+/* s continues from snap (snap must come from the same model). */
+FG_API fg_status fg_session_restore(fg_session *s, const fg_snapshot *snap);
+/* A new session that continues from snap; params as for fg_session_create (NULL = defaults). */
+FG_API fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_params *params, fg_session **out);
+FG_API void fg_snapshot_free(fg_snapshot *snap);
+FG_API uint32_t fg_snapshot_position(const fg_snapshot *snap);
+
+/* Persist a snapshot: magic, version, model fingerprint, tokens and KV. Loading refuses a file of
+ * another model (FG_ERR_MISMATCH) or a damaged file (FG_ERR_FORMAT). */
+FG_API fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path);
+FG_API fg_status fg_snapshot_load(const fg_model *model, const char *path, fg_snapshot **out);
+/* Message of the last failed snapshot_save/load on this thread, or "" */
+FG_API const char *fg_snapshot_errmsg(void);
+
+/* Last error on s; owned by s; "" when the last call succeeded. */
+FG_API const char *fg_session_errmsg(const fg_session *s);
+
+/* Memory held by a session's KV cache. Blocks shared with snapshots or other sessions are counted
+ * in full by each holder. */
+typedef struct fg_session_stats {
+  uint64_t kv_bytes_global;   /* KV bytes of global-attention layers */
+  uint64_t kv_bytes_sliding;  /* KV bytes of sliding-window layers (bounded by the window) */
+  uint32_t kv_blocks;         /* blocks referenced */
+  uint32_t kv_blocks_shared;  /* of those, blocks also referenced elsewhere */
+} fg_session_stats;
+FG_API fg_status fg_session_get_stats(const fg_session *s, fg_session_stats *out);
+
+/* ------------------------------------------------------------------------------------------------
+ * Experimental API: may change in any release. Define FG_EXPERIMENTAL before including this header.
+ */
+#ifdef FG_EXPERIMENTAL
+
+/* Progress of long work: done of total units; return false to cancel (FG_ERR_ABORTED). */
+typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
+
+#define FG_GEN_HEAD_TIED 0xffffffffu
+
+/* Synthetic model generator: a valid `gemma3` GGUF with random weights from a seed. */
+typedef struct fg_gen_params {
+  const char *preset;       /* "tiny" (few layers, small dims, window 8) or "270m" (the real shape) */
+  uint32_t type;            /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0 */
+  uint32_t head_type;       /* FG_GEN_HEAD_TIED (default): no output.weight; else its GGML type */
+  uint64_t seed;            /* 0 = default seed */
+  const char *vocab_json;   /* Gemma 3 tokenizer.json for the real vocabulary, or NULL (synthetic) */
+  fg_progress_fn progress;
+  void *progress_user_data;
+} fg_gen_params;
+
+FG_API void fg_gen_params_init(fg_gen_params *p);
+FG_API fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_error *err);
+
+#endif /* FG_EXPERIMENTAL */
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FGEMMA_H */

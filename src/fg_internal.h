@@ -1,0 +1,76 @@
+/* fg_internal.h — helpers shared by every module: assertions, errors, allocation. Not installed. */
+#ifndef FG_INTERNAL_H
+#define FG_INTERNAL_H
+
+#include "fgemma.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FG_RESTRICT restrict
+
+#if defined(__GNUC__)
+#  define FG_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#  define FG_UNUSED __attribute__((unused))
+#else
+#  define FG_PRINTF(a, b)
+#  define FG_UNUSED
+#endif
+
+/* Internal invariants only; never for input validation. */
+#define FG_ASSERT(x)                                                                  \
+  do {                                                                                \
+    if (!(x)) fg_assert_fail(#x, __FILE__, __LINE__);                                 \
+  } while (0)
+void fg_assert_fail(const char *expr, const char *file, int line);
+
+#define FG_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define FG_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Sets err (if not NULL) to code and a printf-formatted message; returns code. */
+fg_status fg_err(fg_error *err, fg_status code, const char *fmt, ...) FG_PRINTF(3, 4);
+fg_status fg_verr(fg_error *err, fg_status code, const char *fmt, va_list ap);
+void fg_err_clear(fg_error *err);
+
+/* Logging through the callback set with fg_set_log_callback. */
+void fg_log(fg_log_level level, const char *fmt, ...) FG_PRINTF(2, 3);
+
+/* Allocation. Every allocation in the library goes through these so that tests can make the k-th
+ * allocation fail. fg_malloc_array/fg_calloc check n * size for overflow. */
+void *fg_malloc(size_t size);
+void *fg_calloc(size_t n, size_t size);
+void *fg_malloc_array(size_t n, size_t size);
+void *fg_realloc(void *p, size_t size);
+void *fg_aligned_alloc(size_t alignment, size_t size); /* free with fg_aligned_free */
+void fg_aligned_free(void *p);
+void fg_free(void *p);
+char *fg_strndup(const char *s, size_t n);
+
+/* Test hook: the k-th allocation from now (1-based) and every later one fails; 0 disables.
+ * Returns the number of allocations made since the last call. */
+uint64_t fg_alloc_fail_after(uint64_t k);
+
+/* Overflow-safe size arithmetic: return false on overflow. */
+static inline int fg_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a != 0 && b > UINT64_MAX / a) return 0;
+  *out = a * b;
+  return 1;
+}
+static inline int fg_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (b > UINT64_MAX - a) return 0;
+  *out = a + b;
+  return 1;
+}
+static inline int fg_u64_to_size(uint64_t v, size_t *out) {
+  if (v > (uint64_t)SIZE_MAX) return 0;
+  *out = (size_t)v;
+  return 1;
+}
+
+/* Monotonic clock in seconds. */
+double fg_time_s(void);
+/* Number of CPUs available to this process (>= 1). */
+uint32_t fg_cpu_count(void);
+
+#endif /* FG_INTERNAL_H */

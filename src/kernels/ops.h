@@ -1,0 +1,40 @@
+/* ops.h — the compute operations the model's fast path calls: threaded matrix products over typed
+ * weights, with kernels chosen once per process from the CPU's features (or FG_ISA=ref|avx2|avx512).
+ *
+ * An fg_ops is per session (one thread at a time): it owns the thread pool and scratch memory. */
+#ifndef FG_OPS_H
+#define FG_OPS_H
+
+#include "fg_internal.h"
+#include "tensor/dtype.h"
+
+/* A 2-D weight matrix view: rows × cols elements of `type`, rows contiguous, row_bytes apart. */
+typedef struct fg_mat {
+  uint32_t type;
+  uint32_t rows;
+  uint32_t cols;
+  size_t row_bytes;
+  const void *data;
+} fg_mat;
+
+typedef struct fg_ops fg_ops;
+
+/* n_threads: 0 = fg_cpu_count(). Threads are created once and reused for every call. */
+fg_status fg_ops_create(uint32_t n_threads, fg_ops **out, fg_error *err);
+void fg_ops_free(fg_ops *ops); /* NULL-safe */
+uint32_t fg_ops_n_threads(const fg_ops *ops);
+const char *fg_ops_isa(void); /* "ref", "avx2", "avx512", ... the table in use */
+
+/* Y[b*ldy + r] = sum_j W[r][j] * X[b*ldx + j]  for b < nb, r < W->rows.
+ * X: nb × W->cols f32 (row stride ldx), Y: nb × ldy f32. Split over the pool's threads. */
+fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy);
+
+/* Only the listed rows: Y[b*ldy + i] = W[rows[i]] · X[b]  for i < n_rows (sparse LM head). */
+fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
+                             size_t ldx, size_t nb, float *Y, size_t ldy);
+
+/* Runs fn(ud, i0, i1, thread_index) over [0, n) split into contiguous ranges, one per thread. */
+typedef void (*fg_ops_range_fn)(void *ud, size_t i0, size_t i1, uint32_t thread_index);
+void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud);
+
+#endif /* FG_OPS_H */

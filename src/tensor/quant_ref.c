@@ -1,0 +1,209 @@
+/* quant_ref.c — the reference implementation of the weight formats: type traits, fp16/bf16
+ * conversion, quantize/dequantize and the f32-accumulating dot product. Built with
+ * -ffp-contract=off: this file is the specification every SIMD kernel is checked against. */
+#include "tensor/dtype.h"
+
+#include <math.h>
+#include <string.h>
+
+static const fg_type_traits k_traits[FG_TYPE_COUNT] = {
+    [FG_TYPE_F32] = {"f32", 1, 4},
+    [FG_TYPE_F16] = {"f16", 1, 2},
+    [FG_TYPE_Q4_0] = {"q4_0", FG_QK4_0, sizeof(fg_block_q4_0)},
+    [FG_TYPE_Q8_0] = {"q8_0", FG_QK8_0, sizeof(fg_block_q8_0)},
+    [FG_TYPE_BF16] = {"bf16", 1, 2},
+};
+
+const fg_type_traits *fg_type_traits_get(uint32_t type) {
+  if (type >= FG_TYPE_COUNT || k_traits[type].name == NULL) return NULL;
+  return &k_traits[type];
+}
+
+const char *fg_type_name(uint32_t type) {
+  const fg_type_traits *t = fg_type_traits_get(type);
+  return t ? t->name : "?";
+}
+
+bool fg_type_row_bytes(uint32_t type, uint64_t n, uint64_t *out) {
+  const fg_type_traits *t = fg_type_traits_get(type);
+  if (!t || n % t->block_size != 0) return false;
+  return fg_mul_u64(n / t->block_size, t->type_size, out) != 0;
+}
+
+/* ---- half-precision conversion ----------------------------------------------------------------- */
+static inline uint32_t f32_bits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static inline float bits_f32(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+float fg_fp16_to_f32(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t man = h & 0x3ffu;
+  if (exp == 0x1f) return bits_f32(sign | 0x7f800000u | (man << 13)); /* inf / nan */
+  if (exp == 0) {
+    if (man == 0) return bits_f32(sign);
+    /* subnormal: man * 2^-24 */
+    float v = (float)man * 5.9604644775390625e-8f;
+    return sign ? -v : v;
+  }
+  return bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
+}
+
+uint16_t fg_f32_to_fp16(float f) {
+  uint32_t x = f32_bits(f);
+  uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  uint32_t ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu)); /* nan */
+  if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u); /* rounds to >= 65520: inf */
+  if (ax < 0x38800000u) {
+    /* subnormal or zero in fp16: value / 2^-24, rounded to nearest even */
+    float v = bits_f32(ax) * 16777216.0f; /* exact: scaling by a power of two */
+    uint32_t q = (uint32_t)v;
+    float rem = v - (float)q;
+    if (rem > 0.5f || (rem == 0.5f && (q & 1u))) q++;
+    return (uint16_t)(sign | q);
+  }
+  /* normal: rebias exponent, round mantissa to 10 bits, nearest even (carry may bump the exponent) */
+  uint32_t r = ax - 0x38000000u; /* exponent 127 -> 15 */
+  uint32_t lsb = (r >> 13) & 1u;
+  r += 0xfffu + lsb;
+  return (uint16_t)(sign | (r >> 13));
+}
+
+float fg_bf16_to_f32(uint16_t h) { return bits_f32((uint32_t)h << 16); }
+
+uint16_t fg_f32_to_bf16(float f) {
+  uint32_t x = f32_bits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet nan */
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return (uint16_t)(x >> 16);
+}
+
+/* ---- rows ------------------------------------------------------------------------------------ */
+void fg_dequantize_row(uint32_t type, const void *FG_RESTRICT src, float *FG_RESTRICT dst, size_t n) {
+  switch (type) {
+    case FG_TYPE_F32: memcpy(dst, src, n * sizeof(float)); break;
+    case FG_TYPE_F16: {
+      const uint16_t *s = src;
+      for (size_t i = 0; i < n; i++) dst[i] = fg_fp16_to_f32(s[i]);
+    } break;
+    case FG_TYPE_BF16: {
+      const uint16_t *s = src;
+      for (size_t i = 0; i < n; i++) dst[i] = fg_bf16_to_f32(s[i]);
+    } break;
+    case FG_TYPE_Q8_0: {
+      const fg_block_q8_0 *b = src;
+      for (size_t ib = 0; ib < n / FG_QK8_0; ib++) {
+        const float d = fg_fp16_to_f32(b[ib].d);
+        for (int j = 0; j < FG_QK8_0; j++) dst[ib * FG_QK8_0 + j] = (float)b[ib].qs[j] * d;
+      }
+    } break;
+    case FG_TYPE_Q4_0: {
+      const fg_block_q4_0 *b = src;
+      for (size_t ib = 0; ib < n / FG_QK4_0; ib++) {
+        const float d = fg_fp16_to_f32(b[ib].d);
+        for (int j = 0; j < FG_QK4_0 / 2; j++) {
+          dst[ib * FG_QK4_0 + j] = (float)((b[ib].qs[j] & 0x0f) - 8) * d;
+          dst[ib * FG_QK4_0 + j + FG_QK4_0 / 2] = (float)((b[ib].qs[j] >> 4) - 8) * d;
+        }
+      }
+    } break;
+    default: FG_ASSERT(!"fg_dequantize_row: unsupported type");
+  }
+}
+
+void fg_quantize_row(uint32_t type, const float *FG_RESTRICT src, void *FG_RESTRICT dst, size_t n) {
+  switch (type) {
+    case FG_TYPE_F32: memcpy(dst, src, n * sizeof(float)); break;
+    case FG_TYPE_F16: {
+      uint16_t *d = dst;
+      for (size_t i = 0; i < n; i++) d[i] = fg_f32_to_fp16(src[i]);
+    } break;
+    case FG_TYPE_BF16: {
+      uint16_t *d = dst;
+      for (size_t i = 0; i < n; i++) d[i] = fg_f32_to_bf16(src[i]);
+    } break;
+    case FG_TYPE_Q8_0: {
+      fg_block_q8_0 *b = dst;
+      for (size_t ib = 0; ib < n / FG_QK8_0; ib++) {
+        const float *x = src + ib * FG_QK8_0;
+        float amax = 0.0f;
+        for (int j = 0; j < FG_QK8_0; j++) amax = fmaxf(amax, fabsf(x[j]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[ib].d = fg_f32_to_fp16(d);
+        for (int j = 0; j < FG_QK8_0; j++) b[ib].qs[j] = (int8_t)roundf(x[j] * id);
+      }
+    } break;
+    case FG_TYPE_Q4_0: {
+      fg_block_q4_0 *b = dst;
+      for (size_t ib = 0; ib < n / FG_QK4_0; ib++) {
+        const float *x = src + ib * FG_QK4_0;
+        /* the value of largest magnitude maps to -8, as GGML does */
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < FG_QK4_0; j++) {
+          if (fabsf(x[j]) > amax) {
+            amax = fabsf(x[j]);
+            max = x[j];
+          }
+        }
+        const float d = max / -8.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        b[ib].d = fg_f32_to_fp16(d);
+        for (int j = 0; j < FG_QK4_0 / 2; j++) {
+          int q0 = (int)(x[j] * id + 8.5f);
+          int q1 = (int)(x[j + FG_QK4_0 / 2] * id + 8.5f);
+          q0 = q0 > 15 ? 15 : (q0 < 0 ? 0 : q0);
+          q1 = q1 > 15 ? 15 : (q1 < 0 ? 0 : q1);
+          b[ib].qs[j] = (uint8_t)(q0 | (q1 << 4));
+        }
+      }
+    } break;
+    default: FG_ASSERT(!"fg_quantize_row: unsupported type");
+  }
+}
+
+float fg_vec_dot_ref(uint32_t type, const void *FG_RESTRICT w, const float *FG_RESTRICT x, size_t n) {
+  float sum = 0.0f;
+  switch (type) {
+    case FG_TYPE_F32: {
+      const float *a = w;
+      for (size_t i = 0; i < n; i++) sum += a[i] * x[i];
+    } break;
+    case FG_TYPE_F16: {
+      const uint16_t *a = w;
+      for (size_t i = 0; i < n; i++) sum += fg_fp16_to_f32(a[i]) * x[i];
+    } break;
+    case FG_TYPE_BF16: {
+      const uint16_t *a = w;
+      for (size_t i = 0; i < n; i++) sum += fg_bf16_to_f32(a[i]) * x[i];
+    } break;
+    case FG_TYPE_Q8_0: {
+      const fg_block_q8_0 *b = w;
+      for (size_t ib = 0; ib < n / FG_QK8_0; ib++) {
+        const float d = fg_fp16_to_f32(b[ib].d);
+        for (int j = 0; j < FG_QK8_0; j++) sum += ((float)b[ib].qs[j] * d) * x[ib * FG_QK8_0 + j];
+      }
+    } break;
+    case FG_TYPE_Q4_0: {
+      const fg_block_q4_0 *b = w;
+      for (size_t ib = 0; ib < n / FG_QK4_0; ib++) {
+        const float d = fg_fp16_to_f32(b[ib].d);
+        const float *xb = x + ib * FG_QK4_0;
+        for (int j = 0; j < FG_QK4_0; j++) {
+          int q = j < FG_QK4_0 / 2 ? (b[ib].qs[j] & 0x0f) : (b[ib].qs[j - FG_QK4_0 / 2] >> 4);
+          sum += ((float)(q - 8) * d) * xb[j];
+        }
+      }
+    } break;
+    default: FG_ASSERT(!"fg_vec_dot_ref: unsupported type");
+  }
+  return sum;
+}

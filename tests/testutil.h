@@ -1,0 +1,60 @@
+/* testutil.h — a tiny assertion layer for the ctest executables. A failed CHECK prints the file, the
+ * line and the values, counts the failure and goes on; fg_test_finish() gives the exit code. */
+#ifndef FG_TESTUTIL_H
+#define FG_TESTUTIL_H
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+extern int fg_test_checks;
+extern int fg_test_failures;
+
+#define CHECK(cond)                                                                       \
+  do {                                                                                    \
+    fg_test_checks++;                                                                     \
+    if (!(cond)) {                                                                        \
+      fg_test_failures++;                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond);            \
+    }                                                                                     \
+  } while (0)
+
+#define CHECK_MSG(cond, ...)                                                              \
+  do {                                                                                    \
+    fg_test_checks++;                                                                     \
+    if (!(cond)) {                                                                        \
+      fg_test_failures++;                                                                 \
+      fprintf(stderr, "%s:%d: CHECK failed: %s: ", __FILE__, __LINE__, #cond);            \
+      fprintf(stderr, __VA_ARGS__);                                                       \
+      fputc('\n', stderr);                                                                \
+    }                                                                                     \
+  } while (0)
+
+#define CHECK_EQ_INT(a, b)                                                                \
+  do {                                                                                    \
+    long long fg_a_ = (long long)(a), fg_b_ = (long long)(b);                             \
+    CHECK_MSG(fg_a_ == fg_b_, "%s = %lld, %s = %lld", #a, fg_a_, #b, fg_b_);              \
+  } while (0)
+
+#define CHECK_NEAR(a, b, tol)                                                             \
+  do {                                                                                    \
+    double fg_a_ = (double)(a), fg_b_ = (double)(b);                                      \
+    CHECK_MSG(fabs(fg_a_ - fg_b_) <= (tol), "%s = %.9g, %s = %.9g, tol %.3g", #a, fg_a_, #b, fg_b_, (double)(tol)); \
+  } while (0)
+
+/* Status check that prints the status name. */
+#define CHECK_OK(expr)                                                                    \
+  do {                                                                                    \
+    int fg_s_ = (int)(expr);                                                              \
+    CHECK_MSG(fg_s_ == 0, "%s returned %d (%s)", #expr, fg_s_, fg_status_str((fg_status)fg_s_)); \
+  } while (0)
+
+/* Prints "<name>: N checks, N failed" and returns the process exit code. */
+int fg_test_finish(const char *name);
+
+/* Path of a generated test model under the build tree (FG_TEST_MODELS); a static buffer. */
+const char *fg_test_model_path(const char *file);
+/* Generates (once per build tree) the named model with the CLI-equivalent generator; see testutil.c */
+int fg_test_ensure_model(const char *file, const char *preset, const char *type, unsigned long long seed);
+
+#endif
