@@ -236,6 +236,15 @@ typedef struct fg_gen_params {
 FG_API void fg_gen_params_init(fg_gen_params *p);
 FG_API fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_error *err);
 
+/* The reference (oracle) forward: no cache, every position recomputed, plain C with f32 accumulation.
+ * Slow by design; it defines what "correct" means for every fast path. ids: n tokens from position 0.
+ * Writes n_at × n_vocab logits: row i holds the logits after ids[0..at[i]]. */
+FG_API fg_status fg_reference_logits(const fg_model *model, const int32_t *ids, size_t n, const size_t *at, size_t n_at,
+                                     float *logits, fg_error *err);
+/* Greedy decoding on the reference path: out receives n_gen ids. */
+FG_API fg_status fg_reference_generate(const fg_model *model, const int32_t *ids, size_t n, size_t n_gen, int32_t *out,
+                                       fg_error *err);
+
 #endif /* FG_EXPERIMENTAL */
 
 #ifdef __cplusplus

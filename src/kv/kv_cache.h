@@ -1,0 +1,67 @@
+/* kv_cache.h — the KV cache as reference-counted blocks.
+ *
+ * Each layer has a block table: entry b covers positions [b*FG_KV_BLOCK, (b+1)*FG_KV_BLOCK) and points
+ * to a block holding, per position, the K row (k_dim floats) and the V row (v_dim floats). Blocks are
+ * shared between sessions and snapshots by reference count: sharing a state copies the tables, never
+ * KV bytes; the first write into a shared block copies that one block (copy-on-write). Sliding-window
+ * layers drop the blocks that fell out of the window, so their memory stays bounded.
+ * Model-agnostic: it only knows layers, row sizes and positions. */
+#ifndef FG_KV_CACHE_H
+#define FG_KV_CACHE_H
+
+#include "fg_internal.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define FG_KV_BLOCK 32u /* positions per block */
+
+typedef struct fg_kv_block {
+  atomic_uint refs;
+  uint32_t reserved;
+  float data[]; /* K (FG_KV_BLOCK, k_dim) then V (FG_KV_BLOCK, v_dim) */
+} fg_kv_block;
+
+typedef struct fg_kv_layer {
+  fg_kv_block **blocks; /* (cap) entries; NULL = not allocated or dropped */
+  uint32_t n_blocks;    /* entries in use */
+  uint32_t cap;
+} fg_kv_layer;
+
+typedef struct fg_kv {
+  uint32_t n_layer;
+  uint32_t k_dim;       /* floats per position of K (n_head_kv * head_dim_k) */
+  uint32_t v_dim;       /* floats per position of V */
+  fg_kv_layer *layers;  /* (n_layer) */
+} fg_kv;
+
+fg_status fg_kv_init(fg_kv *kv, uint32_t n_layer, uint32_t k_dim, uint32_t v_dim, fg_error *err);
+void fg_kv_release(fg_kv *kv); /* drops every reference and frees the tables; idempotent */
+
+/* Makes the blocks covering [p0, p1) of every layer present and exclusively owned (allocating or
+ * copying shared blocks). On failure the cache still holds the same data at every position < p0. */
+fg_status fg_kv_prepare(fg_kv *kv, uint32_t p0, uint32_t p1, fg_error *err);
+
+/* Pointers to the K or V row of a position (its block must exist). */
+static inline float *fg_kv_k(const fg_kv *kv, uint32_t layer, uint32_t pos) {
+  fg_kv_block *b = kv->layers[layer].blocks[pos / FG_KV_BLOCK];
+  return b->data + (size_t)(pos % FG_KV_BLOCK) * kv->k_dim;
+}
+static inline float *fg_kv_v(const fg_kv *kv, uint32_t layer, uint32_t pos) {
+  fg_kv_block *b = kv->layers[layer].blocks[pos / FG_KV_BLOCK];
+  return b->data + (size_t)FG_KV_BLOCK * kv->k_dim + (size_t)(pos % FG_KV_BLOCK) * kv->v_dim;
+}
+
+/* Drops the blocks of `layer` whose positions are all < first_needed. */
+void fg_kv_drop_before(fg_kv *kv, uint32_t layer, uint32_t first_needed);
+/* Drops the blocks of every layer whose positions are all >= pos (undo of a failed append). */
+void fg_kv_truncate(fg_kv *kv, uint32_t pos);
+
+/* dst (uninitialised) becomes a sharing copy of src: tables copied, references taken. */
+fg_status fg_kv_share(fg_kv *dst, const fg_kv *src, fg_error *err);
+
+/* Bytes of blocks referenced in one layer, and how many blocks are shared with another holder. */
+void fg_kv_layer_usage(const fg_kv *kv, uint32_t layer, uint64_t *bytes, uint32_t *blocks, uint32_t *shared);
+size_t fg_kv_block_bytes(const fg_kv *kv);
+
+#endif /* FG_KV_CACHE_H */

@@ -1,0 +1,47 @@
+/* forward.h — the fast forward pass over a KV cache: a batch of positions [pos0, pos0+nb) appended
+ * to the cache, logits computed only for the last position when asked. Used by session/. */
+#ifndef FG_FORWARD_H
+#define FG_FORWARD_H
+
+#include "kv/kv_cache.h"
+#include "model/model.h"
+
+/* Working memory for batches of up to max_nb positions and contexts up to n_ctx; reused across calls. */
+typedef struct fg_fwd_scratch {
+  size_t max_nb;
+  uint32_t n_ctx;
+  uint32_t n_threads;
+  float *x;      /* (max_nb, d) residual stream */
+  float *xn;     /* (max_nb, d) normed */
+  float *q;      /* (max_nb, n_head*hk) */
+  float *k;      /* (max_nb, n_kv*hk) */
+  float *v;      /* (max_nb, n_kv*hv) */
+  float *o;      /* (max_nb, n_head*hv) */
+  float *t;      /* (max_nb, d) */
+  float *gate;   /* (max_nb, ff) */
+  float *up;     /* (max_nb, ff) */
+  float *score;  /* (n_threads, n_ctx) attention scores per thread */
+  float *rope_cs;/* (max_nb, 2 bases, hk) cos then sin per pair */
+} fg_fwd_scratch;
+
+fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t max_nb, uint32_t n_ctx,
+                              uint32_t n_threads, fg_error *err);
+void fg_fwd_scratch_free(fg_fwd_scratch *sc);
+
+typedef struct fg_fwd_args {
+  const int32_t *ids;     /* (nb) token ids, or NULL when embd is given */
+  const float *embd;      /* (nb, d) embedding rows, already scaled */
+  size_t nb;
+  uint32_t pos0;          /* position of the first row */
+  float *logits;          /* (n_vocab) logits after the last row, or NULL for none */
+  fg_abort_fn abort_cb;
+  void *abort_ud;
+} fg_fwd_args;
+
+/* Computes the batch; the cache blocks for [pos0, pos0+nb) must have been prepared (fg_kv_prepare).
+ * Writes K/V rows of the batch into the cache; reads earlier positions from it. Returns
+ * FG_ERR_ABORTED when abort_cb asks (the rows written are then garbage; the caller rolls back). */
+fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scratch *sc, const fg_fwd_args *a,
+                           fg_error *err);
+
+#endif /* FG_FORWARD_H */

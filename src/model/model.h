@@ -1,0 +1,88 @@
+/* model.h — the Gemma 3 model: hyper-parameters read from GGUF metadata, weights bound by name
+ * (views into the mapped file, never copied), and the two forward passes:
+ *   - fg_ref_forward: the plain-C reference that recomputes every position without a cache (the oracle);
+ *   - fg_forward_batch: the fast path over a session's KV cache (see session/).
+ * Nothing here knows 270M numbers: every size comes from the file. */
+#ifndef FG_MODEL_H
+#define FG_MODEL_H
+
+#include "fg_internal.h"
+#include "gguf/gguf.h"
+#include "kernels/ops.h"
+#include "tensor/dtype.h"
+
+#include <stdbool.h>
+
+struct fg_vocab;
+
+typedef struct fg_hparams {
+  uint32_t n_vocab;
+  uint32_t n_embd;         /* d */
+  uint32_t n_layer;
+  uint32_t n_head;         /* query heads */
+  uint32_t n_head_kv;      /* key/value heads (grouped-query attention) */
+  uint32_t head_dim_k;     /* per-head key (and query) length */
+  uint32_t head_dim_v;     /* per-head value length */
+  uint32_t n_ff;
+  uint32_t n_ctx_train;
+  uint32_t sliding_window; /* 0 = no sliding layers */
+  uint32_t swa_pattern;    /* layer L is global iff L % swa_pattern == swa_pattern - 1 */
+  float rope_base;         /* global layers */
+  float rope_base_swa;     /* sliding layers */
+  float rms_eps;
+  float final_softcap;     /* 0 = none */
+  float attn_scale;        /* 1/sqrt(head_dim_k) */
+  float embd_scale;        /* sqrt(n_embd) */
+} fg_hparams;
+
+typedef struct fg_layer {
+  bool is_swa;             /* sliding-window layer */
+  float rope_base;
+  const float *attn_norm;  /* (n_embd) */
+  fg_mat wq;               /* (n_head*head_dim_k, n_embd) */
+  fg_mat wk;               /* (n_head_kv*head_dim_k, n_embd) */
+  fg_mat wv;               /* (n_head_kv*head_dim_v, n_embd) */
+  fg_mat wo;               /* (n_embd, n_head*head_dim_v) */
+  const float *q_norm;     /* (head_dim_k) */
+  const float *k_norm;     /* (head_dim_k) */
+  const float *post_attn_norm; /* (n_embd) */
+  const float *ffn_norm;   /* (n_embd) */
+  fg_mat w_gate;           /* (n_ff, n_embd) */
+  fg_mat w_up;             /* (n_ff, n_embd) */
+  fg_mat w_down;           /* (n_embd, n_ff) */
+  const float *post_ffw_norm; /* (n_embd) */
+} fg_layer;
+
+struct fg_model {
+  fg_mapfile file;
+  fg_gguf gguf;
+  fg_hparams hp;
+  fg_mat tok_embd;          /* (n_vocab, n_embd) */
+  fg_mat output;            /* (n_vocab, n_embd); == tok_embd when tied */
+  bool tied_head;
+  const float *output_norm; /* (n_embd) */
+  fg_layer *layers;         /* (n_layer) */
+  struct fg_vocab *vocab;   /* NULL when the file has no tokenizer metadata */
+  fg_model_info info;
+  char name[64];
+};
+
+/* Loads hyper-parameters from metadata (exposed for tests). */
+fg_status fg_hparams_load(const fg_gguf *g, fg_hparams *hp, fg_error *err);
+
+/* Row `id` of token_embd as f32, multiplied by embd_scale. out: (n_embd). */
+void fg_model_embed(const fg_model *m, int32_t id, float *out);
+
+/* ---- reference forward (model/reference.c) ----
+ * Runs the whole sequence (n tokens: ids, or embedding rows n × n_embd when ids is NULL) from position
+ * 0 without a cache, f32 everywhere, with fg_vec_dot_ref for every weight product. Writes the logits
+ * after each position listed in at[0..n_at) to logits (n_at × n_vocab). Memory O(n × (n_embd + n_ff)). */
+fg_status fg_ref_forward(const fg_model *m, const int32_t *ids, const float *embd, size_t n, const size_t *at,
+                         size_t n_at, float *logits, fg_error *err);
+/* Greedy decoding on the reference path: appends n_gen ids to out (recomputing everything per token). */
+fg_status fg_ref_generate(const fg_model *m, const int32_t *ids, size_t n, size_t n_gen, int32_t *out, fg_error *err);
+
+/* Index of the largest value (first on ties). */
+int32_t fg_argmax(const float *x, size_t n);
+
+#endif /* FG_MODEL_H */

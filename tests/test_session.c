@@ -1,0 +1,505 @@
+/* test_session.c — the session path against the reference path, and the session contract:
+ * chunking, snapshots, forks, restore, failed calls, persistence, bounded sliding-window memory,
+ * embeddings input and concurrent forks. Tiny preset (window 8, 6 layers, layer 5 global). */
+#include "model/model.h"
+#include "session/session.h"
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define N_PROMPT 40 /* five times the tiny window */
+
+static fg_model *g_model;
+static uint32_t g_vocab;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint32_t rnd(uint32_t n) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (uint32_t)(rng_state % n);
+}
+
+static void random_ids(int32_t *ids, size_t n) {
+  for (size_t i = 0; i < n; i++) ids[i] = 4 + (int32_t)rnd(g_vocab - 4);
+}
+
+/* max |a-b| / (1 + max|b|) */
+static double rel_diff(const float *a, const float *b, size_t n) {
+  double md = 0, mb = 0;
+  for (size_t i = 0; i < n; i++) {
+    md = fmax(md, fabs((double)a[i] - b[i]));
+    mb = fmax(mb, fabs((double)b[i]));
+  }
+  return md / (1.0 + mb);
+}
+
+/* Logit tolerance of the session path against the reference (f32 model): both accumulate in f32
+ * over rows of at most max(n_embd, n_ff) = 128 products, with different summation orders in the
+ * SIMD kernels; 1e-4 of the logit scale is ~100x the observed float noise and far below the top-1
+ * margins the generator builds in. */
+#define TOL_F32 1e-4
+
+static fg_session *new_session(uint32_t n_batch, uint32_t n_threads) {
+  fg_session_params p;
+  fg_session_params_init(&p);
+  p.n_batch = n_batch;
+  p.n_threads = n_threads;
+  p.n_ctx = 256;
+  fg_session *s = NULL;
+  CHECK_OK(fg_session_create(g_model, &p, &s));
+  return s;
+}
+
+// ----------------------------------------------------------------------------------------------
+// 1. every position, every chunk size, against the reference
+
+static void test_chunked_equals_reference(void) {
+  int32_t ids[N_PROMPT];
+  random_ids(ids, N_PROMPT);
+  size_t at[N_PROMPT];
+  for (size_t i = 0; i < N_PROMPT; i++) at[i] = i;
+  float *ref = malloc(sizeof(float) * N_PROMPT * g_vocab);
+  fg_error err;
+  CHECK_OK(fg_ref_forward(g_model, ids, NULL, N_PROMPT, at, N_PROMPT, ref, &err));
+
+  const uint32_t chunks[] = {1, 7, 32, 64, N_PROMPT};
+  for (size_t ci = 0; ci < sizeof chunks / sizeof chunks[0]; ci++) {
+    const uint32_t c = chunks[ci];
+    fg_session *main_s = new_session(c, 2);
+    double worst = 0;
+    int id_mismatch = 0;
+    for (uint32_t p = 0; p < N_PROMPT; p++) {
+      /* the state after position p, reached by calls of c tokens: fork the last multiple of c */
+      const uint32_t base = (p / c) * c;
+      while (fg_session_position(main_s) < base) CHECK_OK(fg_session_prefill(main_s, ids + fg_session_position(main_s), c, NULL));
+      fg_session *s = main_s, *fork = NULL;
+      fg_snapshot *snap = NULL;
+      if (base > 0) {
+        CHECK_OK(fg_session_snapshot(main_s, &snap));
+        CHECK_OK(fg_session_fork(snap, NULL, &fork));
+        s = fork;
+      } else {
+        s = new_session(c, 2);
+      }
+      int32_t next = -1;
+      CHECK_OK(fg_session_prefill(s, ids + base, p + 1 - base, &next));
+      CHECK_EQ_INT(fg_session_position(s), p + 1);
+      const float *lg = fg_session_logits(s);
+      const float *want = ref + (size_t)p * g_vocab;
+      worst = fmax(worst, rel_diff(lg, want, g_vocab));
+      if (next != fg_argmax(want, g_vocab)) id_mismatch++;
+      if (s != main_s) fg_session_free(s);
+      fg_snapshot_free(snap);
+    }
+    CHECK_MSG(worst <= TOL_F32, "chunk %u: worst relative logit difference %.3g > %.3g", c, worst, TOL_F32);
+    CHECK_MSG(id_mismatch == 0, "chunk %u: %d greedy ids differ from the reference", c, id_mismatch);
+    printf("chunk %2u: worst relative logit difference vs reference %.2e over %d positions\n", c, worst, N_PROMPT);
+    fg_session_free(main_s);
+  }
+  free(ref);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 2. greedy decoding: session == reference generate
+
+static void test_greedy_equals_reference(void) {
+  int32_t ids[12];
+  random_ids(ids, 12);
+  int32_t want[24];
+  fg_error err;
+  CHECK_OK(fg_ref_generate(g_model, ids, 12, 24, want, &err));
+  fg_session *s = new_session(5, 2);
+  int32_t next;
+  CHECK_OK(fg_session_prefill(s, ids, 12, &next));
+  for (int i = 0; i < 24; i++) {
+    CHECK_EQ_INT(next, want[i]);
+    CHECK_OK(fg_session_step(s, next, &next));
+  }
+  fg_session_free(s);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 3. snapshot isolation: interleaved forks equal fresh sessions; the snapshot is unchanged
+
+static void run_calls(fg_session *s, const int32_t *prefix, size_t np, const int32_t *steps, size_t ns) {
+  CHECK_OK(fg_session_prefill(s, prefix, np, NULL));
+  for (size_t i = 0; i < ns; i++) CHECK_OK(fg_session_step(s, steps[i], NULL));
+}
+
+static void test_snapshot_isolation(void) {
+  int32_t prefix[21], a[15], b[15];
+  random_ids(prefix, 21);
+  random_ids(a, 15);
+  random_ids(b, 15);
+  fg_session *s = new_session(8, 2);
+  int32_t next0;
+  CHECK_OK(fg_session_prefill(s, prefix, 21, &next0));
+  float *at_snap = malloc(sizeof(float) * g_vocab);
+  memcpy(at_snap, fg_session_logits(s), sizeof(float) * g_vocab);
+  fg_snapshot *snap;
+  CHECK_OK(fg_session_snapshot(s, &snap));
+  fg_session_free(s); /* the snapshot outlives its session */
+
+  fg_session *fa, *fb;
+  CHECK_OK(fg_session_fork(snap, NULL, &fa));
+  CHECK_OK(fg_session_fork(snap, NULL, &fb));
+  for (int i = 0; i < 15; i++) {
+    CHECK_OK(fg_session_step(fa, a[i], NULL));
+    CHECK_OK(fg_session_step(fb, b[i], NULL));
+  }
+  fg_session *ra = new_session(8, 2), *rb = new_session(8, 2);
+  run_calls(ra, prefix, 21, a, 15);
+  run_calls(rb, prefix, 21, b, 15);
+  CHECK(memcmp(fg_session_logits(fa), fg_session_logits(ra), sizeof(float) * g_vocab) == 0);
+  CHECK(memcmp(fg_session_logits(fb), fg_session_logits(rb), sizeof(float) * g_vocab) == 0);
+  /* and against one whole prefill (different batching: tolerance) */
+  int32_t whole[36];
+  memcpy(whole, prefix, sizeof prefix);
+  memcpy(whole + 21, a, sizeof a);
+  fg_session *wa = new_session(64, 1);
+  CHECK_OK(fg_session_prefill(wa, whole, 36, NULL));
+  CHECK(rel_diff(fg_session_logits(fa), fg_session_logits(wa), g_vocab) <= TOL_F32);
+
+  fg_session *fc;
+  CHECK_OK(fg_session_fork(snap, NULL, &fc));
+  CHECK_EQ_INT(fg_session_position(fc), 21);
+  CHECK(memcmp(fg_session_logits(fc), at_snap, sizeof(float) * g_vocab) == 0);
+  CHECK_OK(fg_session_step(fc, a[0], NULL));
+  fg_session *rc = new_session(8, 2);
+  run_calls(rc, prefix, 21, a, 1);
+  CHECK(memcmp(fg_session_logits(fc), fg_session_logits(rc), sizeof(float) * g_vocab) == 0);
+
+  /* forks share blocks: no KV bytes copied beyond the partial last block of each layer */
+  fg_session *fd;
+  CHECK_OK(fg_session_fork(snap, NULL, &fd));
+  fg_session_stats st;
+  CHECK_OK(fg_session_get_stats(fd, &st));
+  CHECK_EQ_INT(st.kv_blocks_shared, st.kv_blocks);
+  CHECK_OK(fg_session_step(fd, a[0], NULL));
+  fg_session_stats st2;
+  CHECK_OK(fg_session_get_stats(fd, &st2));
+  CHECK(st.kv_blocks - st2.kv_blocks_shared <= g_model->hp.n_layer);
+
+  fg_session *all[] = {fa, fb, ra, rb, wa, fc, rc, fd};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) fg_session_free(all[i]);
+  fg_snapshot_free(snap);
+  free(at_snap);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 4. failed calls change nothing; restore after many steps
+
+static int g_abort_after;
+static bool abort_cb(void *ud) {
+  (void)ud;
+  return --g_abort_after < 0;
+}
+
+static void test_failed_calls(void) {
+  int32_t ids[30];
+  random_ids(ids, 30);
+  fg_session_params p;
+  fg_session_params_init(&p);
+  p.n_ctx = 40;
+  p.n_batch = 4;
+  p.abort_cb = abort_cb;
+  g_abort_after = 1 << 30;
+  fg_session *s = NULL;
+  CHECK_OK(fg_session_create(g_model, &p, &s));
+  CHECK(fg_session_logits(s) == NULL);
+  CHECK_OK(fg_session_prefill(s, ids, 20, NULL));
+  float *before = malloc(sizeof(float) * g_vocab);
+  memcpy(before, fg_session_logits(s), sizeof(float) * g_vocab);
+
+  int32_t bad[3] = {ids[0], (int32_t)g_vocab, ids[1]};
+  CHECK_EQ_INT(fg_session_prefill(s, bad, 3, NULL), FG_ERR_INVALID_ARG);
+  CHECK(strstr(fg_session_errmsg(s), "outside the vocabulary") != NULL);
+  bad[1] = -5;
+  CHECK_EQ_INT(fg_session_prefill(s, bad, 3, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_prefill(s, ids, 0, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_prefill(s, NULL, 3, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_prefill(s, ids, 21, NULL), FG_ERR_CONTEXT_FULL);
+  CHECK(strstr(fg_session_errmsg(s), "do not fit") != NULL);
+  g_abort_after = 9; /* stops inside the second internal batch */
+  CHECK_EQ_INT(fg_session_prefill(s, ids + 20, 10, NULL), FG_ERR_ABORTED);
+  g_abort_after = 1 << 30;
+  CHECK_EQ_INT(fg_session_position(s), 20);
+  CHECK(memcmp(before, fg_session_logits(s), sizeof(float) * g_vocab) == 0);
+  CHECK_EQ_INT(fg_session_step(NULL, 1, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_restore(s, NULL), FG_ERR_INVALID_ARG);
+
+  /* after the failures it continues exactly like a session that never failed */
+  CHECK_OK(fg_session_prefill(s, ids + 20, 10, NULL));
+  fg_session *r = NULL;
+  CHECK_OK(fg_session_create(g_model, &p, &r));
+  CHECK_OK(fg_session_prefill(r, ids, 20, NULL));
+  CHECK_OK(fg_session_prefill(r, ids + 20, 10, NULL));
+  CHECK(memcmp(fg_session_logits(s), fg_session_logits(r), sizeof(float) * g_vocab) == 0);
+
+  /* restore after many steps */
+  fg_snapshot *snap;
+  CHECK_OK(fg_session_snapshot(s, &snap));
+  int32_t first[8], again[8], next = ids[29];
+  for (int i = 0; i < 8; i++) {
+    CHECK_OK(fg_session_step(s, next, &next));
+    first[i] = next;
+  }
+  CHECK_OK(fg_session_restore(s, snap));
+  CHECK_EQ_INT(fg_session_position(s), 30);
+  next = ids[29];
+  for (int i = 0; i < 8; i++) {
+    CHECK_OK(fg_session_step(s, next, &next));
+    again[i] = next;
+  }
+  CHECK(memcmp(first, again, sizeof first) == 0);
+  fg_snapshot_free(snap);
+  fg_session_free(s);
+  fg_session_free(r);
+  free(before);
+
+  /* bad params */
+  fg_session_params bp;
+  fg_session_params_init(&bp);
+  bp.n_ctx = g_model->hp.n_ctx_train + 1;
+  fg_session *x = (fg_session *)1;
+  CHECK_EQ_INT(fg_session_create(g_model, &bp, &x), FG_ERR_INVALID_ARG);
+  CHECK(x == NULL);
+  CHECK_EQ_INT(fg_session_create(NULL, NULL, &x), FG_ERR_INVALID_ARG);
+  fg_session_free(NULL);
+  fg_snapshot_free(NULL);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 5. persistence, also across processes, and refusal of damaged or foreign files
+
+static void test_save_load(void) {
+  int32_t ids[27];
+  random_ids(ids, 27);
+  fg_session *s = new_session(16, 2);
+  CHECK_OK(fg_session_prefill(s, ids, 20, NULL));
+  fg_snapshot *snap;
+  CHECK_OK(fg_session_snapshot(s, &snap));
+  char path[512];
+  snprintf(path, sizeof path, "%s/test_session_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
+  CHECK_OK(fg_snapshot_save(snap, path));
+  for (int i = 20; i < 27; i++) CHECK_OK(fg_session_step(s, ids[i], NULL));
+  float *want = malloc(sizeof(float) * g_vocab);
+  memcpy(want, fg_session_logits(s), sizeof(float) * g_vocab);
+
+  int fds[2];
+  CHECK(pipe(fds) == 0);
+  pid_t pid = fork();
+  if (pid == 0) { /* another process: load model and snapshot from files, continue */
+    fg_model *m2 = NULL;
+    fg_snapshot *ls = NULL;
+    fg_session *c = NULL;
+    int ok = fg_model_load(fg_test_model_path("tiny-f32.gguf"), NULL, &m2, NULL) == FG_OK &&
+             fg_snapshot_load(m2, path, &ls) == FG_OK && fg_session_fork(ls, NULL, &c) == FG_OK &&
+             fg_session_prefill(c, ids + 20, 7, NULL) == FG_OK;
+    if (ok) {
+      ssize_t w = write(fds[1], fg_session_logits(c), sizeof(float) * m2->hp.n_vocab);
+      (void)w;
+    }
+    _exit(ok ? 0 : 1);
+  }
+  close(fds[1]);
+  float *got = calloc(g_vocab, sizeof(float));
+  size_t want_bytes = sizeof(float) * g_vocab, have = 0;
+  for (ssize_t r; have < want_bytes && (r = read(fds[0], (char *)got + have, want_bytes - have)) > 0;) have += (size_t)r;
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK_EQ_INT(have, want_bytes);
+  CHECK(memcmp(got, want, want_bytes) == 0);
+
+  /* damaged files: truncated, bit-flipped; a file of another model */
+  FILE *f = fopen(path, "rb");
+  fseek(f, 0, SEEK_END);
+  long size = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *bytes = malloc((size_t)size);
+  CHECK(fread(bytes, 1, (size_t)size, f) == (size_t)size);
+  fclose(f);
+  char bad[600];
+  snprintf(bad, sizeof bad, "%s.bad", path);
+  const long cuts[] = {0, 4, 20, 60, size / 2, size - 1};
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    f = fopen(bad, "wb");
+    fwrite(bytes, 1, (size_t)cuts[i], f);
+    fclose(f);
+    fg_snapshot *x = (fg_snapshot *)1;
+    CHECK_EQ_INT(fg_snapshot_load(g_model, bad, &x), FG_ERR_FORMAT);
+    CHECK(x == NULL);
+  }
+  for (long off = 9; off < size; off += size / 7) {
+    bytes[off] ^= 0x10;
+    f = fopen(bad, "wb");
+    fwrite(bytes, 1, (size_t)size, f);
+    fclose(f);
+    bytes[off] ^= 0x10;
+    fg_snapshot *x = NULL;
+    fg_status st = fg_snapshot_load(g_model, bad, &x);
+    CHECK_MSG(st == FG_ERR_FORMAT, "bit flip at %ld: status %d", off, (int)st);
+    fg_snapshot_free(x);
+  }
+  bytes[8] = 99; /* version */
+  f = fopen(bad, "wb");
+  fwrite(bytes, 1, (size_t)size, f);
+  fclose(f);
+  fg_snapshot *x = NULL;
+  CHECK_EQ_INT(fg_snapshot_load(g_model, bad, &x), FG_ERR_FORMAT);
+  CHECK(strstr(fg_snapshot_errmsg(), "version") != NULL);
+  CHECK_EQ_INT(fg_snapshot_load(g_model, "/nonexistent/dir/x.fgsnap", &x), FG_ERR_IO);
+
+  fg_model *other = NULL;
+  CHECK_EQ_INT(fg_test_ensure_model("tiny-f32-seed2.gguf", "tiny", "f32", 2), 0);
+  CHECK_OK(fg_model_load(fg_test_model_path("tiny-f32-seed2.gguf"), NULL, &other, NULL));
+  CHECK_EQ_INT(fg_snapshot_load(other, path, &x), FG_ERR_MISMATCH);
+  CHECK(strstr(fg_snapshot_errmsg(), "another model") != NULL);
+  fg_session *so = NULL;
+  CHECK_OK(fg_session_create(other, NULL, &so));
+  CHECK_EQ_INT(fg_session_restore(so, snap), FG_ERR_MISMATCH);
+  fg_session_free(so);
+  fg_model_free(other);
+
+  /* the snapshot in memory is unaffected by all of that */
+  fg_session *c;
+  CHECK_OK(fg_session_fork(snap, NULL, &c));
+  CHECK_OK(fg_session_prefill(c, ids + 20, 7, NULL));
+  CHECK(rel_diff(fg_session_logits(c), want, g_vocab) == 0.0);
+  fg_session_free(c);
+
+  remove(path);
+  remove(bad);
+  free(bytes);
+  free(got);
+  free(want);
+  fg_snapshot_free(snap);
+  fg_session_free(s);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 6. sliding-window memory stays bounded
+
+static void test_bounded_memory(void) {
+  fg_session *s = new_session(16, 1);
+  int32_t next = 5;
+  uint64_t sliding_at[4] = {0}, global_at[4] = {0};
+  const uint32_t marks[4] = {32, 64, 128, 200};
+  int mi = 0;
+  CHECK_OK(fg_session_prefill(s, &next, 1, &next));
+  while (fg_session_position(s) < 200) {
+    CHECK_OK(fg_session_step(s, next, &next));
+    if (mi < 4 && fg_session_position(s) == marks[mi]) {
+      fg_session_stats st;
+      CHECK_OK(fg_session_get_stats(s, &st));
+      sliding_at[mi] = st.kv_bytes_sliding;
+      global_at[mi] = st.kv_bytes_global;
+      mi++;
+    }
+  }
+  printf("KV bytes at positions 32/64/128/200: sliding %llu/%llu/%llu/%llu, global %llu/%llu/%llu/%llu\n",
+         (unsigned long long)sliding_at[0], (unsigned long long)sliding_at[1], (unsigned long long)sliding_at[2],
+         (unsigned long long)sliding_at[3], (unsigned long long)global_at[0], (unsigned long long)global_at[1],
+         (unsigned long long)global_at[2], (unsigned long long)global_at[3]);
+  CHECK(sliding_at[1] == sliding_at[3]); /* flat past the window */
+  CHECK(global_at[3] > global_at[1]);    /* global layers keep everything */
+  fg_session_free(s);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 7. embeddings input == ids input
+
+static void test_embeddings(void) {
+  int32_t ids[19];
+  random_ids(ids, 19);
+  const uint32_t d = g_model->hp.n_embd;
+  float *rows = malloc(sizeof(float) * d * 19);
+  for (int i = 0; i < 19; i++) fg_model_embed(g_model, ids[i], rows + (size_t)i * d);
+  fg_session *a = new_session(8, 2), *b = new_session(8, 2);
+  int32_t na, nb;
+  CHECK_OK(fg_session_prefill(a, ids, 19, &na));
+  CHECK_OK(fg_session_prefill_embeddings(b, rows, 19, &nb));
+  CHECK_EQ_INT(na, nb);
+  CHECK(memcmp(fg_session_logits(a), fg_session_logits(b), sizeof(float) * g_vocab) == 0);
+  CHECK_EQ_INT(fg_session_prefill_embeddings(b, NULL, 1, NULL), FG_ERR_INVALID_ARG);
+  fg_session_free(a);
+  fg_session_free(b);
+  free(rows);
+}
+
+// ----------------------------------------------------------------------------------------------
+// 8. forks of one snapshot decoding at once on different threads
+
+typedef struct fork_job {
+  const fg_snapshot *snap;
+  int32_t first;
+  int32_t out[20];
+  fg_status st;
+} fork_job;
+
+static void *fork_worker(void *ud) {
+  fork_job *j = ud;
+  fg_session *s = NULL;
+  fg_session_params p;
+  fg_session_params_init(&p);
+  p.n_threads = 1;
+  j->st = fg_session_fork(j->snap, &p, &s);
+  int32_t next = j->first;
+  for (int i = 0; i < 20 && j->st == FG_OK; i++) {
+    j->st = fg_session_step(s, next, &next);
+    j->out[i] = next;
+  }
+  fg_session_free(s);
+  return NULL;
+}
+
+static void test_threads(void) {
+  int32_t ids[17];
+  random_ids(ids, 17);
+  fg_session *s = new_session(8, 2);
+  CHECK_OK(fg_session_prefill(s, ids, 17, NULL));
+  fg_snapshot *snap;
+  CHECK_OK(fg_session_snapshot(s, &snap));
+  fg_session_free(s);
+  enum { NJ = 4 };
+  fork_job seq[NJ], par[NJ];
+  for (int i = 0; i < NJ; i++) {
+    seq[i] = (fork_job){.snap = snap, .first = 10 + 7 * i};
+    par[i] = seq[i];
+    fork_worker(&seq[i]);
+  }
+  pthread_t th[NJ];
+  for (int i = 0; i < NJ; i++) pthread_create(&th[i], NULL, fork_worker, &par[i]);
+  for (int i = 0; i < NJ; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < NJ; i++) {
+    CHECK_OK(par[i].st);
+    CHECK(memcmp(seq[i].out, par[i].out, sizeof seq[i].out) == 0);
+  }
+  fg_snapshot_free(snap);
+}
+
+int main(void) {
+  if (fg_test_ensure_model("tiny-f32.gguf", "tiny", "f32", 1) != 0) return 1;
+  fg_error err;
+  if (fg_model_load(fg_test_model_path("tiny-f32.gguf"), NULL, &g_model, &err) != FG_OK) {
+    fprintf(stderr, "cannot load the tiny model: %s\n", err.msg);
+    return 1;
+  }
+  g_vocab = g_model->hp.n_vocab;
+  test_chunked_equals_reference();
+  test_greedy_equals_reference();
+  test_snapshot_isolation();
+  test_failed_calls();
+  test_save_load();
+  test_bounded_memory();
+  test_embeddings();
+  test_threads();
+  fg_model_free(g_model);
+  return fg_test_finish("test_session");
+}

@@ -1,0 +1,52 @@
+/* cli.h — shared helpers of the fgemma command-line tool (includes only the public header). */
+#ifndef FG_CLI_H
+#define FG_CLI_H
+
+#define FG_EXPERIMENTAL
+#include "fgemma.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+/* A parsed command line: options (--name value / --flag) and positional arguments. */
+typedef struct cli_opt {
+  const char *name;  /* long name without dashes, e.g. "model" */
+  char short_name;   /* e.g. 'm', or 0 */
+  bool takes_value;
+  const char *help;  /* text after the name in --help; NULL hides it */
+} cli_opt;
+
+typedef struct cli_args {
+  const char *values[32]; /* by option index; "" for a flag that is set */
+  const char *pos[256];
+  int n_pos;
+} cli_args;
+
+/* Returns 0 on success; prints a one-line error and returns 2 on a bad command line. */
+int cli_parse(const char *cmd, const cli_opt *opts, int argc, char **argv, cli_args *out);
+const char *cli_get(const cli_opt *opts, const cli_args *a, const char *name);
+bool cli_has(const cli_opt *opts, const cli_args *a, const char *name);
+void cli_usage(FILE *f, const char *cmd, const char *synopsis, const char *what, const cli_opt *opts);
+
+/* Number parsing with range checks; print an error naming the option and return false. */
+bool cli_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out);
+bool cli_u64(const char *opt, const char *s, uint64_t *out);
+/* "2 105 7" or "2,105,7" -> malloc'd array (caller frees). */
+bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n);
+
+int cli_error(const char *fmt, ...);           /* "fgemma: error: ..." on stderr; returns 1 */
+int cli_status_error(fg_status st, const char *what, const char *msg); /* returns 1 */
+bool cli_stderr_is_tty(void);
+double cli_now(void);
+
+/* Loads the model named by -m/--model (or FGEMMA_MODEL); prints the error and returns NULL on failure. */
+fg_model *cli_load_model(const char *path);
+
+int cmd_gen_model(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
+int cmd_logits(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_detokenize(int argc, char **argv);
+
+#endif

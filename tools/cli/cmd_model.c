@@ -1,0 +1,396 @@
+/* cmd_model.c — model-level commands: info, gen-model, generate, logits, tokenize, detokenize. */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HELP_OPT {"help", 'h', false, "show this help"}
+#define THREADS_OPT {"threads", 't', true, "worker threads (default: available cores)"}
+
+static int want_help(const cli_opt *opts, const cli_args *a) { return cli_has(opts, a, "help"); }
+
+static bool parse_type(const char *opt, const char *s, uint32_t *out) {
+  static const struct { const char *name; uint32_t id; } k[] = {
+      {"f32", 0}, {"f16", 1}, {"bf16", 30}, {"q8_0", 8}, {"q4_0", 2}};
+  for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
+    if (strcmp(s, k[i].name) == 0) return *out = k[i].id, true;
+  cli_error("%s: unknown type '%s' (f32, f16, bf16, q8_0, q4_0)", opt, s);
+  return false;
+}
+
+static bool session_params_from(const cli_opt *opts, const cli_args *a, fg_session_params *p) {
+  fg_session_params_init(p);
+  const char *t = cli_get(opts, a, "threads");
+  if (t && !cli_u32("--threads", t, 1, 256, &p->n_threads)) return false;
+  const char *c = cli_get(opts, a, "chunk");
+  if (c && !cli_u32("--chunk", c, 1, 4096, &p->n_batch)) return false;
+  const char *ctx = cli_get(opts, a, "ctx");
+  if (ctx && !cli_u32("--ctx", ctx, 1, UINT32_MAX, &p->n_ctx)) return false;
+  return true;
+}
+
+// ----------------------------------------------------------------------------------------------
+// info
+
+int cmd_info(int argc, char **argv) {
+  static const cli_opt opts[] = {{"model", 'm', true, "GGUF file"}, HELP_OPT, {0}};
+  cli_args a;
+  if (cli_parse("info", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "info", "-m MODEL.gguf", "Prints the architecture, dimensions, tensor types and sizes.", opts);
+    return 0;
+  }
+  fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
+  if (!m) return 1;
+  fg_model_info in;
+  fg_model_get_info(m, &in);
+  printf("architecture    %s\n", in.arch);
+  printf("name            %s\n", in.name[0] ? in.name : "-");
+  printf("vocabulary      %u%s\n", in.n_vocab, in.has_vocab ? "" : " (no tokenizer metadata)");
+  printf("embedding       %u\n", in.n_embd);
+  printf("layers          %u (%u global, %u sliding)\n", in.n_layer, in.n_global_layers, in.n_layer - in.n_global_layers);
+  printf("heads           %u query, %u key/value, head size %u\n", in.n_head, in.n_head_kv, in.head_dim);
+  printf("feed-forward    %u\n", in.n_ff);
+  printf("context         %u\n", in.n_ctx_train);
+  printf("sliding window  %u (pattern %u)\n", in.sliding_window, in.swa_pattern);
+  printf("weights         %s, head %s%s\n", fg_type_name(in.weight_type), fg_type_name(in.head_type),
+         in.tied_head ? " (tied to token_embd)" : " (output.weight)");
+  printf("parameters      %.1f M\n", (double)in.n_params / 1e6);
+  printf("tensor bytes    %.1f MiB\n", (double)in.weight_bytes / (1024.0 * 1024.0));
+  printf("file bytes      %.1f MiB\n", (double)in.file_bytes / (1024.0 * 1024.0));
+  printf("fingerprint     ");
+  for (int i = 0; i < 16; i++) printf("%02x", in.fingerprint[i]);
+  printf("\n");
+  fg_model_free(m);
+  return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// gen-model
+
+static bool gen_progress(uint64_t done, uint64_t total, void *ud) {
+  (void)ud;
+  fprintf(stderr, "\rgen-model: %5.1f%% (%llu / %llu MiB)", total ? 100.0 * (double)done / (double)total : 100.0,
+          (unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
+  if (done >= total) fputc('\n', stderr);
+  return true;
+}
+
+int cmd_gen_model(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"preset", 0, true, "tiny | 270m (required)"},
+      {"type", 0, true, "f32 | f16 | bf16 | q8_0 | q4_0 (default f32)"},
+      {"head-type", 0, true, "also write output.weight of this type (default: tied head)"},
+      {"vocab", 0, true, "Gemma 3 tokenizer.json: write the real vocabulary"},
+      {"seed", 0, true, "random seed (default 1)"},
+      {"output", 'o', true, "output .gguf path (required)"},
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("gen-model", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "gen-model", "--preset tiny|270m [--type T] [--vocab tokenizer.json] [--seed N] -o OUT.gguf",
+              "Writes a valid gemma3 GGUF with random weights from a seed. 'tiny' has 6 layers, width 64 and a\n"
+              "sliding window of 8 (layer 5 global); '270m' has FunctionGemma-270M's exact shape. Weights are\n"
+              "drawn so that next-token distributions are peaked, which makes greedy ids a meaningful check.",
+              opts);
+    return 0;
+  }
+  fg_gen_params p;
+  fg_gen_params_init(&p);
+  p.preset = cli_get(opts, &a, "preset");
+  const char *out = cli_get(opts, &a, "output");
+  if (!p.preset) return cli_error("gen-model: --preset is required (tiny or 270m)"), 2;
+  if (!out) return cli_error("gen-model: -o OUT.gguf is required"), 2;
+  const char *t = cli_get(opts, &a, "type");
+  if (t && !parse_type("--type", t, &p.type)) return 2;
+  const char *ht = cli_get(opts, &a, "head-type");
+  if (ht && !parse_type("--head-type", ht, &p.head_type)) return 2;
+  const char *seed = cli_get(opts, &a, "seed");
+  if (seed && !cli_u64("--seed", seed, &p.seed)) return 2;
+  p.vocab_json = cli_get(opts, &a, "vocab");
+  if (cli_stderr_is_tty()) p.progress = gen_progress;
+  fg_error err = {0};
+  double t0 = cli_now();
+  fg_status st = fg_gen_model(&p, out, &err);
+  if (st != FG_OK) return cli_status_error(st, "gen-model", err.msg);
+  fprintf(stderr, "gen-model: wrote %s in %.1f s\n", out, cli_now() - t0);
+  return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// generate
+
+int cmd_generate(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"model", 'm', true, "GGUF file"},
+      {"ids", 0, true, "prompt token ids, space or comma separated (required)"},
+      {"n", 'n', true, "tokens to generate (default 16)"},
+      {"reference", 0, false, "use the no-cache reference path (slow; the oracle)"},
+      {"chunk", 0, true, "feed the prompt in chunks of N positions (default 64)"},
+      {"snapshot-at", 0, true, "snapshot after K prompt tokens, fork, continue in the fork"},
+      {"ctx", 0, true, "context size (default: the model's)"},
+      THREADS_OPT,
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("generate", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "generate", "-m MODEL.gguf --ids \"2 105 ...\" [-n N] [--reference] [--chunk N] [--snapshot-at K]",
+              "Greedy-decodes N tokens after the prompt ids and prints them, space separated, on one line.", opts);
+    return 0;
+  }
+  const char *ids_s = cli_get(opts, &a, "ids");
+  if (!ids_s) return cli_error("generate: --ids is required"), 2;
+  uint32_t n_gen = 16;
+  if (cli_get(opts, &a, "n") && !cli_u32("-n", cli_get(opts, &a, "n"), 0, 1u << 20, &n_gen)) return 2;
+  fg_session_params sp;
+  if (!session_params_from(opts, &a, &sp)) return 2;
+  int32_t *ids;
+  size_t n;
+  if (!cli_ids("--ids", ids_s, &ids, &n)) return 2;
+  uint32_t snap_at = 0;
+  const char *sa = cli_get(opts, &a, "snapshot-at");
+  if (sa && !cli_u32("--snapshot-at", sa, 1, (uint32_t)n, &snap_at)) return free(ids), 2;
+  fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
+  if (!m) return free(ids), 1;
+  int32_t *out = malloc(((size_t)n_gen + 1) * sizeof *out);
+  int rc = 0;
+  if (!out) {
+    rc = cli_error("out of memory");
+  } else if (cli_has(opts, &a, "reference")) {
+    fg_error err = {0};
+    fg_status st = fg_reference_generate(m, ids, n, n_gen, out, &err);
+    if (st != FG_OK) rc = cli_status_error(st, "generate --reference", err.msg);
+  } else {
+    fg_session *s = NULL, *fork = NULL;
+    fg_snapshot *snap = NULL;
+    fg_status st = fg_session_create(m, &sp, &s);
+    if (st != FG_OK) rc = cli_status_error(st, "cannot create a session", "");
+    int32_t next = -1;
+    if (!rc && snap_at) {
+      st = fg_session_prefill(s, ids, snap_at, &next);
+      if (st == FG_OK) st = fg_session_snapshot(s, &snap);
+      if (st == FG_OK) st = fg_session_fork(snap, &sp, &fork);
+      if (st != FG_OK) {
+        rc = cli_status_error(st, "snapshot/fork", fg_session_errmsg(s));
+      } else {
+        fg_session_free(s); /* continue in the fork; the snapshot outlives the session it came from */
+        s = fork;
+      }
+    }
+    if (!rc && snap_at < n) {
+      st = fg_session_prefill(s, ids + snap_at, n - snap_at, &next);
+      if (st != FG_OK) rc = cli_status_error(st, "prefill", fg_session_errmsg(s));
+    }
+    for (uint32_t i = 0; !rc && i < n_gen; i++) {
+      out[i] = next;
+      if (i + 1 < n_gen) {
+        st = fg_session_step(s, next, &next);
+        if (st != FG_OK) rc = cli_status_error(st, "step", fg_session_errmsg(s));
+      }
+    }
+    fg_snapshot_free(snap);
+    fg_session_free(s);
+  }
+  if (!rc) {
+    for (uint32_t i = 0; i < n_gen; i++) printf(i ? " %d" : "%d", out[i]);
+    printf("\n");
+  }
+  free(out);
+  free(ids);
+  fg_model_free(m);
+  return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
+// logits
+
+int cmd_logits(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"model", 'm', true, "GGUF file"},
+      {"ids", 0, true, "token ids (required)"},
+      {"at", 0, true, "positions p: logits after ids[0..p] (default: the last)"},
+      {"reference", 0, false, "use the no-cache reference path"},
+      {"chunk", 0, true, "prefill chunk size on the session path"},
+      {"output", 'o', true, "output file: raw little-endian f32, positions × n_vocab (required)"},
+      THREADS_OPT,
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("logits", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "logits", "-m MODEL.gguf --ids \"...\" [--at \"p1 p2\"] [--reference] -o OUT.f32",
+              "Writes the raw next-token logits after each listed position, for comparisons with oracles.", opts);
+    return 0;
+  }
+  const char *ids_s = cli_get(opts, &a, "ids"), *out_path = cli_get(opts, &a, "output");
+  if (!ids_s || !out_path) return cli_error("logits: --ids and -o are required"), 2;
+  fg_session_params sp;
+  if (!session_params_from(opts, &a, &sp)) return 2;
+  int32_t *ids = NULL, *at32 = NULL;
+  size_t n = 0, n_at = 1;
+  if (!cli_ids("--ids", ids_s, &ids, &n)) return 2;
+  size_t *at = malloc(sizeof *at * (n + 1));
+  if (!at) return free(ids), cli_error("out of memory");
+  at[0] = n - 1;
+  if (cli_get(opts, &a, "at")) {
+    if (!cli_ids("--at", cli_get(opts, &a, "at"), &at32, &n_at)) return free(ids), free(at), 2;
+    for (size_t i = 0; i < n_at; i++) {
+      if (at32[i] < 0 || (size_t)at32[i] >= n || (i && at32[i] <= at32[i - 1])) {
+        cli_error("--at: positions must be increasing and within 0..%zu", n - 1);
+        free(ids), free(at), free(at32);
+        return 2;
+      }
+      at[i] = (size_t)at32[i];
+    }
+    free(at32);
+  }
+  fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
+  if (!m) return free(ids), free(at), 1;
+  fg_model_info in;
+  fg_model_get_info(m, &in);
+  float *logits = malloc(n_at * (size_t)in.n_vocab * sizeof(float));
+  int rc = 0;
+  if (!logits) {
+    rc = cli_error("out of memory");
+  } else if (cli_has(opts, &a, "reference")) {
+    fg_error err = {0};
+    fg_status st = fg_reference_logits(m, ids, n, at, n_at, logits, &err);
+    if (st != FG_OK) rc = cli_status_error(st, "logits --reference", err.msg);
+  } else {
+    fg_session *s = NULL;
+    fg_status st = fg_session_create(m, &sp, &s);
+    if (st != FG_OK) rc = cli_status_error(st, "cannot create a session", "");
+    size_t done = 0;
+    for (size_t i = 0; !rc && i < n_at; i++) {
+      st = fg_session_prefill(s, ids + done, at[i] + 1 - done, NULL);
+      if (st != FG_OK) {
+        rc = cli_status_error(st, "prefill", fg_session_errmsg(s));
+        break;
+      }
+      done = at[i] + 1;
+      memcpy(logits + i * in.n_vocab, fg_session_logits(s), in.n_vocab * sizeof(float));
+    }
+    fg_session_free(s);
+  }
+  if (!rc) {
+    FILE *f = fopen(out_path, "wb");
+    if (!f || fwrite(logits, sizeof(float), n_at * in.n_vocab, f) != n_at * in.n_vocab) rc = cli_error("cannot write %s", out_path);
+    if (f && fclose(f) != 0 && !rc) rc = cli_error("cannot write %s", out_path);
+  }
+  free(logits);
+  free(ids);
+  free(at);
+  fg_model_free(m);
+  return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
+// tokenize / detokenize
+
+int cmd_tokenize(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"model", 'm', true, "GGUF file with tokenizer metadata"},
+      {"bos", 0, false, "prepend <bos>"},
+      {"no-special", 0, false, "treat control-token text like <start_of_turn> as plain text"},
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("tokenize", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "tokenize", "-m MODEL.gguf [--bos] TEXT",
+              "Prints the token ids of TEXT (or of standard input when TEXT is '-'), space separated, one line.",
+              opts);
+    return 0;
+  }
+  if (a.n_pos != 1) return cli_error("tokenize: give exactly one TEXT argument (quote it)"), 2;
+  const char *text = a.pos[0];
+  char *stdin_buf = NULL;
+  size_t len = strlen(text);
+  if (strcmp(text, "-") == 0) {
+    size_t cap = 1 << 16;
+    len = 0;
+    stdin_buf = malloc(cap);
+    for (size_t got; stdin_buf && (got = fread(stdin_buf + len, 1, cap - len, stdin)) > 0;) {
+      len += got;
+      if (len == cap) {
+        char *nb = realloc(stdin_buf, cap *= 2);
+        if (!nb) {
+          free(stdin_buf);
+          stdin_buf = NULL;
+        }
+        stdin_buf = nb;
+      }
+    }
+    if (!stdin_buf) return cli_error("out of memory");
+    text = stdin_buf;
+  }
+  fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
+  if (!m) return free(stdin_buf), 1;
+  uint32_t flags = (cli_has(opts, &a, "bos") ? FG_TOKENIZE_ADD_BOS : 0) |
+                   (cli_has(opts, &a, "no-special") ? FG_TOKENIZE_NO_SPECIAL : 0);
+  size_t need = 0;
+  int rc = 0;
+  fg_status st = fg_tokenize(m, text, len, flags, NULL, 0, &need);
+  int32_t *ids = NULL;
+  if (st == FG_ERR_BUFFER_TOO_SMALL || st == FG_OK) {
+    ids = malloc((need ? need : 1) * sizeof *ids);
+    st = ids ? fg_tokenize(m, text, len, flags, ids, need, &need) : FG_ERR_NOMEM;
+  }
+  if (st != FG_OK) {
+    rc = cli_status_error(st, "tokenize", st == FG_ERR_UNSUPPORTED ? "the model has no tokenizer metadata" : "");
+  } else {
+    for (size_t i = 0; i < need; i++) printf(i ? " %d" : "%d", ids[i]);
+    printf("\n");
+  }
+  free(ids);
+  free(stdin_buf);
+  fg_model_free(m);
+  return rc;
+}
+
+int cmd_detokenize(int argc, char **argv) {
+  static const cli_opt opts[] = {{"model", 'm', true, "GGUF file with tokenizer metadata"}, HELP_OPT, {0}};
+  cli_args a;
+  if (cli_parse("detokenize", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "detokenize", "-m MODEL.gguf IDS...", "Prints the text of the token ids (control tokens by name).",
+              opts);
+    return 0;
+  }
+  if (a.n_pos == 0) return cli_error("detokenize: no ids given"), 2;
+  size_t total = 0;
+  for (int i = 0; i < a.n_pos; i++) total += strlen(a.pos[i]) + 1;
+  char *joined = malloc(total + 1);
+  if (!joined) return cli_error("out of memory");
+  joined[0] = '\0';
+  for (int i = 0; i < a.n_pos; i++) {
+    strcat(joined, a.pos[i]);
+    strcat(joined, " ");
+  }
+  int32_t *ids;
+  size_t n;
+  if (!cli_ids("IDS", joined, &ids, &n)) return free(joined), 2;
+  free(joined);
+  fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
+  if (!m) return free(ids), 1;
+  size_t need = 0;
+  int rc = 0;
+  char *buf = NULL;
+  fg_status st = fg_detokenize(m, ids, n, NULL, 0, &need);
+  if (st == FG_ERR_BUFFER_TOO_SMALL || st == FG_OK) {
+    buf = malloc(need + 1);
+    st = buf ? fg_detokenize(m, ids, n, buf, need, &need) : FG_ERR_NOMEM;
+  }
+  if (st != FG_OK) {
+    rc = cli_status_error(st, "detokenize", st == FG_ERR_UNSUPPORTED ? "the model has no tokenizer metadata" : "");
+  } else {
+    fwrite(buf, 1, need, stdout);
+    printf("\n");
+  }
+  free(buf);
+  free(ids);
+  fg_model_free(m);
+  return rc;
+}

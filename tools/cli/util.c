@@ -1,0 +1,183 @@
+/* util.c — command-line parsing and error printing for the fgemma tool. */
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("fgemma: error: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return 1;
+}
+
+int cli_status_error(fg_status st, const char *what, const char *msg) {
+  if (msg && *msg)
+    return cli_error("%s: %s (%s)", what, msg, fg_status_str(st));
+  return cli_error("%s: %s", what, fg_status_str(st));
+}
+
+bool cli_stderr_is_tty(void) { return isatty(2) != 0; }
+
+double cli_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int find_opt(const cli_opt *opts, const char *name, size_t len, char short_name) {
+  for (int i = 0; opts[i].name; i++) {
+    if (short_name && opts[i].short_name == short_name) return i;
+    if (!short_name && strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0) return i;
+  }
+  return -1;
+}
+
+int cli_parse(const char *cmd, const cli_opt *opts, int argc, char **argv, cli_args *out) {
+  memset(out, 0, sizeof *out);
+  bool only_pos = false;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (only_pos || a[0] != '-' || a[1] == '\0' || (a[1] >= '0' && a[1] <= '9')) {
+      if (out->n_pos >= (int)(sizeof out->pos / sizeof out->pos[0])) {
+        cli_error("%s: too many arguments", cmd);
+        return 2;
+      }
+      out->pos[out->n_pos++] = a;
+      continue;
+    }
+    if (strcmp(a, "--") == 0) {
+      only_pos = true;
+      continue;
+    }
+    int idx;
+    const char *inline_val = NULL;
+    if (a[1] == '-') {
+      const char *eq = strchr(a + 2, '=');
+      size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
+      idx = find_opt(opts, a + 2, len, 0);
+      if (eq) inline_val = eq + 1;
+    } else {
+      idx = a[2] == '\0' ? find_opt(opts, NULL, 0, a[1]) : -1;
+    }
+    if (idx < 0) {
+      cli_error("%s: unknown option '%s' (see 'fgemma %s --help')", cmd, a, cmd);
+      return 2;
+    }
+    if (opts[idx].takes_value) {
+      if (inline_val) {
+        out->values[idx] = inline_val;
+      } else if (i + 1 < argc) {
+        out->values[idx] = argv[++i];
+      } else {
+        cli_error("%s: option '%s' needs a value", cmd, a);
+        return 2;
+      }
+    } else {
+      if (inline_val) {
+        cli_error("%s: option '--%s' takes no value", cmd, opts[idx].name);
+        return 2;
+      }
+      out->values[idx] = "";
+    }
+  }
+  return 0;
+}
+
+const char *cli_get(const cli_opt *opts, const cli_args *a, const char *name) {
+  int i = find_opt(opts, name, strlen(name), 0);
+  return i >= 0 ? a->values[i] : NULL;
+}
+
+bool cli_has(const cli_opt *opts, const cli_args *a, const char *name) { return cli_get(opts, a, name) != NULL; }
+
+void cli_usage(FILE *f, const char *cmd, const char *synopsis, const char *what, const cli_opt *opts) {
+  fprintf(f, "usage: fgemma %s %s\n\n%s\n\noptions:\n", cmd, synopsis, what);
+  for (int i = 0; opts[i].name; i++) {
+    if (!opts[i].help) continue;
+    char left[64];
+    if (opts[i].short_name)
+      snprintf(left, sizeof left, "-%c, --%s%s", opts[i].short_name, opts[i].name, opts[i].takes_value ? " V" : "");
+    else
+      snprintf(left, sizeof left, "    --%s%s", opts[i].name, opts[i].takes_value ? " V" : "");
+    fprintf(f, "  %-24s %s\n", left, opts[i].help);
+  }
+}
+
+bool cli_u64(const char *opt, const char *s, uint64_t *out) {
+  if (!s || !*s) return cli_error("%s: missing number", opt), false;
+  errno = 0;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (errno || *end || s[0] == '-') return cli_error("%s: '%s' is not a non-negative integer", opt, s), false;
+  *out = v;
+  return true;
+}
+
+bool cli_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out) {
+  uint64_t v;
+  if (!cli_u64(opt, s, &v)) return false;
+  if (v < min || v > max) return cli_error("%s: %s is out of range (%u..%u)", opt, s, min, max), false;
+  *out = (uint32_t)v;
+  return true;
+}
+
+bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n) {
+  size_t cap = 64, cnt = 0;
+  int32_t *v = malloc(cap * sizeof *v);
+  if (!v) return cli_error("out of memory"), false;
+  const char *p = s;
+  while (*p) {
+    while (*p == ' ' || *p == ',' || *p == '\t' || *p == '\n') p++;
+    if (!*p) break;
+    errno = 0;
+    char *end;
+    long long x = strtoll(p, &end, 10);
+    if (end == p || errno || x < INT32_MIN || x > INT32_MAX) {
+      free(v);
+      return cli_error("%s: '%.20s' is not a token id", opt, p), false;
+    }
+    if (cnt == cap) {
+      cap *= 2;
+      int32_t *nv = realloc(v, cap * sizeof *nv);
+      if (!nv) {
+        free(v);
+        return cli_error("out of memory"), false;
+      }
+      v = nv;
+    }
+    v[cnt++] = (int32_t)x;
+    p = end;
+  }
+  if (cnt == 0) {
+    free(v);
+    return cli_error("%s: no token ids given", opt), false;
+  }
+  *ids = v;
+  *n = cnt;
+  return true;
+}
+
+fg_model *cli_load_model(const char *path) {
+  if (!path) path = getenv("FGEMMA_MODEL");
+  if (!path || !*path) {
+    cli_error("no model given: use -m MODEL.gguf (or set FGEMMA_MODEL)");
+    return NULL;
+  }
+  fg_model *m = NULL;
+  fg_error err = {0};
+  fg_status st = fg_model_load(path, NULL, &m, &err);
+  if (st != FG_OK) {
+    cli_status_error(st, "cannot load model", err.msg);
+    return NULL;
+  }
+  return m;
+}
