@@ -213,12 +213,85 @@ typedef struct fg_session_stats {
 FG_API fg_status fg_session_get_stats(const fg_session *s, fg_session_stats *out);
 
 /* ------------------------------------------------------------------------------------------------
- * Experimental API: may change in any release. Define FG_EXPERIMENTAL before including this header.
+ * Tool calling (FunctionGemma). A catalog is parsed once; the NLU engine renders it into the prompt,
+ * prefills it once, keeps the state as a snapshot and answers each utterance from that snapshot.
+ *
+ * Text outputs follow one rule: the text plus a NUL is written when it fits; *n_out is the text's
+ * length without the NUL; when cap < *n_out + 1 the call returns FG_ERR_BUFFER_TOO_SMALL (buf may be
+ * NULL when cap is 0).
  */
-#ifdef FG_EXPERIMENTAL
 
 /* Progress of long work: done of total units; return false to cancel (FG_ERR_ABORTED). */
 typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
+
+typedef struct fg_catalog fg_catalog;   /* immutable after parsing; may be shared by threads */
+
+/* Accepts the cartridge schema ({"id","functions":[{"name","description","parameters":{P:{type,
+ * description,enum}},"required"}]}) and the OpenAI/Hugging Face tools list (with or without the
+ * {"type":"function","function":...} wrapper, or {"tools":[...]}). Errors name function and field. */
+FG_API fg_status fg_catalog_parse(const char *json, size_t len, fg_catalog **out, fg_error *err);
+FG_API void fg_catalog_free(fg_catalog *c);
+FG_API size_t fg_catalog_n_functions(const fg_catalog *c);
+/* The cached prompt prefix: "<start_of_turn>developer\n...<end_of_turn>\n<start_of_turn>user\n" (no BOS). */
+FG_API fg_status fg_catalog_render_prefix(const fg_catalog *c, char *buf, size_t cap, size_t *n_out);
+/* The utterance part: TEXT "<end_of_turn>\n<start_of_turn>model\n" (TEXT trimmed; control-token text refused). */
+FG_API fg_status fg_render_utterance(const char *text, size_t len, char *buf, size_t cap, size_t *n_out);
+/* Generated text (control tokens by name) to {"calls":[{"name","args"}],"text":"..."}; with a catalog,
+ * unknown names, keys and enum values are flagged. */
+FG_API fg_status fg_call_parse(const fg_catalog *c, const char *gen, size_t len, char *json_out, size_t cap,
+                               size_t *n_out, fg_error *err);
+
+typedef struct fg_nlu fg_nlu;
+
+#define FG_NLU_MULTI_CALL 0x1u /* after <end_function_call>, continue when the model starts another call */
+
+typedef struct fg_nlu_params {
+  uint32_t max_tokens;          /* generated tokens per utterance; 0 = 64 */
+  uint32_t flags;               /* FG_NLU_* */
+  const char *snapshot_path;    /* reuse the prefix state from this file when it matches, else prefill
+                                   and write it; NULL = always prefill */
+  fg_session_params session;    /* zero = defaults */
+  fg_progress_fn progress;      /* prefix prefill progress (tokens done / total) */
+  void *progress_user_data;
+} fg_nlu_params;
+
+FG_API void fg_nlu_params_init(fg_nlu_params *p);
+
+/* Renders and tokenizes the catalog's prefix, then loads or prefills its state. The model and the
+ * catalog must outlive the engine. An engine is used by one thread at a time. */
+FG_API fg_status fg_nlu_create(const fg_model *model, const fg_catalog *catalog, const fg_nlu_params *params,
+                               fg_nlu **out, fg_error *err);
+FG_API void fg_nlu_free(fg_nlu *nlu);
+
+typedef struct fg_nlu_result {
+  const char *json;       /* {"calls":[...],"text":"..."}; borrowed until the next fg_nlu_ask */
+  const char *raw;        /* the generated text, control tokens by name */
+  const char *stop;       /* why decoding stopped: "end_function_call", "end_of_turn", "eos",
+                             "function_response", "max_tokens", "context_full", ... */
+  uint32_t chunk_tokens;  /* utterance tokens prefilled */
+  uint32_t decode_tokens; /* tokens generated */
+  double restore_ms, chunk_ms, decode_ms;
+} fg_nlu_result;
+
+/* Answers one utterance from the prefix snapshot. An utterance that does not fit the context is an
+ * error (FG_ERR_CONTEXT_FULL), never truncated. */
+FG_API fg_status fg_nlu_ask(fg_nlu *nlu, const char *utterance, size_t len, fg_nlu_result *out);
+FG_API const char *fg_nlu_errmsg(const fg_nlu *nlu);
+
+typedef struct fg_nlu_info {
+  uint32_t prefix_tokens;
+  double prefix_ms;         /* prefill (or snapshot load) time */
+  bool prefix_from_file;    /* the state came from snapshot_path */
+  bool snapshot_written;    /* snapshot_path was (re)written */
+} fg_nlu_info;
+FG_API fg_status fg_nlu_get_info(const fg_nlu *nlu, fg_nlu_info *out);
+/* The prefix state (owned by the engine), e.g. to fork sessions of one's own. */
+FG_API const fg_snapshot *fg_nlu_snapshot(const fg_nlu *nlu);
+
+/* ------------------------------------------------------------------------------------------------
+ * Experimental API: may change in any release. Define FG_EXPERIMENTAL before including this header.
+ */
+#ifdef FG_EXPERIMENTAL
 
 #define FG_GEN_HEAD_TIED 0xffffffffu
 

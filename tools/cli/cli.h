@@ -48,5 +48,7 @@ int cmd_generate(int argc, char **argv);
 int cmd_logits(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
+int cmd_prompt(int argc, char **argv);
+int cmd_call(int argc, char **argv);
 
 #endif

@@ -10,6 +10,8 @@ typedef struct command {
 } command;
 
 static const command k_commands[] = {
+    {"call", cmd_call, "answer utterances with function calls from a tool catalog (the NLU engine)"},
+    {"prompt", cmd_prompt, "print the FunctionGemma prompt rendered from a tool catalog"},
     {"info", cmd_info, "print a model's architecture, dimensions, types and sizes"},
     {"generate", cmd_generate, "greedy-decode token ids (session path, or --reference)"},
     {"logits", cmd_logits, "write raw next-token logits at chosen positions (for oracles)"},

@@ -1,0 +1,240 @@
+/* engine.c — the NLU engine: catalog prefix prefilled once (or loaded from a snapshot file), then
+ * per utterance: restore the snapshot, prefill the utterance as one chunk, decode greedily until a
+ * stop token, parse the call. Sits on top of session/, tokenizer/ and the catalog code. */
+#include "nlu/catalog.h"
+#include "session/session.h"
+#include "tokenizer/tokenizer.h"
+
+#include <string.h>
+
+struct fg_nlu {
+  const fg_model *model;
+  const fg_catalog *catalog;
+  fg_nlu_params params;
+  fg_session *session;
+  fg_snapshot *prefix;        /* state after the catalog prefix */
+  int32_t *prefix_ids;        /* (n_prefix) with BOS */
+  size_t n_prefix;
+  fg_nlu_info info;
+  /* per-utterance buffers, reused */
+  char *text;                 /* rendered utterance */
+  size_t text_cap;
+  int32_t *ids;               /* utterance ids */
+  size_t ids_cap;
+  char *raw;                  /* generated text */
+  size_t raw_len, raw_cap;
+  char *json;
+  size_t json_cap;
+  fg_error err;
+};
+
+void fg_nlu_params_init(fg_nlu_params *p) {
+  if (!p) return;
+  memset(p, 0, sizeof *p);
+  fg_session_params_init(&p->session);
+}
+
+static fg_status grow(void **buf, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return FG_OK;
+  size_t n = *cap ? *cap : 256;
+  while (n < need) n *= 2;
+  void *nb = fg_realloc(*buf, n * elem);
+  if (!nb) return FG_ERR_NOMEM;
+  *buf = nb;
+  *cap = n;
+  return FG_OK;
+}
+
+/* Tokenizes text (special tokens parsed) into *ids; bos prepends BOS. */
+static fg_status tokenize(fg_nlu *e, const char *text, size_t len, bool bos, int32_t **ids, size_t *cap, size_t *n) {
+  const fg_vocab *v = e->model->vocab;
+  uint32_t flags = bos ? FG_TOKENIZE_ADD_BOS : 0;
+  fg_status st = fg_vocab_encode(v, text, len, flags, *ids, *cap, n, &e->err);
+  if (st == FG_ERR_BUFFER_TOO_SMALL) {
+    if (grow((void **)ids, cap, *n, sizeof(int32_t)) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    st = fg_vocab_encode(v, text, len, flags, *ids, *cap, n, &e->err);
+  }
+  return st;
+}
+
+static bool snapshot_matches(const fg_snapshot *snap, const int32_t *ids, size_t n) {
+  return snap->pos == n && memcmp(snap->tokens, ids, n * sizeof(int32_t)) == 0;
+}
+
+static fg_status prefill_prefix(fg_nlu *e) {
+  const size_t step = 64;
+  for (size_t done = 0; done < e->n_prefix;) {
+    size_t k = FG_MIN(step, e->n_prefix - done);
+    fg_status st = fg_session_prefill(e->session, e->prefix_ids + done, k, NULL);
+    if (st != FG_OK) return fg_err(&e->err, st, "catalog prefill: %s", fg_session_errmsg(e->session));
+    done += k;
+    if (e->params.progress && !e->params.progress(done, e->n_prefix, e->params.progress_user_data))
+      return fg_err(&e->err, FG_ERR_ABORTED, "catalog prefill cancelled");
+  }
+  return FG_OK;
+}
+
+void fg_nlu_free(fg_nlu *e) {
+  if (!e) return;
+  fg_session_free(e->session);
+  fg_snapshot_free(e->prefix);
+  fg_free(e->prefix_ids);
+  fg_free(e->text);
+  fg_free(e->ids);
+  fg_free(e->raw);
+  fg_free(e->json);
+  fg_free(e);
+}
+
+fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, fg_nlu **out,
+                        fg_error *err) {
+  fg_err_clear(err);
+  if (out) *out = NULL;
+  if (!m || !c || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_create: model, catalog and out are required");
+  if (!m->vocab) return fg_err(err, FG_ERR_UNSUPPORTED, "the model has no tokenizer metadata");
+  fg_nlu *e = fg_calloc(1, sizeof *e);
+  if (!e) return fg_err(err, FG_ERR_NOMEM, "out of memory");
+  e->model = m;
+  e->catalog = c;
+  fg_nlu_params_init(&e->params);
+  if (params) e->params = *params;
+  if (e->params.max_tokens == 0) e->params.max_tokens = 64;
+  double t0 = fg_time_s();
+
+  /* render and tokenize the prefix */
+  size_t n = 0, cap = 0;
+  fg_status st = fg_catalog_render_prefix(c, NULL, 0, &n);
+  if (st == FG_ERR_BUFFER_TOO_SMALL || st == FG_OK) {
+    st = grow((void **)&e->text, &e->text_cap, n + 1, 1);
+    if (st == FG_OK) st = fg_catalog_render_prefix(c, e->text, e->text_cap, &n);
+  }
+  if (st == FG_OK) st = tokenize(e, e->text, n, true, &e->prefix_ids, &cap, &e->n_prefix);
+  if (st == FG_OK) st = fg_session_create(m, &e->params.session, &e->session);
+  if (st == FG_OK && e->n_prefix >= fg_session_position(e->session) + e->session->n_ctx)
+    st = fg_err(&e->err, FG_ERR_CONTEXT_FULL, "the catalog prefix (%zu tokens) does not fit the context (%u)",
+                e->n_prefix, e->session->n_ctx);
+  e->info.prefix_tokens = (uint32_t)e->n_prefix;
+
+  /* reuse a snapshot file when it holds exactly this prefix for this model */
+  if (st == FG_OK && e->params.snapshot_path) {
+    fg_snapshot *snap = NULL;
+    if (fg_snapshot_load(m, e->params.snapshot_path, &snap) == FG_OK && snapshot_matches(snap, e->prefix_ids, e->n_prefix)) {
+      e->prefix = snap;
+      e->info.prefix_from_file = true;
+    } else {
+      fg_snapshot_free(snap); /* missing, damaged, other model or stale: prefill and rewrite */
+    }
+  }
+  if (st == FG_OK && !e->prefix) {
+    st = prefill_prefix(e);
+    if (st == FG_OK) st = fg_session_snapshot(e->session, &e->prefix);
+    if (st == FG_OK && e->params.snapshot_path) {
+      if (fg_snapshot_save(e->prefix, e->params.snapshot_path) == FG_OK)
+        e->info.snapshot_written = true;
+      else
+        fg_log(FG_LOG_WARN, "cannot write the snapshot: %s", fg_snapshot_errmsg());
+    }
+  }
+  if (st == FG_OK) st = fg_session_restore(e->session, e->prefix);
+  e->info.prefix_ms = (fg_time_s() - t0) * 1e3;
+  if (st != FG_OK) {
+    if (err) *err = e->err.code ? e->err : (fg_error){st, ""};
+    if (err && !err->msg[0]) fg_err(err, st, "%s", fg_session_errmsg(e->session));
+    fg_nlu_free(e);
+    return st;
+  }
+  *out = e;
+  return FG_OK;
+}
+
+static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {
+  if (grow((void **)&e->raw, &e->raw_cap, e->raw_len + n + 1, 1) != FG_OK) return FG_ERR_NOMEM;
+  memcpy(e->raw + e->raw_len, s, n);
+  e->raw_len += n;
+  e->raw[e->raw_len] = '\0';
+  return FG_OK;
+}
+
+fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out) {
+  if (!e) return FG_ERR_INVALID_ARG;
+  fg_err_clear(&e->err);
+  if (!out || (!utt && len)) return fg_err(&e->err, FG_ERR_INVALID_ARG, "NULL argument");
+  memset(out, 0, sizeof *out);
+  const fg_vocab *v = e->model->vocab;
+
+  /* render + tokenize the utterance part */
+  size_t n = 0;
+  fg_status st = fg_render_utterance(utt ? utt : "", len, NULL, 0, &n);
+  if (st == FG_ERR_BUFFER_TOO_SMALL || st == FG_OK) {
+    if (grow((void **)&e->text, &e->text_cap, n + 1, 1) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    st = fg_render_utterance(utt, len, e->text, e->text_cap, &n);
+  }
+  if (st != FG_OK) return fg_err(&e->err, st, "utterance refused: empty, or it contains control-token text");
+  size_t n_ids = 0;
+  if ((st = tokenize(e, e->text, n, false, &e->ids, &e->ids_cap, &n_ids)) != FG_OK) return st;
+
+  double t0 = fg_time_s();
+  if ((st = fg_session_restore(e->session, e->prefix)) != FG_OK)
+    return fg_err(&e->err, st, "restore: %s", fg_session_errmsg(e->session));
+  double t1 = fg_time_s();
+  int32_t next = -1;
+  st = fg_session_prefill(e->session, e->ids, n_ids, &next);
+  if (st != FG_OK) return fg_err(&e->err, st, "utterance of %zu tokens: %s", n_ids, fg_session_errmsg(e->session));
+  double t2 = fg_time_s();
+
+  /* decode until a stop */
+  fg_nlu_stopper stop;
+  fg_nlu_stopper_init(&stop, e->params.max_tokens, 0, e->params.flags);
+  e->raw_len = 0;
+  if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  const char *why = "max_tokens";
+  uint32_t decoded = 0;
+  for (;;) {
+    char piece[1024];
+    size_t pl = fg_vocab_token_to_text(v, next, piece, sizeof piece);
+    if (pl > sizeof piece) pl = sizeof piece;
+    decoded++;
+    if (append_raw(e, piece, pl) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    fg_nlu_stop r = fg_nlu_stopper_feed(&stop, piece, pl);
+    if (next == fg_vocab_eos(v) && r == FG_NLU_CONTINUE) r = FG_NLU_STOP_EOS;
+    if (r != FG_NLU_CONTINUE) {
+      why = fg_nlu_stop_name(r);
+      break;
+    }
+    if (fg_session_position(e->session) >= e->session->n_ctx) {
+      why = "context_full";
+      break;
+    }
+    if ((st = fg_session_step(e->session, next, &next)) != FG_OK)
+      return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
+  }
+  double t3 = fg_time_s();
+
+  /* parse */
+  size_t jn = 0;
+  st = fg_call_parse(e->catalog, e->raw, e->raw_len, e->json, e->json_cap, &jn, &e->err);
+  if (st == FG_ERR_BUFFER_TOO_SMALL) {
+    if (grow((void **)&e->json, &e->json_cap, jn + 1, 1) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    st = fg_call_parse(e->catalog, e->raw, e->raw_len, e->json, e->json_cap, &jn, &e->err);
+  }
+  if (st != FG_OK) return st;
+  out->json = e->json;
+  out->raw = e->raw;
+  out->stop = why;
+  out->chunk_tokens = (uint32_t)n_ids;
+  out->decode_tokens = decoded;
+  out->restore_ms = (t1 - t0) * 1e3;
+  out->chunk_ms = (t2 - t1) * 1e3;
+  out->decode_ms = (t3 - t2) * 1e3;
+  return FG_OK;
+}
+
+const char *fg_nlu_errmsg(const fg_nlu *e) { return e ? e->err.msg : "engine is NULL"; }
+
+fg_status fg_nlu_get_info(const fg_nlu *e, fg_nlu_info *out) {
+  if (!e || !out) return FG_ERR_INVALID_ARG;
+  *out = e->info;
+  return FG_OK;
+}
+
+const fg_snapshot *fg_nlu_snapshot(const fg_nlu *e) { return e ? e->prefix : NULL; }

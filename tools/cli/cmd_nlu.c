@@ -1,0 +1,254 @@
+/* cmd_nlu.c — tool-calling commands: prompt (render a catalog) and call (the NLU service). */
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HELP_OPT {"help", 'h', false, "show this help"}
+
+/* Reads a whole file; NULL and a printed error on failure. */
+static char *read_all(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) {
+    cli_error("cannot open %s", path);
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(buf, (cap *= 2) + 1);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  if (f != stdin) fclose(f);
+  if (!buf) {
+    cli_error("out of memory reading %s", path);
+    return NULL;
+  }
+  buf[n] = '\0';
+  *len = n;
+  return buf;
+}
+
+static fg_catalog *load_catalog(const char *path) {
+  if (!path) {
+    cli_error("--tools CATALOG.json is required");
+    return NULL;
+  }
+  size_t len;
+  char *json = read_all(path, &len);
+  if (!json) return NULL;
+  fg_catalog *c = NULL;
+  fg_error err = {0};
+  fg_status st = fg_catalog_parse(json, len, &c, &err);
+  free(json);
+  if (st != FG_OK) {
+    cli_error("%s: %s", path, err.msg[0] ? err.msg : fg_status_str(st));
+    return NULL;
+  }
+  return c;
+}
+
+// ----------------------------------------------------------------------------------------------
+// prompt
+
+int cmd_prompt(int argc, char **argv) {
+  static const cli_opt opts[] = {{"tools", 0, true, "tool catalog (cartridge schema or OpenAI tools list)"}, HELP_OPT, {0}};
+  cli_args a;
+  if (cli_parse("prompt", opts, argc - 1, argv + 1, &a)) return 2;
+  if (cli_has(opts, &a, "help")) {
+    cli_usage(stdout, "prompt", "--tools CATALOG.json [UTTERANCE]",
+              "Prints the FunctionGemma prompt text: the catalog prefix alone, or prefix + utterance part.\n"
+              "The runtime adds <bos> (id 2) in front of it; it is not printed.", opts);
+    return 0;
+  }
+  if (a.n_pos > 1) return cli_error("prompt: give at most one UTTERANCE (quote it)"), 2;
+  fg_catalog *c = load_catalog(cli_get(opts, &a, "tools"));
+  if (!c) return 1;
+  size_t n = 0;
+  fg_catalog_render_prefix(c, NULL, 0, &n);
+  char *buf = malloc(n + 1);
+  int rc = 0;
+  if (!buf || fg_catalog_render_prefix(c, buf, n + 1, &n) != FG_OK) rc = cli_error("cannot render the catalog");
+  if (!rc) fwrite(buf, 1, n, stdout);
+  free(buf);
+  if (!rc && a.n_pos == 1) {
+    size_t m = 0;
+    fg_status st = fg_render_utterance(a.pos[0], strlen(a.pos[0]), NULL, 0, &m);
+    char *u = (st == FG_OK || st == FG_ERR_BUFFER_TOO_SMALL) ? malloc(m + 1) : NULL;
+    if (!u || fg_render_utterance(a.pos[0], strlen(a.pos[0]), u, m + 1, &m) != FG_OK)
+      rc = cli_error("prompt: the utterance is empty or contains control-token text");
+    else
+      fwrite(u, 1, m, stdout);
+    free(u);
+  }
+  fg_catalog_free(c);
+  return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
+// call
+
+static bool progress_cb(uint64_t done, uint64_t total, void *ud) {
+  (void)ud;
+  fprintf(stderr, "\rcatalog prefill: %llu / %llu tokens", (unsigned long long)done, (unsigned long long)total);
+  if (done >= total) fputc('\n', stderr);
+  return true;
+}
+
+static void json_string(FILE *f, const char *s, size_t n) {
+  fputc('"', f);
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+    else if (ch == '\n') fputs("\\n", f);
+    else if (ch == '\t') fputs("\\t", f);
+    else if (ch == '\r') fputs("\\r", f);
+    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+    else fputc(ch, f);
+  }
+  fputc('"', f);
+}
+
+typedef struct row {
+  char text[48];
+  uint32_t chunk, decode;
+  double ms;
+} row;
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void print_table(const row *rows, size_t n, const fg_nlu_info *info) {
+  fprintf(stderr, "\n%-40s %6s %6s %9s\n", "utterance", "chunk", "decode", "ms");
+  double *ms = malloc(sizeof(double) * (n ? n : 1));
+  for (size_t i = 0; i < n; i++) {
+    fprintf(stderr, "%-40s %6u %6u %9.1f\n", rows[i].text, rows[i].chunk, rows[i].decode, rows[i].ms);
+    ms[i] = rows[i].ms;
+  }
+  if (n && ms) {
+    qsort(ms, n, sizeof *ms, cmp_double);
+    fprintf(stderr, "prefix: %u tokens, %.1f ms (%s); per utterance: p50 %.1f ms, p95 %.1f ms, max %.1f ms\n",
+            info->prefix_tokens, info->prefix_ms, info->prefix_from_file ? "loaded from the snapshot file" : "prefilled",
+            ms[(n - 1) / 2], ms[(size_t)((double)(n - 1) * 0.95 + 0.5)], ms[n - 1]);
+  }
+  free(ms);
+}
+
+int cmd_call(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"model", 'm', true, "GGUF file"},
+      {"tools", 0, true, "tool catalog JSON (required)"},
+      {"snapshot", 0, true, "prefix snapshot file: loaded when it matches, else written"},
+      {"max-tokens", 0, true, "generated tokens per utterance (default 64)"},
+      {"multi", 0, false, "allow several calls per answer"},
+      {"table", 0, false, "print a latency table to stderr at the end"},
+      {"threads", 't', true, "worker threads (default: available cores)"},
+      {"ctx", 0, true, "context size (default: the model's)"},
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("call", opts, argc - 1, argv + 1, &a)) return 2;
+  if (cli_has(opts, &a, "help")) {
+    cli_usage(stdout, "call", "-m MODEL.gguf --tools CATALOG.json [--snapshot FILE] [--max-tokens N] [UTTERANCE...]",
+              "Prefills the catalog once (or loads --snapshot FILE, writing it when missing or stale), then answers\n"
+              "each utterance from that state: one JSON object per line with the parsed call, the raw text, the\n"
+              "stop reason and timings. Without UTTERANCE arguments it reads one utterance per line from standard\n"
+              "input until EOF (the NLU service mode).", opts);
+    return 0;
+  }
+  fg_nlu_params np;
+  fg_nlu_params_init(&np);
+  const char *v;
+  if ((v = cli_get(opts, &a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &np.max_tokens)) return 2;
+  if ((v = cli_get(opts, &a, "threads")) && !cli_u32("--threads", v, 1, 256, &np.session.n_threads)) return 2;
+  if ((v = cli_get(opts, &a, "ctx")) && !cli_u32("--ctx", v, 1, UINT32_MAX, &np.session.n_ctx)) return 2;
+  if (cli_has(opts, &a, "multi")) np.flags |= FG_NLU_MULTI_CALL;
+  np.snapshot_path = cli_get(opts, &a, "snapshot");
+  if (cli_stderr_is_tty()) np.progress = progress_cb;
+  fg_catalog *c = load_catalog(cli_get(opts, &a, "tools"));
+  if (!c) return 1;
+  fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
+  if (!m) return fg_catalog_free(c), 1;
+  fg_nlu *nlu = NULL;
+  fg_error err = {0};
+  fg_status st = fg_nlu_create(m, c, &np, &nlu, &err);
+  if (st != FG_OK) {
+    cli_status_error(st, "cannot prepare the catalog", err.msg);
+    fg_model_free(m);
+    fg_catalog_free(c);
+    return 1;
+  }
+  fg_nlu_info info;
+  fg_nlu_get_info(nlu, &info);
+  fprintf(stderr, "catalog: %u tokens %s in %.1f ms%s\n", info.prefix_tokens,
+          info.prefix_from_file ? "loaded from snapshot" : "prefilled", info.prefix_ms,
+          info.snapshot_written ? " (snapshot written)" : "");
+
+  row *rows = NULL;
+  size_t n_rows = 0, cap_rows = 0;
+  int rc = 0;
+  char *line = NULL;
+  size_t line_cap = 0;
+  for (int i = 0;; i++) {
+    const char *utt;
+    size_t len;
+    if (a.n_pos > 0) {
+      if (i >= a.n_pos) break;
+      utt = a.pos[i];
+      len = strlen(utt);
+    } else {
+      ssize_t got = getline(&line, &line_cap, stdin);
+      if (got < 0) break;
+      while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = '\0';
+      if (got == 0) continue;
+      utt = line;
+      len = (size_t)got;
+    }
+    fg_nlu_result r;
+    double t0 = cli_now();
+    st = fg_nlu_ask(nlu, utt, len, &r);
+    double ms = (cli_now() - t0) * 1e3;
+    if (st != FG_OK) {
+      printf("{\"utterance\":");
+      json_string(stdout, utt, len);
+      printf(",\"error\":");
+      json_string(stdout, fg_nlu_errmsg(nlu), strlen(fg_nlu_errmsg(nlu)));
+      printf(",\"status\":\"%s\"}\n", fg_status_str(st));
+      fflush(stdout);
+      rc = 1;
+      continue;
+    }
+    printf("{\"utterance\":");
+    json_string(stdout, utt, len);
+    printf(",\"result\":%s,\"raw\":", r.json);
+    json_string(stdout, r.raw, strlen(r.raw));
+    printf(",\"stop\":\"%s\",\"tokens\":{\"chunk\":%u,\"decode\":%u},"
+           "\"ms\":{\"restore\":%.3f,\"chunk\":%.2f,\"decode\":%.2f,\"total\":%.2f}}\n",
+           r.stop, r.chunk_tokens, r.decode_tokens, r.restore_ms, r.chunk_ms, r.decode_ms, ms);
+    fflush(stdout);
+    if (n_rows == cap_rows) {
+      cap_rows = cap_rows ? cap_rows * 2 : 16;
+      row *nr = realloc(rows, cap_rows * sizeof *rows);
+      if (!nr) break;
+      rows = nr;
+    }
+    snprintf(rows[n_rows].text, sizeof rows[n_rows].text, "%.*s", (int)(len < 40 ? len : 40), utt);
+    rows[n_rows].chunk = r.chunk_tokens;
+    rows[n_rows].decode = r.decode_tokens;
+    rows[n_rows].ms = ms;
+    n_rows++;
+  }
+  if (cli_has(opts, &a, "table")) print_table(rows, n_rows, &info);
+  free(rows);
+  free(line);
+  fg_nlu_free(nlu);
+  fg_model_free(m);
+  fg_catalog_free(c);
+  return rc;
+}
