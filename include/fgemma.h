@@ -124,6 +124,7 @@ typedef struct fg_model_info {
   uint64_t file_bytes;
   uint64_t weight_bytes;    /* bytes of all tensors */
   uint64_t n_params;
+  uint64_t decode_bytes;    /* weight bytes read per decoded token (every matrix once, the head once) */
   uint8_t fingerprint[16];  /* identifies the file's hyper-parameters and weights (see fg_snapshot_load) */
 } fg_model_info;
 
@@ -267,7 +268,7 @@ typedef struct fg_nlu_result {
   const char *json;       /* {"calls":[...],"text":"..."}; borrowed until the next fg_nlu_ask */
   const char *raw;        /* the generated text, control tokens by name */
   const char *stop;       /* why decoding stopped: "end_function_call", "end_of_turn", "eos",
-                             "function_response", "max_tokens", "context_full", ... */
+                             "start_function_response", "max_tokens", "context_full", ... */
   uint32_t chunk_tokens;  /* utterance tokens prefilled */
   uint32_t decode_tokens; /* tokens generated */
   double restore_ms, chunk_ms, decode_ms;

@@ -309,6 +309,13 @@ fg_status fg_model_load(const char *path, const fg_model_params *params, fg_mode
     info->weight_bytes += t->nbytes;
     info->n_params += t->ne[0] * t->ne[1] * t->ne[2] * t->ne[3];
   }
+  /* one decoded token reads every layer matrix, one embedding row and the output projection */
+  for (uint32_t il = 0; il < hp->n_layer; il++) {
+    const fg_layer *L = &m->layers[il];
+    const fg_mat *mats[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+    for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++) info->decode_bytes += (uint64_t)mats[k]->rows * mats[k]->row_bytes;
+  }
+  info->decode_bytes += (uint64_t)m->output.rows * m->output.row_bytes + m->tok_embd.row_bytes;
   fingerprint(m, info->fingerprint);
   *out = m;
   return FG_OK;

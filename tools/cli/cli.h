@@ -50,5 +50,6 @@ int cmd_tokenize(int argc, char **argv);
 int cmd_detokenize(int argc, char **argv);
 int cmd_prompt(int argc, char **argv);
 int cmd_call(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -12,6 +12,7 @@ typedef struct command {
 static const command k_commands[] = {
     {"call", cmd_call, "answer utterances with function calls from a tool catalog (the NLU engine)"},
     {"prompt", cmd_prompt, "print the FunctionGemma prompt rendered from a tool catalog"},
+    {"bench", cmd_bench, "measure the NLU scenario and prefill/chunk/decode speed"},
     {"info", cmd_info, "print a model's architecture, dimensions, types and sizes"},
     {"generate", cmd_generate, "greedy-decode token ids (session path, or --reference)"},
     {"logits", cmd_logits, "write raw next-token logits at chosen positions (for oracles)"},
