@@ -1,0 +1,172 @@
+/* kernels.h — the per-ISA kernel table behind fg_ops, and the reference semantics ("specs") of the
+ * fast paths.
+ *
+ * A table has, per weight type, a `vec` kernel (any number of activations; used for decode) and
+ * optionally a `gemm` kernel (used when nb >= gemm_min_nb; register-blocks rows × activations).
+ * A kernel may want its activations in another format (Q8 blocks, bf16, transposed tiles): ops
+ * allocates act_size(cols, nb) bytes of scratch and calls act_prep once per call before run.
+ *
+ * Numerical contract of every non-ref kernel: each output y[b][i] is computed by one fixed sequence
+ * of operations that depends only on the weight row, the activation row and the kernel family --
+ * not on nb, on the tile the output falls in, on row chunking or on the number of threads. Within
+ * one table, vec and gemm of a type follow the same spec, so results are batch invariant (a token
+ * prefilled in a chunk of 64 gets bit-identical outputs to the same token decoded alone).
+ *
+ * The specs (plain C, in kernels/ref/spec.c):
+ *   fma     (F32/F16/BF16 weights, f32 x): 16 strided partial sums, lane l taking columns
+ *           j = l, l+16, l+32, ... (zero padded): s_l = fmaf(w[j], x[j], s_l) in column order; then the
+ *           halving tree s_l += s_{l+8}, s_l += s_{l+4}, s_l += s_{l+2}, s_0 += s_1
+ *   bf16dp  (BF16 weights, x rounded to bf16; AVX512-BF16): the same with bf16 pairs: lane l takes pairs
+ *           p = l, l+16, ... (columns 2p, 2p+1): s_l += w[2p+1]*x[2p+1]; s_l += w[2p]*x[2p] (the
+ *           vdpbf16ps order; each product exact in f32, each add rounded; denormal inputs/outputs
+ *           flushed to zero); then the same tree
+ *   q8      (Q8_0/Q4_0 weights, x quantized to fg_act_q8 blocks): per 32-block k, the integer dot
+ *           i_k = sum_j qw_j * qx_j (exact), then s = fmaf(dw_k * dx_k, (float)i_k, s) in block order
+ * The ref table itself does not use these: it computes exactly fg_vec_dot_ref per output. */
+#ifndef FG_KERNELS_H
+#define FG_KERNELS_H
+
+#include "fg_internal.h"
+#include "tensor/dtype.h"
+#include "kernels/ops.h"
+
+#include <stdbool.h>
+
+// ----------------------------------------------------------------------------
+// kernel interface
+
+typedef struct fg_mm_args {
+  uint32_t type;          /* weight type */
+  const uint8_t *w;       /* weight rows, row_bytes apart */
+  size_t row_bytes;
+  const int32_t *rows;    /* output i reads weight row rows[i]; NULL = row i */
+  size_t cols;            /* elements per row (a multiple of the type's block size) */
+  const float *x;         /* (nb, ldx) f32 activations */
+  size_t ldx;
+  const void *act;        /* activations from act_prep, or NULL */
+  size_t nb;
+  float *y;               /* (nb, ldy): y[b*ldy + i] */
+  size_t ldy;
+} fg_mm_args;
+
+/* Computes outputs i0 <= i < i1 for every b < nb. */
+typedef void (*fg_mm_fn)(const fg_mm_args *a, size_t i0, size_t i1);
+/* Scratch bytes for the prepared activations; SIZE_MAX if it does not fit. */
+typedef size_t (*fg_act_size_fn)(size_t cols, size_t nb);
+/* Prepares activations b0 <= b < b1 (b0, b1 multiples of act_unit, or b1 == nb). */
+typedef void (*fg_act_prep_fn)(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act);
+
+/* Which spec a kernel follows. */
+enum {
+  FG_SPEC_REF = 0,    /* exactly fg_vec_dot_ref */
+  FG_SPEC_FMA = 1,
+  FG_SPEC_BF16DP = 2,
+  FG_SPEC_Q8 = 3
+};
+
+typedef struct fg_mm_kernel {
+  fg_mm_fn run;              /* NULL: not provided */
+  uint32_t spec;             /* FG_SPEC_* */
+  fg_act_size_fn act_size;   /* NULL: the kernel reads x directly */
+  fg_act_prep_fn act_prep;
+  uint32_t act_unit;         /* activations per act_prep unit */
+  uint32_t row_tile;         /* preferred granularity of row ranges */
+} fg_mm_kernel;
+
+typedef struct fg_kernels {
+  const char *name;                      /* "ref", "avx2", "avx512" */
+  fg_mm_kernel vec[FG_TYPE_COUNT];
+  fg_mm_kernel gemm[FG_TYPE_COUNT];
+  uint32_t gemm_min_nb[FG_TYPE_COUNT];   /* use gemm when nb >= this */
+} fg_kernels;
+
+/* The tables. fg_kernels_avx2/avx512 return NULL when not compiled in; they do not check the CPU. */
+const fg_kernels *fg_kernels_ref(void);
+const fg_kernels *fg_kernels_avx2(void);
+const fg_kernels *fg_kernels_avx512(void);
+
+/* The table for an ISA name if it is compiled in AND this CPU supports it, else NULL. */
+const fg_kernels *fg_kernels_by_name(const char *isa);
+/* The process-wide table: FG_ISA if set (ref|avx2|avx512|auto), else the best supported. Chosen once.
+ * An unknown or unsupported FG_ISA is FG_ERR_UNSUPPORTED (every call reports it). */
+fg_status fg_kernels_get(const fg_kernels **out, fg_error *err);
+
+/* Test hook: make one fg_ops use a specific table (NULL = the process-wide one). */
+void fg_ops_set_kernels(fg_ops *ops, const fg_kernels *k);
+
+// ----------------------------------------------------------------------------
+// prefetch helper shared by the SIMD kernels
+
+#define FG_PF_MAX_ROWS 16
+
+/* Software prefetch of the next row tile into L2 while computing this one (many concurrent row
+ * streams defeat the hardware prefetchers): the next tile's lines are spread evenly over this tile's
+ * steps. Measured on Zen 4, one thread, Q8_0 decode from DRAM: 8.5 GB/s without, 17 GB/s into L1,
+ * 20 GB/s into L2 (BF16: 12 / 28 / 29). */
+typedef struct fg_pf {
+  const uint8_t *rows[FG_PF_MAX_ROWS]; /* next tile's rows */
+  size_t n_rows, per_step;
+  size_t row, off;         /* next line to prefetch: rows[row] + off */
+  size_t row_bytes;
+} fg_pf;
+
+static inline void fg_pf_init(fg_pf *pf, const fg_mm_args *a, size_t t1, size_t i1, size_t tile, size_t steps) {
+  pf->n_rows = t1 < i1 ? FG_MIN(FG_MIN(tile, i1 - t1), (size_t)FG_PF_MAX_ROWS) : 0;
+  for (size_t r = 0; r < pf->n_rows; r++) {
+    const size_t row = a->rows ? (size_t)a->rows[t1 + r] : t1 + r;
+    pf->rows[r] = a->w + row * a->row_bytes;
+  }
+  pf->row_bytes = a->row_bytes;
+  const size_t total = pf->n_rows * ((a->row_bytes + 63) / 64);
+  pf->per_step = steps ? (total + steps - 1) / steps : total;
+  pf->row = 0;
+  pf->off = 0;
+}
+
+static inline void fg_pf_step(fg_pf *pf) {
+  for (size_t i = 0; i < pf->per_step && pf->row < pf->n_rows; i++) {
+    __builtin_prefetch(pf->rows[pf->row] + pf->off, 0, 2);
+    pf->off += 64;
+    if (pf->off >= pf->row_bytes) {
+      pf->off = 0;
+      pf->row++;
+    }
+  }
+}
+
+/* Prefetches the first tile of a row range at once (nothing before it warmed it up). */
+static inline void fg_pf_first(const fg_mm_args *a, size_t i0, size_t i1, size_t tile) {
+  fg_pf pf;
+  fg_pf_init(&pf, a, i0, i1, tile, 1);
+  fg_pf_step(&pf);
+}
+
+// ----------------------------------------------------------------------------
+// quantized activations: one row of cols elements (cols % 32 == 0), nblk = cols / 32 blocks
+
+typedef struct fg_act_q8_row {
+  int8_t *qs;      /* (cols) */
+  float *d;        /* (nblk) scale: x ~= qs * d */
+  int32_t *isum;   /* (nblk) sum of the block's qs */
+} fg_act_q8_row;
+
+/* Bytes of one row (64-byte multiple) and the row's arrays inside base. */
+size_t fg_act_q8_row_bytes(size_t cols);
+fg_act_q8_row fg_act_q8_row_at(void *base, size_t cols);
+
+// ----------------------------------------------------------------------------
+// specs (kernels/ref/spec.c); plain C, the semantics the SIMD kernels are tested against
+
+/* Q8 activation quantization per 32-block: amax = max |x|, d = amax / 127 (0 if amax < 2^-119, where
+ * d would not be a normal float), id = d ? 1/d : 0, q = clamp(rint(x * id), -127, 127) (round to
+ * nearest even; NaN -> -127), isum = sum q. */
+#define FG_ACT_Q8_MIN_AMAX 0x1p-119f
+void fg_spec_quantize_act_q8(const float *FG_RESTRICT x, size_t cols, fg_act_q8_row out);
+/* q8 spec for a Q8_0 or Q4_0 weight row. */
+float fg_spec_dot_q8(uint32_t type, const void *FG_RESTRICT w, fg_act_q8_row x, size_t cols);
+/* fma spec for an F32, F16 or BF16 weight row (16 strided lanes + halving tree). */
+float fg_spec_dot_fma(uint32_t type, const void *FG_RESTRICT w, const float *FG_RESTRICT x, size_t cols);
+/* bf16dp spec: w and xb are bf16 rows of cols elements (16 strided pair lanes + halving tree). */
+float fg_spec_dot_bf16dp(const uint16_t *FG_RESTRICT w, const uint16_t *FG_RESTRICT xb, size_t cols);
+
+#endif /* FG_KERNELS_H */

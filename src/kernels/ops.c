@@ -1,0 +1,263 @@
+/* ops.c — fg_ops: the thread pool, activation scratch and the threaded matrix products over the
+ * kernel table chosen by dispatch.c. Rows are handed out in chunks through an atomic counter so a
+ * busy core does not hold the others back; every output is computed by exactly one thread with a
+ * sequence of operations that does not depend on the chunking (see kernels.h). */
+#include "kernels/ops.h"
+#include "kernels/kernels.h"
+#include "kernels/threadpool.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <string.h>
+
+#define FG_OPS_CHUNKS_PER_THREAD 8   /* load balancing granularity of a matmul */
+#define FG_OPS_PREP_PARALLEL 32768   /* nb * cols above which activation prep is threaded */
+
+struct fg_ops {
+  fg_threadpool *tp;
+  uint32_t n_threads;
+  const fg_kernels *k;     /* table in use */
+  void *scratch;           /* (scratch_bytes) prepared activations, 64-byte aligned */
+  size_t scratch_bytes;
+  _Atomic int busy;        /* a parallel job is running: nested calls run inline */
+};
+
+// ----------------------------------------------------------------------------
+// create / free
+
+fg_status fg_ops_create(uint32_t n_threads, fg_ops **out, fg_error *err) {
+  if (!out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_ops_create: out is NULL");
+  *out = NULL;
+  const fg_kernels *k;
+  fg_status st = fg_kernels_get(&k, err);
+  if (st != FG_OK) return st;
+  if (n_threads == 0) n_threads = fg_cpu_count();
+  if (n_threads > 1024) return fg_err(err, FG_ERR_INVALID_ARG, "fg_ops_create: %u threads is too many", n_threads);
+  fg_ops *ops = fg_calloc(1, sizeof *ops);
+  if (!ops) return fg_err(err, FG_ERR_NOMEM, "fg_ops_create: out of memory");
+  st = fg_threadpool_create(n_threads, &ops->tp);
+  if (st != FG_OK) {
+    fg_free(ops);
+    return fg_err(err, st, "fg_ops_create: cannot start %u threads", n_threads);
+  }
+  ops->n_threads = n_threads;
+  ops->k = k;
+  atomic_init(&ops->busy, 0);
+  *out = ops;
+  return FG_OK;
+}
+
+void fg_ops_free(fg_ops *ops) {
+  if (!ops) return;
+  fg_threadpool_free(ops->tp);
+  fg_aligned_free(ops->scratch);
+  fg_free(ops);
+}
+
+uint32_t fg_ops_n_threads(const fg_ops *ops) { return ops ? ops->n_threads : 1; }
+
+void fg_ops_set_kernels(fg_ops *ops, const fg_kernels *k) {
+  if (!k) {
+    const fg_status st = fg_kernels_get(&k, NULL); /* ops exists, so the table was valid */
+    FG_ASSERT(st == FG_OK);
+  }
+  ops->k = k;
+}
+
+static fg_status fg_ops_reserve(fg_ops *ops, size_t bytes) {
+  if (bytes <= ops->scratch_bytes) return FG_OK;
+  size_t want = bytes + bytes / 4;
+  if (want < bytes) want = bytes;
+  want = (want + 63) & ~(size_t)63;
+  if (want < bytes) return FG_ERR_NOMEM;
+  void *p = fg_aligned_alloc(64, want);
+  if (!p) return FG_ERR_NOMEM;
+  fg_aligned_free(ops->scratch);
+  ops->scratch = p;
+  ops->scratch_bytes = want;
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------
+// parallel_for
+
+typedef struct fg_pfor_job {
+  size_t n;
+  fg_ops_range_fn fn;
+  void *ud;
+} fg_pfor_job;
+
+/* Pool index of the thread running a parallel_for callback (0 outside any job). A nested call runs
+ * inline and reports this index, so per-thread scratch indexed by thread_index stays private. */
+static _Thread_local uint32_t g_thread_index;
+
+static void fg_pfor_worker(void *ud, uint32_t ith, uint32_t nth) {
+  const fg_pfor_job *job = ud;
+  const size_t base = job->n / nth, rem = job->n % nth;
+  const size_t i0 = (size_t)ith * base + FG_MIN((size_t)ith, rem);
+  const size_t i1 = i0 + base + (ith < rem ? 1 : 0);
+  if (i1 <= i0) return;
+  const uint32_t saved = g_thread_index;
+  g_thread_index = ith;
+  job->fn(job->ud, i0, i1, ith);
+  g_thread_index = saved;
+}
+
+/* parallel_for on the pool by the thread that holds ops->busy */
+static void fg_pfor_owned(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud) {
+  fg_pfor_job job = {n, fn, ud};
+  fg_threadpool_run(ops->tp, fg_pfor_worker, &job);
+}
+
+void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud) {
+  if (n == 0) return;
+  int expected = 0;
+  if (ops->n_threads <= 1 || n == 1 || !atomic_compare_exchange_strong(&ops->busy, &expected, 1)) {
+    fn(ud, 0, n, g_thread_index); /* one thread, one item, or called from inside a job: inline */
+    return;
+  }
+  fg_pfor_owned(ops, n, fn, ud);
+  atomic_store(&ops->busy, 0);
+}
+
+// ----------------------------------------------------------------------------
+// matmul
+
+typedef struct fg_mm_job {
+  const fg_mm_kernel *kern;
+  fg_mm_args args;
+  size_t n_out;        /* outputs per activation row */
+  size_t chunk;        /* rows per work item */
+  size_t n_chunks;
+  _Atomic size_t next; /* next work item */
+} fg_mm_job;
+
+static void fg_mm_worker(void *ud, uint32_t ith, uint32_t nth) {
+  (void)ith;
+  (void)nth;
+  fg_mm_job *job = ud;
+  for (;;) {
+    size_t c = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+    if (c >= job->n_chunks) break;
+    const size_t i0 = c * job->chunk;
+    job->kern->run(&job->args, i0, FG_MIN(i0 + job->chunk, job->n_out));
+  }
+}
+
+typedef struct fg_prep_job {
+  const fg_mm_kernel *kern;
+  const fg_mm_args *args;
+  void *act; /* (act_size bytes) */
+} fg_prep_job;
+
+static void fg_prep_range(void *ud, size_t u0, size_t u1, uint32_t ith) {
+  (void)ith;
+  const fg_prep_job *p = ud;
+  const size_t unit = p->kern->act_unit ? p->kern->act_unit : 1;
+  const size_t b0 = u0 * unit, b1 = FG_MIN(u1 * unit, p->args->nb);
+  p->kern->act_prep(p->args->x, p->args->ldx, p->args->cols, p->args->nb, b0, b1, p->act);
+}
+
+/* A call made while a job runs on this ops (from inside a parallel_for callback, possibly on several
+ * threads at once) runs inline with its own activation buffer: the shared scratch is the owner's. */
+static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, size_t n_out) {
+  const fg_kernels *k = ops->k;
+  const uint32_t type = in->type;
+  const fg_mm_kernel *kern = &k->vec[type];
+  if (k->gemm[type].run && in->nb >= k->gemm_min_nb[type]) kern = &k->gemm[type];
+  if (!kern->run) return FG_ERR_UNSUPPORTED;
+
+  int expected = 0;
+  const bool owner = atomic_compare_exchange_strong(&ops->busy, &expected, 1);
+  const bool threaded = owner && ops->n_threads > 1;
+  void *tmp = NULL;
+  fg_status st = FG_OK;
+
+  fg_mm_job job;
+  job.kern = kern;
+  job.args = *in;
+  job.args.act = NULL;
+  if (kern->act_size) {
+    const size_t bytes = kern->act_size(in->cols, in->nb);
+    if (bytes == SIZE_MAX) {
+      st = FG_ERR_NOMEM;
+      goto done;
+    }
+    void *act; /* (bytes) */
+    if (owner) {
+      st = fg_ops_reserve(ops, bytes);
+      if (st != FG_OK) goto done;
+      act = ops->scratch;
+    } else {
+      tmp = fg_aligned_alloc(64, bytes);
+      if (!tmp) {
+        st = FG_ERR_NOMEM;
+        goto done;
+      }
+      act = tmp;
+    }
+    job.args.act = act;
+    fg_prep_job prep = {kern, &job.args, act};
+    const size_t unit = kern->act_unit ? kern->act_unit : 1;
+    const size_t n_units = (in->nb + unit - 1) / unit;
+    if (threaded && in->nb * in->cols >= FG_OPS_PREP_PARALLEL && n_units > 1) fg_pfor_owned(ops, n_units, fg_prep_range, &prep);
+    else fg_prep_range(&prep, 0, n_units, 0);
+  }
+
+  const size_t tile = kern->row_tile ? kern->row_tile : 1;
+  const size_t n_tiles = (n_out + tile - 1) / tile;
+  const size_t want_chunks = (size_t)ops->n_threads * FG_OPS_CHUNKS_PER_THREAD;
+  const size_t tiles_per_chunk = threaded ? FG_MAX((size_t)1, n_tiles / want_chunks) : n_tiles;
+  job.n_out = n_out;
+  job.chunk = tiles_per_chunk * tile;
+  job.n_chunks = (n_out + job.chunk - 1) / job.chunk;
+  atomic_init(&job.next, 0);
+  if (threaded && job.n_chunks > 1) fg_threadpool_run(ops->tp, fg_mm_worker, &job);
+  else kern->run(&job.args, 0, n_out);
+
+done:
+  fg_aligned_free(tmp);
+  if (owner) atomic_store(&ops->busy, 0);
+  return st;
+}
+
+/* Checks what matmul and matmul_rows share; fills args. */
+static fg_status fg_mm_check(const fg_ops *ops, const fg_mm_args *a, const fg_mat *W, size_t n_out) {
+  if (!ops || !W) return FG_ERR_INVALID_ARG;
+  const fg_type_traits *tr = fg_type_traits_get(W->type);
+  if (!tr) return FG_ERR_UNSUPPORTED;
+  uint64_t need;
+  if (!fg_type_row_bytes(W->type, W->cols, &need) || W->row_bytes < need) return FG_ERR_INVALID_ARG;
+  if (a->nb == 0 || n_out == 0 || W->cols == 0) return FG_OK;
+  if (!W->data || !a->x || !a->y) return FG_ERR_INVALID_ARG;
+  if (a->nb > 1 && (a->ldx < W->cols || a->ldy < n_out)) return FG_ERR_INVALID_ARG;
+  return FG_OK;
+}
+
+fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
+  if (!W) return FG_ERR_INVALID_ARG;
+  fg_mm_args a = {W->type, W->data, W->row_bytes, NULL, W->cols, X, ldx, NULL, nb, Y, ldy};
+  fg_status st = fg_mm_check(ops, &a, W, W->rows);
+  if (st != FG_OK || nb == 0 || W->rows == 0) return st;
+  if (W->cols == 0) {
+    for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, W->rows * sizeof(float));
+    return FG_OK;
+  }
+  return fg_mm_common(ops, &a, W->rows);
+}
+
+fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
+                             size_t ldx, size_t nb, float *Y, size_t ldy) {
+  if (!W) return FG_ERR_INVALID_ARG;
+  fg_mm_args a = {W->type, W->data, W->row_bytes, rows, W->cols, X, ldx, NULL, nb, Y, ldy};
+  fg_status st = fg_mm_check(ops, &a, W, n_rows);
+  if (st != FG_OK || nb == 0 || n_rows == 0) return st;
+  if (!rows) return FG_ERR_INVALID_ARG;
+  for (size_t i = 0; i < n_rows; i++)
+    if (rows[i] < 0 || (uint32_t)rows[i] >= W->rows) return FG_ERR_INVALID_ARG;
+  if (W->cols == 0) {
+    for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, n_rows * sizeof(float));
+    return FG_OK;
+  }
+  return fg_mm_common(ops, &a, n_rows);
+}

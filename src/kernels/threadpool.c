@@ -1,0 +1,215 @@
+/* threadpool.c — persistent workers parked on a generation counter: a new job bumps the counter;
+ * workers spin on it for a few tens of microseconds (decode issues hundreds of small jobs per token)
+ * and then sleep on a condition variable. The last worker to finish wakes the caller the same way. */
+#include "kernels/threadpool.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#define FG_TP_SPIN_S 100e-6 /* how long a parked thread spins before it sleeps: longer than the gap between
+                              * two matmuls of a decode step, short enough not to burn an idle core */
+#define FG_TP_PAUSE_S 8e-6   /* of which pure pause-spinning; then sched_yield, in case the thread we
+                              * wait for is queued behind us on an oversubscribed core */
+
+typedef struct fg_worker {
+  fg_threadpool *tp;
+  uint32_t index;
+  pthread_t thread;
+} fg_worker;
+
+struct fg_threadpool {
+  uint32_t n_threads;       /* including the caller */
+  uint32_t n_started;       /* workers actually running */
+  fg_worker *workers;       /* (n_threads - 1) */
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work;   /* workers sleep here waiting for a new generation */
+  pthread_cond_t cv_done;   /* the caller sleeps here waiting for pending == 0 */
+  _Atomic uint32_t gen;     /* job generation; bumped by the caller */
+  _Atomic uint32_t pending; /* workers that have not finished the current job */
+  _Atomic uint32_t sleepers;        /* workers inside (or about to enter) cv_work */
+  _Atomic uint32_t caller_sleeping; /* the caller is inside (or about to enter) cv_done */
+  _Atomic bool stop;
+  fg_threadpool_fn fn;      /* current job; published by the gen release store */
+  void *ud;
+};
+
+// ----------------------------------------------------------------------------
+// spinning
+
+static inline void fg_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __asm__ volatile("pause" ::: "memory");
+#elif defined(__aarch64__) || (defined(__arm__) && defined(__ARM_ARCH) && __ARM_ARCH >= 7)
+  __asm__ volatile("yield" ::: "memory");
+#else
+  atomic_signal_fence(memory_order_seq_cst);
+#endif
+}
+
+/* One wait step i of a spin: pause for the first FG_TP_PAUSE_S, then sched_yield (if the machine is
+ * oversubscribed, the thread we wait for may need this core). Returns false when the budget is over. */
+static bool fg_spin_step(uint32_t i, double *t_start) {
+  if ((i & 63u) != 63u) {
+    fg_cpu_relax();
+    return true;
+  }
+  const double now = fg_time_s();
+  if (*t_start == 0.0) *t_start = now;
+  const double spent = now - *t_start;
+  if (spent > FG_TP_SPIN_S) return false;
+  if (spent > FG_TP_PAUSE_S) sched_yield();
+  return true;
+}
+
+/* Spins until *v != old or the spin budget is used up; returns true if it changed. */
+static bool fg_spin_until_change(_Atomic uint32_t *v, uint32_t old) {
+  double t_start = 0.0;
+  for (uint32_t i = 0;; i++) {
+    if (atomic_load_explicit(v, memory_order_acquire) != old) return true;
+    if (!fg_spin_step(i, &t_start)) return false;
+  }
+}
+
+// ----------------------------------------------------------------------------
+// workers
+
+static void *fg_worker_main(void *arg) {
+  fg_worker *wk = arg;
+  fg_threadpool *tp = wk->tp;
+  uint32_t seen = 0;
+  for (;;) {
+    if (!fg_spin_until_change(&tp->gen, seen)) {
+      pthread_mutex_lock(&tp->mu);
+      atomic_fetch_add(&tp->sleepers, 1); /* seq_cst: pairs with the caller's gen store */
+      while (atomic_load(&tp->gen) == seen && !atomic_load(&tp->stop)) pthread_cond_wait(&tp->cv_work, &tp->mu);
+      atomic_fetch_sub(&tp->sleepers, 1);
+      pthread_mutex_unlock(&tp->mu);
+    }
+    uint32_t g = atomic_load_explicit(&tp->gen, memory_order_acquire);
+    if (atomic_load(&tp->stop)) break;
+    if (g == seen) continue;
+    seen = g;
+    tp->fn(tp->ud, wk->index, tp->n_threads);
+    if (atomic_fetch_sub(&tp->pending, 1) == 1) { /* seq_cst: pairs with caller_sleeping */
+      if (atomic_load(&tp->caller_sleeping)) {
+        pthread_mutex_lock(&tp->mu);
+        pthread_cond_signal(&tp->cv_done);
+        pthread_mutex_unlock(&tp->mu);
+      }
+    }
+  }
+  return NULL;
+}
+
+// ----------------------------------------------------------------------------
+// create / free / run
+
+static void fg_threadpool_stop(fg_threadpool *tp) {
+  pthread_mutex_lock(&tp->mu);
+  atomic_store(&tp->stop, true);
+  atomic_fetch_add(&tp->gen, 1);
+  pthread_cond_broadcast(&tp->cv_work);
+  pthread_mutex_unlock(&tp->mu);
+  for (uint32_t i = 0; i < tp->n_started; i++) pthread_join(tp->workers[i].thread, NULL);
+  tp->n_started = 0;
+}
+
+fg_status fg_threadpool_create(uint32_t n_threads, fg_threadpool **out) {
+  *out = NULL;
+  if (n_threads == 0) n_threads = 1;
+  fg_threadpool *tp = fg_calloc(1, sizeof *tp);
+  if (!tp) return FG_ERR_NOMEM;
+  tp->n_threads = n_threads;
+  atomic_init(&tp->gen, 0);
+  atomic_init(&tp->pending, 0);
+  atomic_init(&tp->sleepers, 0);
+  atomic_init(&tp->caller_sleeping, 0);
+  atomic_init(&tp->stop, false);
+  if (n_threads > 1) {
+    tp->workers = fg_calloc(n_threads - 1, sizeof *tp->workers);
+    if (!tp->workers) {
+      fg_free(tp);
+      return FG_ERR_NOMEM;
+    }
+  }
+  if (pthread_mutex_init(&tp->mu, NULL) != 0) goto fail_mu;
+  if (pthread_cond_init(&tp->cv_work, NULL) != 0) goto fail_cv1;
+  if (pthread_cond_init(&tp->cv_done, NULL) != 0) goto fail_cv2;
+
+  /* workers never handle signals: block them all while creating, restore afterwards */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  fg_status st = FG_OK;
+  for (uint32_t i = 0; i + 1 < n_threads; i++) {
+    tp->workers[i].tp = tp;
+    tp->workers[i].index = i + 1;
+    if (pthread_create(&tp->workers[i].thread, NULL, fg_worker_main, &tp->workers[i]) != 0) {
+      st = FG_ERR_NOMEM;
+      break;
+    }
+    tp->n_started++;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (st != FG_OK) {
+    fg_threadpool_free(tp);
+    return st;
+  }
+  *out = tp;
+  return FG_OK;
+
+fail_cv2:
+  pthread_cond_destroy(&tp->cv_work);
+fail_cv1:
+  pthread_mutex_destroy(&tp->mu);
+fail_mu:
+  fg_free(tp->workers);
+  fg_free(tp);
+  return FG_ERR_INTERNAL;
+}
+
+void fg_threadpool_free(fg_threadpool *tp) {
+  if (!tp) return;
+  fg_threadpool_stop(tp);
+  pthread_cond_destroy(&tp->cv_done);
+  pthread_cond_destroy(&tp->cv_work);
+  pthread_mutex_destroy(&tp->mu);
+  fg_free(tp->workers);
+  fg_free(tp);
+}
+
+uint32_t fg_threadpool_n_threads(const fg_threadpool *tp) { return tp ? tp->n_threads : 1; }
+
+void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
+  if (tp->n_threads <= 1) {
+    fn(ud, 0, 1);
+    return;
+  }
+  tp->fn = fn;
+  tp->ud = ud;
+  atomic_store_explicit(&tp->pending, tp->n_threads - 1, memory_order_relaxed);
+  atomic_fetch_add(&tp->gen, 1); /* seq_cst: publishes fn/ud/pending; pairs with sleepers */
+  if (atomic_load(&tp->sleepers) != 0) {
+    pthread_mutex_lock(&tp->mu);
+    pthread_cond_broadcast(&tp->cv_work);
+    pthread_mutex_unlock(&tp->mu);
+  }
+
+  fn(ud, 0, tp->n_threads);
+
+  /* wait for the workers: spin for a while, then sleep until the last one signals */
+  double t_start = 0.0;
+  for (uint32_t i = 0; atomic_load_explicit(&tp->pending, memory_order_acquire) != 0; i++) {
+    if (!fg_spin_step(i, &t_start)) {
+      pthread_mutex_lock(&tp->mu);
+      atomic_store(&tp->caller_sleeping, 1); /* seq_cst: pairs with the workers' pending update */
+      while (atomic_load(&tp->pending) != 0) pthread_cond_wait(&tp->cv_done, &tp->mu);
+      atomic_store(&tp->caller_sleeping, 0);
+      pthread_mutex_unlock(&tp->mu);
+      break;
+    }
+  }
+}

@@ -1,0 +1,282 @@
+/* avx2_kernels.c — AVX2 + FMA + F16C kernels, the x86 fallback below AVX-512. Built with those ISA
+ * flags; only reached through fg_kernels_avx2() after dispatch.c has checked the CPU.
+ *
+ * Same specs and layouts as the AVX-512 table with 8 lanes (see avx512_kernels.c): vec kernels put
+ * 8 weight rows in the lanes (transpose for float types, int8 block dots reduced across lanes); the
+ * float gemm puts 8 activations in the lanes. There is no bf16 dot instruction: BF16 weights follow
+ * the fma spec. Int8 products use the maddubs sign trick (|w| * sign(x, w)), exact for Q8_0. */
+#include "kernels/kernels.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define FG_INLINE static inline __attribute__((always_inline))
+
+#define FG_Q_KSEG 64   /* int8 blocks per tile segment with staged weight scales */
+#define FG_F_JSEG 256  /* columns per f16/bf16 weight segment staged as f32 */
+
+// ----------------------------------------------------------------------------
+// helpers
+
+FG_INLINE uint16_t fg_ld_u16(const void *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+FG_INLINE float fg_h2f(const void *p) { return _cvtsh_ss(fg_ld_u16(p)); }
+
+FG_INLINE void fg_tile_rows(const fg_mm_args *a, size_t i0, size_t n, size_t cap, const uint8_t **rp) {
+  for (size_t r = 0; r < cap; r++) {
+    const size_t i = i0 + (r < n ? r : 0);
+    const size_t row = a->rows ? (size_t)a->rows[i] : i;
+    rp[r] = a->w + row * a->row_bytes;
+  }
+}
+
+FG_INLINE float fg_hmax8(__m256 v) {
+  __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_movehdup_ps(m));
+  return _mm_cvtss_f32(m);
+}
+FG_INLINE int32_t fg_hsum8i(__m256i v) {
+  __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4e));
+  s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xb1));
+  return _mm_cvtsi128_si32(s);
+}
+
+/* Stores the valid lanes of v (8 rows) to y[0..n). */
+FG_INLINE void fg_store_rows(float *y, size_t n, __m256 v) {
+  if (n >= 8) {
+    _mm256_storeu_ps(y, v);
+    return;
+  }
+  float tmp[8];
+  _mm256_storeu_ps(tmp, v);
+  for (size_t i = 0; i < n; i++) y[i] = tmp[i];
+}
+
+FG_INLINE __m256 fg_load_rows(const float *y, size_t n) {
+  if (n >= 8) return _mm256_loadu_ps(y);
+  float tmp[8] = {0};
+  for (size_t i = 0; i < n; i++) tmp[i] = y[i];
+  return _mm256_loadu_ps(tmp);
+}
+
+// ----------------------------------------------------------------------------
+// Q8 activations (bit-exact with fg_spec_quantize_act_q8)
+
+FG_INLINE float fg_q8_block(const float *x, int8_t *qs, int32_t *isum) {
+  const __m256 absmask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  __m256 v[4];
+  __m256 m = _mm256_setzero_ps();
+  for (int i = 0; i < 4; i++) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    m = _mm256_max_ps(m, _mm256_and_ps(v[i], absmask));
+  }
+  const float amax = fg_hmax8(m);
+  const float d = amax >= FG_ACT_Q8_MIN_AMAX ? amax / 127.0f : 0.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const __m256 vid = _mm256_set1_ps(id), lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
+  __m256i q[4];
+  for (int i = 0; i < 4; i++) /* max(v, -127) maps NaN to -127; cvtps rounds to nearest even */
+    q[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(v[i], vid), lo), hi));
+  *isum = fg_hsum8i(_mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3])));
+  const __m256i p = _mm256_packs_epi16(_mm256_packs_epi32(q[0], q[1]), _mm256_packs_epi32(q[2], q[3]));
+  _mm256_storeu_si256((__m256i *)(void *)qs, _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  return d;
+}
+
+static size_t fg_q8_rows_size(size_t cols, size_t nb) {
+  uint64_t n;
+  if (!fg_mul_u64(fg_act_q8_row_bytes(cols), nb, &n) || n > SIZE_MAX - 64) return SIZE_MAX;
+  return (size_t)n;
+}
+
+static void fg_q8_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  (void)nb;
+  const size_t stride = fg_act_q8_row_bytes(cols);
+  for (size_t b = b0; b < b1; b++) {
+    fg_act_q8_row r = fg_act_q8_row_at((uint8_t *)act + b * stride, cols);
+    for (size_t k = 0; k < cols / 32; k++) r.d[k] = fg_q8_block(x + b * ldx + k * 32, r.qs + k * 32, &r.isum[k]);
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Q8_0 / Q4_0 vec: 8 rows per tile; block dots reduced across lanes to lane r = row r
+
+/* v[i]: 8 partial sums of row i -> lane i = total of row i */
+FG_INLINE __m256i fg_reduce_rows8(const __m256i v[8]) {
+  const __m256i t0 = _mm256_hadd_epi32(v[0], v[1]), t1 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i t2 = _mm256_hadd_epi32(v[4], v[5]), t3 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
+  /* u0: [rows 0-3 low halves | rows 0-3 high halves], u1 the same for rows 4-7 */
+  return _mm256_add_epi32(_mm256_permute2x128_si256(u0, u1, 0x20), _mm256_permute2x128_si256(u0, u1, 0x31));
+}
+
+FG_INLINE __m256i fg_dot_q8_0(const uint8_t *blk, __m256i xq) {
+  const __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 2));
+  const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w));
+  return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+FG_INLINE __m256i fg_dot_q4_0(const uint8_t *blk, __m256i xq) {
+  const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(blk + 2));
+  const __m256i w = _mm256_and_si256(_mm256_inserti128_si256(_mm256_castsi128_si256(q), _mm_srli_epi16(q, 4), 1),
+                                     _mm256_set1_epi8(0x0f));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(w, xq), _mm256_set1_epi16(1)); /* sum q * x, q in 0..15 */
+}
+
+FG_INLINE void fg_q_vec(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4) {
+  const size_t nblk = a->cols / 32, bsz = is_q4 ? 18 : 34;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  float dws[FG_Q_KSEG * 8] __attribute__((aligned(32))); /* (k, row) */
+  fg_pf_first(a, i0, i1, 8);
+  for (size_t t0 = i0; t0 < i1; t0 += 8) {
+    const size_t nr = FG_MIN((size_t)8, i1 - t0);
+    const uint8_t *rp[8];
+    fg_tile_rows(a, t0, nr, 8, rp);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 8, i1, 8, nblk);
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_Q_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_Q_KSEG, nblk);
+      for (size_t r = 0; r < 8; r++)
+        for (size_t k = k0; k < k1; k++) dws[(k - k0) * 8 + r] = fg_h2f(rp[r] + k * bsz);
+      for (size_t k = k0; k < k1; k++) fg_pf_step(&pf);
+      for (size_t b = 0; b < a->nb; b++) {
+        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+        float *yb = a->y + b * a->ldy + t0;
+        __m256 acc = k0 == 0 ? _mm256_setzero_ps() : fg_load_rows(yb, nr);
+        for (size_t k = k0; k < k1; k++) {
+          const __m256i xq = _mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32));
+          __m256i v[8];
+          for (int r = 0; r < 8; r++) v[r] = is_q4 ? fg_dot_q4_0(rp[r] + k * 18, xq) : fg_dot_q8_0(rp[r] + k * 34, xq);
+          __m256i idot = fg_reduce_rows8(v);
+          if (is_q4) idot = _mm256_add_epi32(idot, _mm256_set1_epi32(-8 * xr.isum[k]));
+          const __m256 scale = _mm256_mul_ps(_mm256_load_ps(&dws[(k - k0) * 8]), _mm256_set1_ps(xr.d[k]));
+          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), scale, acc);
+        }
+        fg_store_rows(yb, nr, acc);
+      }
+    }
+  }
+}
+static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a, i0, i1, 0); }
+static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a, i0, i1, 1); }
+
+// ----------------------------------------------------------------------------
+// F32 / F16 / BF16 (fma spec): the 16 column lanes of the spec as two ymm (columns j..j+7, j+8..j+15);
+// R rows × B activations of accumulators; the halving tree finishes each output. BF16 weights are
+// widened to f32 (no bf16 dot product in AVX2), so they follow the fma spec.
+
+/* 8 weights from column j (nc < 8: zero padded copy, nothing read past the row) as f32 */
+FG_INLINE __m256 fg_w8(const uint8_t *row, size_t j, size_t nc, const int kind) {
+  const size_t es = kind == 0 ? 4 : 2;
+  uint8_t tmp[32] __attribute__((aligned(32)));
+  const void *p = row + j * es;
+  if (nc < 8) {
+    memset(tmp, 0, sizeof tmp);
+    memcpy(tmp, p, nc * es);
+    p = tmp;
+  }
+  if (kind == 0) return _mm256_loadu_ps(p);
+  const __m128i h = _mm_loadu_si128((const __m128i *)p);
+  if (kind == 1) return _mm256_cvtph_ps(h);
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+FG_INLINE __m256 fg_x8(const float *x, size_t nc) {
+  if (nc >= 8) return _mm256_loadu_ps(x);
+  float tmp[8] = {0};
+  for (size_t i = 0; i < nc; i++) tmp[i] = x[i];
+  return _mm256_loadu_ps(tmp);
+}
+
+/* the spec's halving tree over lanes (lo: 0..7, hi: 8..15) */
+FG_INLINE float fg_fold16(__m256 lo, __m256 hi) {
+  const __m256 h = _mm256_add_ps(lo, hi);
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_add_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+
+#define FG_FT_RMAX 4
+#define FG_FT_BMAX 2
+
+FG_INLINE void fg_ftile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0, const int R,
+                        const int B, const int kind, fg_pf *pf) {
+  const size_t cols = a->cols;
+  __m256 acc[FG_FT_RMAX][FG_FT_BMAX][2];
+  const float *xf[FG_FT_BMAX];
+  for (int b = 0; b < B; b++) {
+    xf[b] = a->x + (b0 + (size_t)b) * a->ldx;
+    for (int r = 0; r < R; r++) acc[r][b][0] = acc[r][b][1] = _mm256_setzero_ps();
+  }
+  for (size_t j = 0; j < cols; j += 16) {
+    const size_t nc = FG_MIN((size_t)16, cols - j);
+    const size_t n0 = FG_MIN((size_t)8, nc), n1 = nc > 8 ? nc - 8 : 0;
+    if (pf) fg_pf_step(pf);
+    __m256 xv[FG_FT_BMAX][2];
+    for (int b = 0; b < B; b++) {
+      xv[b][0] = fg_x8(xf[b] + j, n0);
+      xv[b][1] = n1 ? fg_x8(xf[b] + j + 8, n1) : _mm256_setzero_ps();
+    }
+    for (int r = 0; r < R; r++) {
+      const __m256 w0 = fg_w8(rp[r], j, n0, kind);
+      const __m256 w1 = n1 ? fg_w8(rp[r], j + 8, n1, kind) : _mm256_setzero_ps();
+      for (int b = 0; b < B; b++) {
+        acc[r][b][0] = _mm256_fmadd_ps(w0, xv[b][0], acc[r][b][0]);
+        acc[r][b][1] = _mm256_fmadd_ps(w1, xv[b][1], acc[r][b][1]);
+      }
+    }
+  }
+  for (int b = 0; b < B; b++) {
+    float *y = a->y + (b0 + (size_t)b) * a->ldy + t0;
+    for (size_t r = 0; r < nr; r++) y[r] = fg_fold16(acc[r][b][0], acc[r][b][1]);
+  }
+}
+
+FG_INLINE void fg_frun(const fg_mm_args *a, size_t i0, size_t i1, const int kind, const int R, const int B) {
+  fg_pf_first(a, i0, i1, (size_t)R);
+  for (size_t t0 = i0; t0 < i1; t0 += (size_t)R) {
+    const size_t nr = FG_MIN((size_t)R, i1 - t0);
+    const uint8_t *rp[FG_FT_RMAX];
+    fg_tile_rows(a, t0, nr, (size_t)R, rp);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + (size_t)R, i1, (size_t)R, (a->cols + 15) / 16);
+    size_t b = 0;
+    for (; b + (size_t)B <= a->nb; b += (size_t)B) fg_ftile(a, rp, t0, nr, b, R, B, kind, b == 0 ? &pf : NULL);
+    if (b < a->nb) fg_ftile(a, rp, t0, nr, b, R, 1, kind, b == 0 ? &pf : NULL); /* B <= 2: at most one left */
+  }
+}
+static void fg_f32_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 0, 4, 1); }
+static void fg_f16_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 1, 4, 1); }
+static void fg_bf16_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 2, 4, 1); }
+static void fg_f32_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 0, 2, 2); }
+static void fg_f16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 1, 2, 2); }
+static void fg_bf16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 2, 2, 2); }
+
+// ----------------------------------------------------------------------------
+// the table
+
+static const fg_kernels k_avx2 = {
+    .name = "avx2",
+    .vec =
+        {
+            [FG_TYPE_F32] = {fg_f32_vec, FG_SPEC_FMA, NULL, NULL, 1, 8},
+            [FG_TYPE_F16] = {fg_f16_vec, FG_SPEC_FMA, NULL, NULL, 1, 8},
+            [FG_TYPE_BF16] = {fg_bf16_vec, FG_SPEC_FMA, NULL, NULL, 1, 8},
+            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+        },
+    .gemm =
+        {
+            [FG_TYPE_F32] = {fg_f32_gemm, FG_SPEC_FMA, NULL, NULL, 1, 8},
+            [FG_TYPE_F16] = {fg_f16_gemm, FG_SPEC_FMA, NULL, NULL, 1, 8},
+            [FG_TYPE_BF16] = {fg_bf16_gemm, FG_SPEC_FMA, NULL, NULL, 1, 8},
+        },
+    .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2},
+};
+
+const fg_kernels *fg_kernels_avx2(void) { return &k_avx2; }

@@ -1,0 +1,531 @@
+/* avx512_kernels.c — AVX-512 (F/BW/VL/DQ + VNNI + BF16) kernels. Built with those ISA flags; only
+ * reached through fg_kernels_avx512() after dispatch.c has checked the CPU.
+ *
+ * One spec per weight type (see kernels.h); vec (decode) and gemm (prefill) perform the same
+ * operations per output, so they agree bit for bit:
+ *  - F32/F16/BF16: lanes = 16 consecutive columns. Weight and activation rows stream contiguously
+ *    into R rows × B activations of accumulators (8 × 1 decode, 4 × 6 prefill).
+ *  - Q8_0/Q4_0 vec: lanes = 16 weight rows; each block's int8 dots are reduced across lanes so lane
+ *    r holds row r's exact integer dot, then scaled and accumulated in block order.
+ *  - Q8_0/Q4_0 gemm: lanes = 16 activations, repacked once per call as 4-byte groups; a broadcast
+ *    weight group feeds vpdpbusd for 16 activations; 8 rows × 16 activations register-blocked. */
+#include "kernels/kernels.h"
+
+#include <immintrin.h>
+#include <string.h>
+
+#define FG_INLINE static inline __attribute__((always_inline))
+
+#define FG_Q_KSEG 64    /* int8 blocks per weight segment staged on the stack (2048 columns) */
+#define FG_F_JSEG 256   /* columns per f16 weight segment staged as f32 */
+
+// ----------------------------------------------------------------------------
+// small helpers
+
+FG_INLINE uint32_t fg_ld_u32(const void *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+FG_INLINE uint16_t fg_ld_u16(const void *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+FG_INLINE float fg_h2f(const void *p) { return _cvtsh_ss(fg_ld_u16(p)); }
+
+/* Row pointers of one tile; lanes past n repeat the first row (computed, never stored). */
+FG_INLINE void fg_tile_rows(const fg_mm_args *a, size_t i0, size_t n, size_t cap, const uint8_t **rp) {
+  for (size_t r = 0; r < cap; r++) {
+    const size_t i = i0 + (r < n ? r : 0);
+    const size_t row = a->rows ? (size_t)a->rows[i] : i;
+    rp[r] = a->w + row * a->row_bytes;
+  }
+}
+
+FG_INLINE __mmask16 fg_mask16(size_t n) { return n >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << n) - 1u); }
+FG_INLINE __mmask32 fg_mask32(size_t n) { return n >= 32 ? (__mmask32)0xffffffffu : (__mmask32)((1u << n) - 1u); }
+
+/* In-register transpose: r[i] = row i (16 floats) becomes r[j] = column j (lane i = row i). */
+FG_INLINE void fg_tr16x16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; i++) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; i++) {
+    r[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+    r[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xee);
+    r[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+    r[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xee);
+  }
+  /* r[4i + c], 128-bit lane L: rows 4i..4i+3 at column 4L + c */
+  for (int c = 0; c < 4; c++) {
+    t[c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0x88);
+    t[4 + c] = _mm512_shuffle_f32x4(r[c], r[4 + c], 0xdd);
+    t[8 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0x88);
+    t[12 + c] = _mm512_shuffle_f32x4(r[8 + c], r[12 + c], 0xdd);
+  }
+  for (int c = 0; c < 4; c++) {
+    r[c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0x88);
+    r[8 + c] = _mm512_shuffle_f32x4(t[c], t[8 + c], 0xdd);
+    r[4 + c] = _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0x88);
+    r[12 + c] = _mm512_shuffle_f32x4(t[4 + c], t[12 + c], 0xdd);
+  }
+}
+
+/* Lanes-as-activations outputs: lane l of v[t] is y[(b0 + 16 t + l) * ldy + i]; add=1 accumulates
+ * into y (a later column segment), else overwrites. */
+/* Loads the partial sums written by fg_store_block8 back into v[0..8) (rows past nr are zero). */
+FG_INLINE void fg_load_block8(const fg_mm_args *a, size_t b0, size_t t0, size_t nr, __m512 v[8]) {
+  __m512 r[16];
+  const size_t n = FG_MIN((size_t)16, a->nb - b0);
+  const __mmask16 m = fg_mask16(nr);
+  for (size_t l = 0; l < 16; l++) r[l] = l < n ? _mm512_maskz_loadu_ps(m, a->y + (b0 + l) * a->ldy + t0) : _mm512_setzero_ps();
+  fg_tr16x16(r);
+  for (int i = 0; i < 8; i++) v[i] = r[i];
+}
+
+/* Stores rows t0..t0+nr (nr <= 8) of a lanes-as-activations block: v[r] lane l is
+ * y[(b0 + l) * ldy + t0 + r]. Transposed in registers so each activation gets one contiguous store
+ * (activation rows are often a multiple of 4 KiB apart: scalar stores would fight over one L1 set). */
+FG_INLINE void fg_store_block8(const fg_mm_args *a, size_t b0, size_t t0, size_t nr, const __m512 v[8]) {
+  __m512 r[16];
+  for (int i = 0; i < 8; i++) r[i] = v[i];
+  for (int i = 8; i < 16; i++) r[i] = _mm512_setzero_ps();
+  fg_tr16x16(r);
+  const size_t n = FG_MIN((size_t)16, a->nb - b0);
+  const __mmask16 m = fg_mask16(nr);
+  for (size_t l = 0; l < n; l++) _mm512_mask_storeu_ps(a->y + (b0 + l) * a->ldy + t0, m, r[l]);
+}
+
+// ----------------------------------------------------------------------------
+// Q8 activations: quantization (bit-exact with fg_spec_quantize_act_q8)
+
+/* One 32-block: 32 int8 into qs, returns the scale, *isum = sum of qs. */
+FG_INLINE float fg_q8_block(const float *x, int8_t *qs, int32_t *isum) {
+  const __m512 a = _mm512_loadu_ps(x), b = _mm512_loadu_ps(x + 16);
+  const __m512 amax_v = _mm512_max_ps(_mm512_abs_ps(a), _mm512_abs_ps(b));
+  const float amax = _mm512_reduce_max_ps(amax_v);
+  const float d = amax >= FG_ACT_Q8_MIN_AMAX ? amax / 127.0f : 0.0f;
+  const float id = d != 0.0f ? 1.0f / d : 0.0f;
+  const __m512 vid = _mm512_set1_ps(id), lo = _mm512_set1_ps(-127.0f), hi = _mm512_set1_ps(127.0f);
+  /* max(v, -127) maps NaN to -127, as the spec does; cvtps rounds to nearest even */
+  const __m512 va = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(a, vid), lo), hi);
+  const __m512 vb = _mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(b, vid), lo), hi);
+  const __m512i ia = _mm512_cvtps_epi32(va), ib = _mm512_cvtps_epi32(vb);
+  _mm_storeu_si128((__m128i *)(void *)qs, _mm512_cvtepi32_epi8(ia));
+  _mm_storeu_si128((__m128i *)(void *)(qs + 16), _mm512_cvtepi32_epi8(ib));
+  *isum = _mm512_reduce_add_epi32(_mm512_add_epi32(ia, ib));
+  return d;
+}
+
+/* vec layout: one fg_act_q8_row per activation */
+static size_t fg_q8_rows_size(size_t cols, size_t nb) {
+  uint64_t n;
+  if (!fg_mul_u64(fg_act_q8_row_bytes(cols), nb, &n) || n > SIZE_MAX - 64) return SIZE_MAX;
+  return (size_t)n;
+}
+
+static void fg_q8_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  (void)nb;
+  const size_t stride = fg_act_q8_row_bytes(cols);
+  for (size_t b = b0; b < b1; b++) {
+    fg_act_q8_row r = fg_act_q8_row_at((uint8_t *)act + b * stride, cols);
+    for (size_t k = 0; k < cols / 32; k++) r.d[k] = fg_q8_block(x + b * ldx + k * 32, r.qs + k * 32, &r.isum[k]);
+  }
+}
+
+/* gemm layout, per tile of 16 activations and block k:
+ *   qs   [k][g][16 lanes][4 bytes]  group g = elements 4g..4g+3 of the block
+ *   d    [k][16] f32                scale of each lane
+ *   bias [k][16] i32                -c * isum: undoes the +c offset of unsigned weights (c = 128 for
+ *                                   Q8_0 weights stored as qw ^ 0x80, c = 8 for Q4_0 nibbles) */
+static size_t fg_q8_tile_bytes(size_t cols) { return (cols / 32) * (512 + 64 + 64); }
+
+static size_t fg_q8x16_size(size_t cols, size_t nb) {
+  uint64_t n;
+  if (!fg_mul_u64(fg_q8_tile_bytes(cols), (nb + 15) / 16, &n) || n > SIZE_MAX - 64) return SIZE_MAX;
+  return (size_t)n;
+}
+
+FG_INLINE void fg_q8x16_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act,
+                             int32_t c) {
+  const size_t nblk = cols / 32, tb = fg_q8_tile_bytes(cols);
+  for (size_t t = b0 / 16; t * 16 < b1; t++) {
+    uint8_t *tile = (uint8_t *)act + t * tb;
+    float *d = (float *)(void *)(tile + nblk * 512);
+    int32_t *bias = (int32_t *)(void *)(tile + nblk * 576);
+    for (size_t l = 0; l < 16; l++) {
+      const size_t b = t * 16 + l;
+      for (size_t k = 0; k < nblk; k++) {
+        int8_t q[32];
+        int32_t isum = 0;
+        float dk = 0.0f;
+        if (b < nb) dk = fg_q8_block(x + b * ldx + k * 32, q, &isum);
+        else memset(q, 0, sizeof q);
+        for (int g = 0; g < 8; g++) memcpy(tile + k * 512 + g * 64 + l * 4, q + 4 * g, 4);
+        d[k * 16 + l] = dk;
+        bias[k * 16 + l] = -c * isum;
+      }
+    }
+  }
+}
+static void fg_q8x16_prep_q8_0(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  fg_q8x16_prep(x, ldx, cols, nb, b0, b1, act, 128);
+}
+static void fg_q8x16_prep_q4_0(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  fg_q8x16_prep(x, ldx, cols, nb, b0, b1, act, 8);
+}
+
+// ----------------------------------------------------------------------------
+// Q8_0 / Q4_0 vec: 16 rows per tile, one block at a time; per-row block dots are reduced across
+// lanes so that lane r holds row r's exact integer dot
+
+/* In-lane reduction (unpacks; one cross-lane step): z[p] = [slot 2p: 8 partial sums | slot 2p+1: 8],
+ * result lane i = total of slot k_slot_of_lane[i]. Callers load row i into that slot, so lane i ends up
+ * holding row i. */
+static const uint8_t k_q8_slot_row[16] = {0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15}; /* slot -> row */
+
+FG_INLINE __m512i fg_sum_unpack32(__m512i a, __m512i b) {
+  return _mm512_add_epi32(_mm512_unpacklo_epi32(a, b), _mm512_unpackhi_epi32(a, b));
+}
+FG_INLINE __m512i fg_sum_unpack64(__m512i a, __m512i b) {
+  return _mm512_add_epi32(_mm512_unpacklo_epi64(a, b), _mm512_unpackhi_epi64(a, b));
+}
+
+FG_INLINE __m512i fg_reduce_rows16(const __m512i z[8]) {
+  /* per 128-bit lane: two levels of in-lane pair sums leave [z0, z1, z2, z3] (half-row totals) */
+  const __m512i b0 = fg_sum_unpack64(fg_sum_unpack32(z[0], z[1]), fg_sum_unpack32(z[2], z[3]));
+  const __m512i b1 = fg_sum_unpack64(fg_sum_unpack32(z[4], z[5]), fg_sum_unpack32(z[6], z[7]));
+  /* lanes L0/L1 hold the two halves of slots 0,2,4,6 (L2/L3: 1,3,5,7): add the halves */
+  return _mm512_add_epi32(_mm512_shuffle_i32x4(b0, b1, 0x88), _mm512_shuffle_i32x4(b0, b1, 0xdd));
+}
+
+/* Q4_0: four rows per zmm, one per 128-bit lane (their 16 nibble bytes); z_e holds rows 4L + e. */
+FG_INLINE __m512i fg_reduce_rows4x4(const __m512i z[4]) {
+  return fg_sum_unpack64(fg_sum_unpack32(z[0], z[1]), fg_sum_unpack32(z[2], z[3]));
+}
+
+/* Unsigned weights of block k for the rows in slots (a: lanes 0..7, b: lanes 8..15). */
+FG_INLINE __m512i fg_wpair_q8_0(const uint8_t *ra, const uint8_t *rb, size_t k) {
+  const __m256i a = _mm256_loadu_si256((const __m256i *)(const void *)(ra + k * 34 + 2));
+  const __m256i b = _mm256_loadu_si256((const __m256i *)(const void *)(rb + k * 34 + 2));
+  return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(a), b, 1), _mm512_set1_epi8((char)0x80));
+}
+
+FG_INLINE __m512i fg_wquad_q4_0(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t k) {
+  __m512i t = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(r0 + k * 18 + 2)));
+  t = _mm512_inserti32x4(t, _mm_loadu_si128((const __m128i *)(const void *)(r1 + k * 18 + 2)), 1);
+  t = _mm512_inserti32x4(t, _mm_loadu_si128((const __m128i *)(const void *)(r2 + k * 18 + 2)), 2);
+  return _mm512_inserti32x4(t, _mm_loadu_si128((const __m128i *)(const void *)(r3 + k * 18 + 2)), 3);
+}
+
+/* fp16 scales at byte offset off of 16 rows, as 16 floats in row order. */
+FG_INLINE __m512 fg_scales16(const uint8_t *const rp[16], size_t off) {
+  __m128i h0 = _mm_cvtsi32_si128(fg_ld_u16(rp[0] + off)), h1 = _mm_cvtsi32_si128(fg_ld_u16(rp[8] + off));
+  h0 = _mm_insert_epi16(h0, fg_ld_u16(rp[1] + off), 1);
+  h1 = _mm_insert_epi16(h1, fg_ld_u16(rp[9] + off), 1);
+  h0 = _mm_insert_epi16(h0, fg_ld_u16(rp[2] + off), 2);
+  h1 = _mm_insert_epi16(h1, fg_ld_u16(rp[10] + off), 2);
+  h0 = _mm_insert_epi16(h0, fg_ld_u16(rp[3] + off), 3);
+  h1 = _mm_insert_epi16(h1, fg_ld_u16(rp[11] + off), 3);
+  h0 = _mm_insert_epi16(h0, fg_ld_u16(rp[4] + off), 4);
+  h1 = _mm_insert_epi16(h1, fg_ld_u16(rp[12] + off), 4);
+  h0 = _mm_insert_epi16(h0, fg_ld_u16(rp[5] + off), 5);
+  h1 = _mm_insert_epi16(h1, fg_ld_u16(rp[13] + off), 5);
+  h0 = _mm_insert_epi16(h0, fg_ld_u16(rp[6] + off), 6);
+  h1 = _mm_insert_epi16(h1, fg_ld_u16(rp[14] + off), 6);
+  h0 = _mm_insert_epi16(h0, fg_ld_u16(rp[7] + off), 7);
+  h1 = _mm_insert_epi16(h1, fg_ld_u16(rp[15] + off), 7);
+  return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(h0), h1, 1));
+}
+
+FG_INLINE void fg_q_vec(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4) {
+  const size_t nblk = a->cols / 32, bsz = is_q4 ? 18 : 34;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  const int32_t c = is_q4 ? 8 : 128;
+  fg_pf_first(a, i0, i1, 16);
+  for (size_t t0 = i0; t0 < i1; t0 += 16) {
+    const size_t nr = FG_MIN((size_t)16, i1 - t0);
+    const __mmask16 m = fg_mask16(nr);
+    const uint8_t *rp[16], *sp[16];
+    fg_tile_rows(a, t0, nr, 16, rp);
+    for (int s = 0; s < 16; s++) sp[s] = is_q4 ? rp[(s % 4) * 4 + s / 4] : rp[k_q8_slot_row[s]];
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m512 acc = _mm512_setzero_ps();
+      for (size_t k = 0; k < nblk; k++) {
+        if (b == 0) fg_pf_step(&pf);
+        __m512i idot;
+        if (is_q4) {
+          const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)(xr.qs + k * 32)));
+          const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)(xr.qs + k * 32 + 16)));
+          const __m512i m4 = _mm512_set1_epi8(0x0f);
+          __m512i z[4];
+          for (int e = 0; e < 4; e++) {
+            const __m512i w = fg_wquad_q4_0(sp[4 * e], sp[4 * e + 1], sp[4 * e + 2], sp[4 * e + 3], k);
+            z[e] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(w, m4), xlo);
+            z[e] = _mm512_dpbusd_epi32(z[e], _mm512_and_si512(_mm512_srli_epi16(w, 4), m4), xhi);
+          }
+          idot = fg_reduce_rows4x4(z);
+        } else {
+          const __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32)));
+          __m512i z[8];
+          for (int p = 0; p < 8; p++) z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), fg_wpair_q8_0(sp[2 * p], sp[2 * p + 1], k), xv);
+          idot = fg_reduce_rows16(z);
+        }
+        idot = _mm512_add_epi32(idot, _mm512_set1_epi32(-c * xr.isum[k]));
+        const __m512 dw = fg_scales16(rp, k * bsz);
+        const __m512 scale = _mm512_mul_ps(dw, _mm512_set1_ps(xr.d[k]));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(idot), scale, acc);
+      }
+      _mm512_mask_storeu_ps(a->y + b * a->ldy + t0, m, acc);
+    }
+  }
+}
+static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a, i0, i1, 0); }
+static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a, i0, i1, 1); }
+
+// ----------------------------------------------------------------------------
+// Q8_0 / Q4_0 gemm: 8 rows × 16 activations; the rows' unsigned weights of a column segment are
+// staged on the stack ([k][row][32 bytes]) so the inner loop is broadcast + vpdpbusd only
+
+#define FG_QG_ROWS 8
+
+FG_INLINE void fg_q_gemm(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4) {
+  const size_t nblk = a->cols / 32, bsz = is_q4 ? 18 : 34;
+  const size_t tb = fg_q8_tile_bytes(a->cols), ntiles = (a->nb + 15) / 16;
+  uint8_t wst[FG_Q_KSEG * FG_QG_ROWS * 32] __attribute__((aligned(64))); /* (k, row, 32) */
+  float dws[FG_Q_KSEG * FG_QG_ROWS];                                       /* (k, row) */
+  for (size_t t0 = i0; t0 < i1; t0 += FG_QG_ROWS) {
+    const size_t nr = FG_MIN((size_t)FG_QG_ROWS, i1 - t0);
+    const uint8_t *rp[FG_QG_ROWS];
+    fg_tile_rows(a, t0, nr, FG_QG_ROWS, rp);
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_Q_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_Q_KSEG, nblk);
+      for (size_t k = k0; k < k1; k++) {
+        for (size_t r = 0; r < FG_QG_ROWS; r++) {
+          uint8_t *dst = wst + ((k - k0) * FG_QG_ROWS + r) * 32;
+          const uint8_t *blk = rp[r] + k * bsz;
+          dws[(k - k0) * FG_QG_ROWS + r] = fg_h2f(blk);
+          if (is_q4) {
+            const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(blk + 2));
+            const __m128i lo = _mm_and_si128(q, _mm_set1_epi8(0x0f));
+            const __m128i hi = _mm_and_si128(_mm_srli_epi16(q, 4), _mm_set1_epi8(0x0f));
+            _mm256_store_si256((__m256i *)(void *)dst, _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
+          } else {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(blk + 2));
+            _mm256_store_si256((__m256i *)(void *)dst, _mm256_xor_si256(q, _mm256_set1_epi8((char)0x80)));
+          }
+        }
+      }
+      for (size_t t = 0; t < ntiles; t++) {
+        const uint8_t *tile = (const uint8_t *)a->act + t * tb;
+        const float *xd = (const float *)(const void *)(tile + nblk * 512);
+        const int32_t *xbias = (const int32_t *)(const void *)(tile + nblk * 576);
+        __m512 acc[FG_QG_ROWS];
+        if (k0 == 0)
+          for (size_t r = 0; r < FG_QG_ROWS; r++) acc[r] = _mm512_setzero_ps();
+        else
+          fg_load_block8(a, t * 16, t0, nr, acc);
+        for (size_t k = k0; k < k1; k++) {
+          const __m512i bias = _mm512_load_si512(xbias + k * 16);
+          __m512i s[FG_QG_ROWS];
+          for (int r = 0; r < FG_QG_ROWS; r++) s[r] = bias;
+          const uint8_t *wk = wst + (k - k0) * FG_QG_ROWS * 32;
+          const uint8_t *xk = tile + k * 512;
+          for (int g = 0; g < 8; g++) {
+            const __m512i xv = _mm512_load_si512(xk + g * 64);
+            for (int r = 0; r < FG_QG_ROWS; r++)
+              s[r] = _mm512_dpbusd_epi32(s[r], _mm512_set1_epi32((int)fg_ld_u32(wk + r * 32 + g * 4)), xv);
+          }
+          const __m512 dx = _mm512_load_ps(xd + k * 16);
+          for (int r = 0; r < FG_QG_ROWS; r++) {
+            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dws[(k - k0) * FG_QG_ROWS + r]), dx);
+            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[r]), scale, acc[r]);
+          }
+        }
+        fg_store_block8(a, t * 16, t0, nr, acc);
+      }
+    }
+  }
+}
+static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_gemm(a, i0, i1, 0); }
+static void fg_q4_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_gemm(a, i0, i1, 1); }
+
+// ----------------------------------------------------------------------------
+// F32 / F16 / BF16 (fma and bf16dp specs): lanes = 16 consecutive columns (BF16: 16 column pairs).
+// R rows × B activations of accumulators stream weight and activation rows contiguously; each output
+// is finished by the spec's halving tree. Decode uses 8 rows × 1 activation, prefill 4 × 6.
+
+/* x -> bf16, round to nearest even, NaN kept quiet: bit-exact with fg_f32_to_bf16 */
+FG_INLINE __m256i fg_f32_to_bf16_16(__m512 x) {
+  const __m512i u = _mm512_castps_si512(x);
+  const __m512i rounded = _mm512_srli_epi32(
+      _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)),
+                       _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1))),
+      16);
+  const __mmask16 nan =
+      _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+  const __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, q));
+}
+
+/* bf16 activation rows, zero padded to a multiple of 32 elements */
+static size_t fg_bf16_row_bytes(size_t cols) { return ((cols + 31) / 32) * 64; }
+
+static size_t fg_bf16_rows_size(size_t cols, size_t nb) {
+  uint64_t n;
+  if (!fg_mul_u64(fg_bf16_row_bytes(cols), nb, &n) || n > SIZE_MAX - 64) return SIZE_MAX;
+  return (size_t)n;
+}
+
+static void fg_bf16_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  (void)nb;
+  const size_t stride = fg_bf16_row_bytes(cols);
+  for (size_t b = b0; b < b1; b++) {
+    uint16_t *dst = (uint16_t *)(void *)((uint8_t *)act + b * stride);
+    const float *xb = x + b * ldx;
+    size_t j = 0;
+    for (; j + 16 <= cols; j += 16) _mm256_storeu_si256((__m256i *)(void *)(dst + j), fg_f32_to_bf16_16(_mm512_loadu_ps(xb + j)));
+    for (; j < cols; j++) dst[j] = fg_f32_to_bf16(xb[j]);
+    for (; j < stride / 2; j++) dst[j] = 0;
+  }
+}
+
+/* 16 weights from column j of a row as f32 (nc < 16: zero padded, nothing read past the row) */
+FG_INLINE __m512 fg_w16(const uint8_t *row, size_t j, size_t nc, const int is_f16) {
+  if (is_f16) {
+    const void *p = row + j * 2;
+    return _mm512_cvtph_ps(nc >= 16 ? _mm256_loadu_si256((const __m256i *)p) : _mm256_maskz_loadu_epi16(fg_mask16(nc), p));
+  }
+  const void *p = row + j * 4;
+  return nc >= 16 ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(fg_mask16(nc), p);
+}
+
+/* the spec's halving tree: lanes l + 8, l + 4, l + 2, l + 1 */
+FG_INLINE float fg_fold16(__m512 v) {
+  const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_add_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+
+#define FG_FT_RMAX 8
+#define FG_FT_BMAX 6
+
+/* One step (16 columns, or 32 for BF16) of an R × B tile at column j; nc < step only for the tail. */
+FG_INLINE void fg_fstep(__m512 acc[FG_FT_RMAX][FG_FT_BMAX], const uint8_t *const *rp, const float *const *xf,
+                        const uint8_t *const *xb, size_t j, size_t nc, const int R, const int B, const int kind) {
+  const size_t step = kind == 2 ? 32 : 16;
+  __m512 xv[FG_FT_BMAX];
+#pragma GCC unroll 8
+  for (int b = 0; b < B; b++) {
+    if (kind == 2) xv[b] = _mm512_castsi512_ps(_mm512_load_si512(xb[b] + j * 2)); /* padded: always whole */
+    else xv[b] = nc >= step ? _mm512_loadu_ps(xf[b] + j) : _mm512_maskz_loadu_ps(fg_mask16(nc), xf[b] + j);
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; r++) {
+    if (kind == 2) {
+      const void *p = rp[r] + j * 2;
+      const __m512i w = nc >= step ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi16(fg_mask32(nc), p);
+#pragma GCC unroll 8
+      for (int b = 0; b < B; b++)
+        acc[r][b] = _mm512_dpbf16_ps(acc[r][b], (__m512bh)w, (__m512bh)_mm512_castps_si512(xv[b]));
+    } else {
+      const __m512 w = fg_w16(rp[r], j, nc, kind == 1);
+#pragma GCC unroll 8
+      for (int b = 0; b < B; b++) acc[r][b] = _mm512_fmadd_ps(w, xv[b], acc[r][b]);
+    }
+  }
+}
+
+/* kind 0 F32, 1 F16 (f32 activations from x), 2 BF16 (bf16 activations from act) */
+FG_INLINE void fg_ftile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0, const int R,
+                        const int B, const int kind, fg_pf *pf) {
+  const size_t cols = a->cols, step = kind == 2 ? 32 : 16;
+  const size_t xstride = fg_bf16_row_bytes(cols);
+  __m512 acc[FG_FT_RMAX][FG_FT_BMAX];
+  const float *xf[FG_FT_BMAX];
+  const uint8_t *xb[FG_FT_BMAX];
+#pragma GCC unroll 8
+  for (int b = 0; b < B; b++) {
+    xf[b] = a->x + (b0 + (size_t)b) * a->ldx;
+    xb[b] = (const uint8_t *)a->act + (b0 + (size_t)b) * xstride;
+#pragma GCC unroll 8
+    for (int r = 0; r < R; r++) acc[r][b] = _mm512_setzero_ps();
+  }
+  const size_t jfull = cols / step * step;
+  size_t j = 0;
+  if (pf)
+    for (; j < jfull; j += step) {
+      fg_pf_step(pf);
+      fg_fstep(acc, rp, xf, xb, j, step, R, B, kind);
+    }
+  else
+    for (; j < jfull; j += step) fg_fstep(acc, rp, xf, xb, j, step, R, B, kind);
+  if (j < cols) fg_fstep(acc, rp, xf, xb, j, cols - j, R, B, kind);
+  for (int b = 0; b < B; b++) {
+    float *y = a->y + (b0 + (size_t)b) * a->ldy + t0;
+    for (size_t r = 0; r < nr; r++) y[r] = fg_fold16(acc[r][b]);
+  }
+}
+
+FG_INLINE void fg_frun(const fg_mm_args *a, size_t i0, size_t i1, const int kind, const int R, const int B) {
+  const size_t steps = (a->cols + (kind == 2 ? 31 : 15)) / (kind == 2 ? 32 : 16);
+  fg_pf_first(a, i0, i1, (size_t)R);
+  for (size_t t0 = i0; t0 < i1; t0 += (size_t)R) {
+    const size_t nr = FG_MIN((size_t)R, i1 - t0);
+    const uint8_t *rp[FG_FT_RMAX];
+    fg_tile_rows(a, t0, nr, (size_t)R, rp);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + (size_t)R, i1, (size_t)R, steps);
+    size_t b = 0;
+    for (; b + (size_t)B <= a->nb; b += (size_t)B) fg_ftile(a, rp, t0, nr, b, R, B, kind, b == 0 ? &pf : NULL);
+    fg_pf *p = b == 0 ? &pf : NULL;
+    switch (a->nb - b) { /* B <= 6 */
+      case 5: fg_ftile(a, rp, t0, nr, b, R, 5 < B ? 5 : 1, kind, p); break;
+      case 4: fg_ftile(a, rp, t0, nr, b, R, 4 < B ? 4 : 1, kind, p); break;
+      case 3: fg_ftile(a, rp, t0, nr, b, R, 3 < B ? 3 : 1, kind, p); break;
+      case 2: fg_ftile(a, rp, t0, nr, b, R, 2 < B ? 2 : 1, kind, p); break;
+      case 1: fg_ftile(a, rp, t0, nr, b, R, 1, kind, p); break;
+      default: break;
+    }
+  }
+}
+static void fg_f32_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 0, 8, 1); }
+static void fg_f16_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 1, 8, 1); }
+static void fg_bf16_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 2, 8, 1); }
+static void fg_f32_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 0, 4, 6); }
+static void fg_f16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 1, 4, 6); }
+static void fg_bf16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, 2, 4, 6); }
+
+// ----------------------------------------------------------------------------
+// the table
+
+static const fg_kernels k_avx512 = {
+    .name = "avx512",
+    .vec =
+        {
+            [FG_TYPE_F32] = {fg_f32_vec, FG_SPEC_FMA, NULL, NULL, 1, 16},
+            [FG_TYPE_F16] = {fg_f16_vec, FG_SPEC_FMA, NULL, NULL, 1, 16},
+            [FG_TYPE_BF16] = {fg_bf16_vec, FG_SPEC_BF16DP, fg_bf16_rows_size, fg_bf16_rows_prep, 1, 16},
+            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
+            [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
+        },
+    .gemm =
+        {
+            [FG_TYPE_F32] = {fg_f32_gemm, FG_SPEC_FMA, NULL, NULL, 1, 16},
+            [FG_TYPE_F16] = {fg_f16_gemm, FG_SPEC_FMA, NULL, NULL, 1, 16},
+            [FG_TYPE_BF16] = {fg_bf16_gemm, FG_SPEC_BF16DP, fg_bf16_rows_size, fg_bf16_rows_prep, 1, 16},
+            [FG_TYPE_Q8_0] = {fg_q8_0_gemm, FG_SPEC_Q8, fg_q8x16_size, fg_q8x16_prep_q8_0, 16, 16},
+            [FG_TYPE_Q4_0] = {fg_q4_0_gemm, FG_SPEC_Q8, fg_q8x16_size, fg_q8x16_prep_q4_0, 16, 16},
+        },
+    .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = 5, [FG_TYPE_Q4_0] = 6},
+};
+
+const fg_kernels *fg_kernels_avx512(void) { return &k_avx512; }

@@ -1,0 +1,661 @@
+/* test_kernels.c — fg_ops and every kernel table this host supports, against the specs in
+ * kernels/ref (bit-exact where the spec says so) and against fg_vec_dot_ref with derived bounds.
+ * Shapes: 1, 2, 3, 7, 33 blocks of columns (plus odd widths for float types), rows 1..67, nb 1..70,
+ * unaligned W/X/Y, padded strides, random and adversarial data, matmul_rows, 1/2/3/5 threads.
+ * With FG_ISA set only the process-wide table is tested (the per-ISA ctest runs); FG_ISA=bogus
+ * checks that fg_ops_create refuses it. */
+#include "kernels/kernels.h"
+#include "kernels/ops.h"
+#include "tensor/dtype.h"
+#include "testutil.h"
+
+#include <float.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <time.h>
+
+// ----------------------------------------------------------------------------
+// data
+
+typedef struct rng { uint64_t s; } rng;
+static uint64_t rng_u64(rng *r) { /* splitmix64 */
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static float rng_unif(rng *r) { return (float)((rng_u64(r) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
+
+enum { DATA_RANDOM, DATA_ZEROS, DATA_HUGE, DATA_TINY, DATA_OUTLIER, DATA_WIDE, DATA_COUNT };
+static const char *const k_data_name[DATA_COUNT] = {"random", "zeros", "huge", "denormal", "outlier", "wide"};
+
+/* Fills n floats. For weights (is_w) values stay within what the weight type can represent. */
+static void fill(float *v, size_t n, int kind, bool is_w, uint32_t type, rng *r) {
+  float big = 1.0f;
+  if (kind == DATA_HUGE) {
+    /* large but with finite sums of products: weights big, activations moderate */
+    if (type == FG_TYPE_F16) big = is_w ? 3.0e4f : 1.0e3f;
+    else if (type == FG_TYPE_Q8_0 || type == FG_TYPE_Q4_0) big = is_w ? 4.0e5f : 1.0e6f;
+    else big = is_w ? 1.0e15f : 1.0e15f;
+  }
+  for (size_t i = 0; i < n; i++) {
+    float u = rng_unif(r);
+    switch (kind) {
+      case DATA_ZEROS: v[i] = 0.0f; break;
+      case DATA_HUGE: v[i] = u * big; break;
+      case DATA_TINY: v[i] = is_w ? u : u * 1e-39f; break; /* denormal activations */
+      case DATA_OUTLIER: v[i] = (i % 32 == (size_t)(rng_u64(r) % 32)) ? u * 100.0f : u * 1e-3f; break;
+      case DATA_WIDE: /* magnitudes 2^-20 .. 2^19 (weights 2^-20 .. 2^9: fp16 scales stay finite) */
+        v[i] = u * ldexpf(1.0f, (int)(rng_u64(r) % (is_w ? 30 : 40)) - 20);
+        break;
+      default: v[i] = u; break;
+    }
+  }
+}
+
+/* aligned_alloc wants a size that is a multiple of the alignment */
+static void *amalloc(size_t n) { return aligned_alloc(64, (n + 63) & ~(size_t)63); }
+
+static const uint32_t k_types[] = {FG_TYPE_F32, FG_TYPE_F16, FG_TYPE_BF16, FG_TYPE_Q8_0, FG_TYPE_Q4_0};
+#define N_TYPES (sizeof k_types / sizeof k_types[0])
+
+static size_t type_align(uint32_t type) { return type == FG_TYPE_F32 ? 4 : 2; }
+
+// ----------------------------------------------------------------------------
+// expected values
+
+/* What the kernel's spec says output (w row, x row) must be, and the tolerance around it. */
+static float spec_value(uint32_t spec, uint32_t type, const void *w, const float *x, size_t cols, double *tol) {
+  *tol = 0.0; /* bit-exact unless said otherwise */
+  switch (spec) {
+    case FG_SPEC_REF: return fg_vec_dot_ref(type, w, x, cols);
+    case FG_SPEC_FMA: return fg_spec_dot_fma(type, w, x, cols);
+    case FG_SPEC_Q8: {
+      void *buf = amalloc(fg_act_q8_row_bytes(cols));
+      fg_act_q8_row q = fg_act_q8_row_at(buf, cols);
+      fg_spec_quantize_act_q8(x, cols, q);
+      float s = fg_spec_dot_q8(type, w, q, cols);
+      free(buf);
+      return s;
+    }
+    case FG_SPEC_BF16DP: {
+      uint16_t *xb = malloc((cols + 1) * sizeof *xb);
+      double mag = 0.0;
+      for (size_t j = 0; j < cols; j++) {
+        xb[j] = fg_f32_to_bf16(x[j]);
+        mag += fabs((double)fg_bf16_to_f32(((const uint16_t *)w)[j]) * fg_bf16_to_f32(xb[j]));
+      }
+      float s = fg_spec_dot_bf16dp(w, xb, cols);
+      free(xb);
+      /* the hardware may fuse the pair or round in another order than the spec: every add is off
+       * by at most one rounding (2^-24 relative) of a partial sum bounded by sum|w*x|, for cols adds
+       * on each side; flushed denormals contribute below 1e-37 each */
+      *tol = 2.0 * (double)cols * 0x1p-24 * mag + 1e-37 * (double)cols;
+      return s;
+    }
+  }
+  return NAN;
+}
+
+/* Bound on |kernel - fg_vec_dot_ref| for a kernel of the given spec, derived from the data. */
+static double ref_bound(uint32_t spec, uint32_t type, const void *w, const float *x, size_t cols) {
+  const double u = 0x1p-24;
+  float *wf = malloc(cols * sizeof *wf);
+  fg_dequantize_row(type, w, wf, cols);
+  double mag = 0.0; /* sum |w_j x_j| */
+  for (size_t j = 0; j < cols; j++) mag += fabs((double)wf[j] * x[j]);
+  double b = 0.0;
+  switch (spec) {
+    case FG_SPEC_REF: b = 0.0; break;
+    case FG_SPEC_FMA:
+      /* two sequential f32 sums of the same products (one fused, one not): each within cols*u*mag of
+       * the exact value */
+      b = 2.0 * (double)cols * u * mag;
+      break;
+    case FG_SPEC_BF16DP: {
+      /* x rounded to bf16 (8 significant bits, unit roundoff 2^-8): |dx| <= 2^-8 |x| (or 2^-126 when
+       * flushed as a denormal); then the bf16dp
+       * accumulation (2 * cols * u * mag, see spec_value) and the ref's own (cols * u * mag) */
+      double qerr = 0.0;
+      for (size_t j = 0; j < cols; j++) qerr += fabs(wf[j]) * (0x1p-8 * fabs(x[j]) + 0x1p-126);
+      b = qerr + 3.0 * (double)cols * u * mag * (1.0 + 0x1p-8);
+    } break;
+    case FG_SPEC_Q8: {
+      /* activation quantization: x_j = q_j d + e_j with |e_j| <= d (0.5 + 128u) + 2u|x_j| (rint error,
+       * 1/d and x*id roundings); the block sums: nblk+2 roundings of terms bounded by
+       * sum_k |dw dx| sum_j |qw qx| <= mag + the quantization error; the ref: cols * u * mag.
+       * Second-order terms are covered by the final factor 2. */
+      double qerr = 0.0;
+      for (size_t k = 0; k < cols / 32; k++) {
+        float amax = 0.0f;
+        for (int j = 0; j < 32; j++) amax = fmaxf(amax, fabsf(x[k * 32 + j]));
+        const double d = amax / 127.0;
+        for (int j = 0; j < 32; j++)
+          qerr += fabs(wf[k * 32 + j]) * (amax < FG_ACT_Q8_MIN_AMAX ? fabs(x[k * 32 + j]) /* flushed block */
+                                                                     : d * (0.5 + 128 * u) + 2 * u * fabs(x[k * 32 + j]));
+      }
+      b = 2.0 * (qerr + ((double)(cols / 32) + 2.0) * u * (mag + qerr) + (double)cols * u * mag);
+    } break;
+  }
+  free(wf);
+  /* relative bounds fail in the subnormal range, where each rounding is off by up to 2^-150
+   * absolute: add that per operation; bf16dp flushes partial sums below 2^-126 (each < 2^-126 lost);
+   * q8 scales dw*dx may be subnormal (2^-150 times |isum| <= 2^19 per block) */
+  double floor_abs = (double)cols * 0x1p-147;
+  if (spec == FG_SPEC_BF16DP) floor_abs += (double)cols * 0x1p-125;
+  if (spec == FG_SPEC_Q8) floor_abs += (double)(cols / 32) * 0x1p-130;
+  return b + floor_abs;
+}
+
+// ----------------------------------------------------------------------------
+// one matmul case
+
+typedef struct mm_case {
+  uint32_t type;
+  size_t rows, cols, nb;
+  size_t ldx, ldy;      /* >= cols, >= n_out */
+  size_t row_pad;       /* extra bytes per weight row */
+  size_t w_off, x_off, y_off; /* misalignment in bytes / floats */
+  int data;
+  bool use_rows;        /* matmul_rows with a shuffled row list */
+} mm_case;
+
+static int g_mismatch_reports;
+static double g_worst_ratio; /* max |got - ref| / bound over a table+type, reported */
+static int g_spec_inexact;    /* outputs of a tolerance spec that were not bit-exact */
+
+static void run_case(fg_ops *ops, const fg_kernels *k, const mm_case *c, rng *r) {
+  uint64_t rb64;
+  FG_ASSERT(fg_type_row_bytes(c->type, c->cols, &rb64));
+  const size_t row_bytes = (size_t)rb64 + c->row_pad;
+  const size_t n_out = c->use_rows ? c->rows + 5 : c->rows;
+
+  uint8_t *wbuf = amalloc(c->w_off + row_bytes * c->rows + 64);
+  uint8_t *w = wbuf + c->w_off; /* (rows, row_bytes) */
+  float *tmp = malloc(c->cols * sizeof *tmp);
+  for (size_t i = 0; i < c->rows; i++) {
+    fill(tmp, c->cols, c->data, true, c->type, r);
+    fg_quantize_row(c->type, tmp, w + i * row_bytes, c->cols);
+    if (c->type == FG_TYPE_Q8_0 && c->data == DATA_OUTLIER) /* -128: legal in the format, never produced by quantize */
+      for (size_t kb = 0; kb < c->cols / 32; kb++) ((fg_block_q8_0 *)(void *)(w + i * row_bytes))[kb].qs[(i + kb) % 32] = -128;
+    memset(w + i * row_bytes + rb64, 0xA5, c->row_pad); /* padding must never be read as data */
+  }
+  float *xbuf = amalloc((c->x_off + c->ldx * c->nb + 16) * sizeof(float));
+  float *x = xbuf + c->x_off; /* (nb, ldx) */
+  for (size_t b = 0; b < c->nb; b++) {
+    fill(x + b * c->ldx, c->cols, c->data, false, c->type, r);
+    for (size_t j = c->cols; j < c->ldx; j++) x[b * c->ldx + j] = NAN; /* stride gap must be ignored */
+  }
+  const size_t ny = c->y_off + c->ldy * c->nb + 16;
+  float *ybuf = amalloc(ny * sizeof(float));
+  for (size_t i = 0; i < ny; i++) ybuf[i] = -777.0f;
+  float *y = ybuf + c->y_off; /* (nb, ldy) */
+  int32_t *rows = NULL;
+  if (c->use_rows) {
+    rows = malloc(n_out * sizeof *rows);
+    for (size_t i = 0; i < n_out; i++) rows[i] = (int32_t)(rng_u64(r) % c->rows);
+    rows[0] = (int32_t)(c->rows - 1);
+  }
+
+  fg_mat W = {c->type, (uint32_t)c->rows, (uint32_t)c->cols, row_bytes, w};
+  if (c->use_rows) CHECK_OK(fg_ops_matmul_rows(ops, &W, rows, n_out, x, c->ldx, c->nb, y, c->ldy));
+  else CHECK_OK(fg_ops_matmul(ops, &W, x, c->ldx, c->nb, y, c->ldy));
+
+  const fg_mm_kernel *kern = &k->vec[c->type];
+  if (k->gemm[c->type].run && c->nb >= k->gemm_min_nb[c->type]) kern = &k->gemm[c->type];
+  int bad = 0;
+  for (size_t b = 0; b < c->nb && !bad; b++) {
+    for (size_t i = 0; i < n_out && !bad; i++) {
+      const size_t wr = rows ? (size_t)rows[i] : i;
+      const void *wrow = w + wr * row_bytes;
+      const float *xr = x + b * c->ldx;
+      const float got = y[b * c->ldy + i];
+      double tol;
+      const float want = spec_value(kern->spec, c->type, wrow, xr, c->cols, &tol);
+      const float ref = fg_vec_dot_ref(c->type, wrow, xr, c->cols);
+      const double rb = ref_bound(kern->spec, c->type, wrow, xr, c->cols);
+      const bool ok_spec = tol == 0.0 ? (got == want || (isnan(got) && isnan(want))) : fabs((double)got - want) <= tol;
+      const bool ok_ref = fabs((double)got - ref) <= rb;
+      if (fabs((double)got - ref) / rb > g_worst_ratio) g_worst_ratio = fabs((double)got - ref) / rb;
+      if (tol != 0.0 && got != want) g_spec_inexact++;
+      if (!ok_spec || !ok_ref) {
+        bad = 1;
+        if (g_mismatch_reports++ < 20)
+          fprintf(stderr,
+                  "  mismatch [%s %s %s] rows=%zu cols=%zu nb=%zu thr=%u%s: first at b=%zu i=%zu: got %.9g, spec %.9g "
+                  "(tol %.3g), ref %.9g (bound %.3g)\n",
+                  k->name, fg_type_traits_get(c->type)->name, k_data_name[c->data], c->rows, c->cols, c->nb,
+                  fg_ops_n_threads(ops), c->use_rows ? " rows" : "", b, i, got, want, tol, ref, rb);
+      }
+    }
+  }
+  CHECK_MSG(!bad, "%s %s matmul mismatch (see above)", k->name, fg_type_traits_get(c->type)->name);
+  /* nothing outside the output rows was written */
+  int clobbered = 0;
+  for (size_t i = 0; i < c->y_off; i++) clobbered |= ybuf[i] != -777.0f;
+  for (size_t b = 0; b < c->nb; b++)
+    for (size_t i = n_out; i < (b + 1 < c->nb ? c->ldy : n_out + 16); i++) clobbered |= y[b * c->ldy + i] != -777.0f;
+  CHECK_MSG(!clobbered, "%s %s: wrote outside Y", k->name, fg_type_traits_get(c->type)->name);
+
+  free(rows);
+  free(ybuf);
+  free(xbuf);
+  free(tmp);
+  free(wbuf);
+}
+
+// ----------------------------------------------------------------------------
+// invariances: thread count and batch size must not change any output bit
+
+static void check_invariance(fg_ops *const *ops_by_threads, size_t n_ops, const fg_kernels *k, uint32_t type, rng *r) {
+  const size_t rows = 67, cols = 7 * 32, nb = 37;
+  uint64_t rb;
+  FG_ASSERT(fg_type_row_bytes(type, cols, &rb));
+  uint8_t *w = amalloc(rb * rows + 64);
+  float *tmp = malloc(cols * sizeof *tmp);
+  for (size_t i = 0; i < rows; i++) {
+    fill(tmp, cols, DATA_RANDOM, true, type, r);
+    fg_quantize_row(type, tmp, w + i * rb, cols);
+  }
+  float *x = malloc(nb * cols * sizeof *x);
+  fill(x, nb * cols, DATA_WIDE, false, type, r);
+  float *y0 = malloc(nb * rows * sizeof *y0), *y1 = malloc(nb * rows * sizeof *y1);
+  fg_mat W = {type, rows, cols, (size_t)rb, w};
+  for (size_t t = 0; t < n_ops; t++) fg_ops_set_kernels(ops_by_threads[t], k);
+  CHECK_OK(fg_ops_matmul(ops_by_threads[0], &W, x, cols, nb, y0, rows));
+  for (size_t t = 1; t < n_ops; t++) {
+    CHECK_OK(fg_ops_matmul(ops_by_threads[t], &W, x, cols, nb, y1, rows));
+    CHECK_MSG(memcmp(y0, y1, nb * rows * sizeof *y0) == 0, "%s %s: %u threads differ from 1 thread", k->name,
+              fg_type_traits_get(type)->name, fg_ops_n_threads(ops_by_threads[t]));
+  }
+  /* every activation alone (the decode path) and in sub-batches must give the same bits */
+  const size_t sub[] = {1, 2, 5, 16, 33};
+  for (size_t s = 0; s < sizeof sub / sizeof sub[0]; s++) {
+    for (size_t b0 = 0; b0 < nb; b0 += sub[s]) {
+      const size_t n = FG_MIN(sub[s], nb - b0);
+      CHECK_OK(fg_ops_matmul(ops_by_threads[s % n_ops], &W, x + b0 * cols, cols, n, y1 + b0 * rows, rows));
+    }
+    size_t first = SIZE_MAX;
+    for (size_t i = 0; i < nb * rows && first == SIZE_MAX; i++)
+      if (memcmp(&y0[i], &y1[i], sizeof(float)) != 0) first = i;
+    CHECK_MSG(first == SIZE_MAX, "%s %s: batches of %zu differ from one batch of %zu at b=%zu i=%zu: %.9g vs %.9g",
+              k->name, fg_type_traits_get(type)->name, sub[s], nb, first / rows, first % rows,
+              first == SIZE_MAX ? 0.0 : y1[first], first == SIZE_MAX ? 0.0 : y0[first]);
+  }
+  free(y1);
+  free(y0);
+  free(x);
+  free(tmp);
+  free(w);
+}
+
+// ----------------------------------------------------------------------------
+// a whole table
+
+static void test_table(fg_ops *const *ops, size_t n_ops, const fg_kernels *k, rng *r) {
+  fprintf(stderr, "table %s\n", k->name);
+  static const size_t blocks[] = {1, 2, 3, 7, 33};
+  static const size_t odd_cols[] = {1, 3, 17, 31, 33, 47, 100};
+  static const size_t nbs[] = {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 48, 63, 64, 65, 70};
+  static const size_t rowss[] = {1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 63, 64, 67};
+  for (size_t t = 0; t < n_ops; t++) fg_ops_set_kernels(ops[t], k);
+  size_t ci = 0;
+  for (size_t ti = 0; ti < N_TYPES; ti++) {
+    const uint32_t type = k_types[ti];
+    const bool is_q = type == FG_TYPE_Q8_0 || type == FG_TYPE_Q4_0;
+    const size_t n_cols = sizeof blocks / sizeof blocks[0] + (is_q ? 0 : sizeof odd_cols / sizeof odd_cols[0]);
+    for (size_t cj = 0; cj < n_cols; cj++) {
+      const size_t cols = cj < 5 ? blocks[cj] * 32 : odd_cols[cj - 5];
+      for (size_t ni = 0; ni < sizeof nbs / sizeof nbs[0]; ni++, ci++) {
+        mm_case c;
+        memset(&c, 0, sizeof c);
+        c.type = type;
+        c.cols = cols;
+        c.nb = nbs[ni];
+        if (cols > 300 && c.nb > 17 && ni % 3 != 0) continue; /* keep big shapes few */
+        c.rows = rowss[(ci * 7 + ni) % (sizeof rowss / sizeof rowss[0])];
+        c.ldx = cols + (ci % 3 == 0 ? 0 : ci % 5 + 1);
+        c.ldy = c.rows + 5 + (ci % 2 == 0 ? 0 : ci % 7 + 1); /* +5: room for matmul_rows */
+        c.row_pad = ci % 4 == 1 ? type_align(type) * 3 : 0;
+        c.w_off = type_align(type) * (ci % 9);
+        c.x_off = ci % 13;
+        c.y_off = ci % 11;
+        c.data = (int)(ci % DATA_COUNT);
+        c.use_rows = ci % 5 == 3;
+        run_case(ops[ci % n_ops], k, &c, r);
+      }
+    }
+    /* wider than one staged column segment of the int8 / f16 kernels (2048 / 256 columns) */
+    static const size_t wide_nb[] = {1, 3, 17, 40};
+    for (size_t wi = 0; wi < sizeof wide_nb / sizeof wide_nb[0]; wi++, ci++) {
+      mm_case c;
+      memset(&c, 0, sizeof c);
+      c.type = type;
+      c.cols = 70 * 32;
+      c.rows = 9 + wi * 7;
+      c.nb = wide_nb[wi];
+      c.ldx = c.cols + 3;
+      c.ldy = c.rows + 5;
+      c.data = (int)(wi % 2 == 0 ? DATA_RANDOM : DATA_WIDE);
+      c.use_rows = wi == 2;
+      run_case(ops[ci % n_ops], k, &c, r);
+    }
+    /* every row count 1..67 at a small width */
+    for (size_t rows = 1; rows <= 67; rows++, ci++) {
+      mm_case c;
+      memset(&c, 0, sizeof c);
+      c.type = type;
+      c.cols = 64;
+      c.rows = rows;
+      c.nb = nbs[rows % (sizeof nbs / sizeof nbs[0])];
+      c.ldx = c.cols;
+      c.ldy = rows + 5;
+      c.w_off = type_align(type);
+      c.data = DATA_RANDOM;
+      c.use_rows = rows % 4 == 0;
+      run_case(ops[ci % n_ops], k, &c, r);
+    }
+    check_invariance(ops, n_ops, k, type, r);
+    fprintf(stderr, "  %-6s %-5s worst |got-ref|/bound %.3f%s\n", k->name, fg_type_traits_get(type)->name, g_worst_ratio,
+            g_spec_inexact ? " (tolerance spec: some outputs not bit-exact)" : "");
+    g_worst_ratio = 0.0;
+    g_spec_inexact = 0;
+  }
+}
+
+// ----------------------------------------------------------------------------
+// the ref table is bit-exact with fg_vec_dot_ref, whatever the threads
+
+static void test_ref_exact(fg_ops *const *ops, size_t n_ops, rng *r) {
+  const fg_kernels *k = fg_kernels_ref();
+  for (size_t t = 0; t < n_ops; t++) fg_ops_set_kernels(ops[t], k);
+  for (size_t ti = 0; ti < N_TYPES; ti++) {
+    const uint32_t type = k_types[ti];
+    const size_t rows = 130, cols = 96, nb = 9;
+    uint64_t rb;
+    FG_ASSERT(fg_type_row_bytes(type, cols, &rb));
+    uint8_t *w = malloc(rb * rows);
+    float *tmp = malloc(cols * sizeof *tmp), *x = malloc(nb * cols * sizeof *x), *y = malloc(nb * rows * sizeof *y);
+    for (size_t i = 0; i < rows; i++) {
+      fill(tmp, cols, DATA_RANDOM, true, type, r);
+      fg_quantize_row(type, tmp, w + i * rb, cols);
+    }
+    fill(x, nb * cols, DATA_RANDOM, false, type, r);
+    fg_mat W = {type, rows, cols, (size_t)rb, w};
+    for (size_t t = 0; t < n_ops; t++) {
+      memset(y, 0, nb * rows * sizeof *y);
+      CHECK_OK(fg_ops_matmul(ops[t], &W, x, cols, nb, y, rows));
+      int exact = 1;
+      for (size_t b = 0; b < nb; b++)
+        for (size_t i = 0; i < rows; i++) {
+          const float want = fg_vec_dot_ref(type, w + i * rb, x + b * cols, cols);
+          exact &= memcmp(&want, &y[b * rows + i], sizeof want) == 0;
+        }
+      CHECK_MSG(exact, "ref %s with %u threads is not bit-exact with fg_vec_dot_ref", fg_type_traits_get(type)->name,
+                fg_ops_n_threads(ops[t]));
+    }
+    free(y);
+    free(x);
+    free(tmp);
+    free(w);
+  }
+}
+
+// ----------------------------------------------------------------------------
+// parallel_for and argument checks
+
+typedef struct pfor_state {
+  _Atomic int *hits;
+  _Atomic int calls;
+  _Atomic int bad;
+  uint32_t n_threads;
+} pfor_state;
+
+static void pfor_fn(void *ud, size_t i0, size_t i1, uint32_t ith) {
+  pfor_state *s = ud;
+  atomic_fetch_add(&s->calls, 1);
+  if (i0 >= i1 || ith >= s->n_threads) atomic_store(&s->bad, 1);
+  for (size_t i = i0; i < i1; i++) atomic_fetch_add(&s->hits[i], 1);
+}
+
+static void test_parallel_for(fg_ops *const *ops, size_t n_ops) {
+  static const size_t ns[] = {0, 1, 2, 3, 4, 5, 7, 100, 1001};
+  for (size_t t = 0; t < n_ops; t++) {
+    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+      const size_t n = ns[ni];
+      pfor_state s;
+      s.hits = calloc(n + 1, sizeof *s.hits);
+      atomic_init(&s.calls, 0);
+      atomic_init(&s.bad, 0);
+      s.n_threads = fg_ops_n_threads(ops[t]);
+      for (int rep = 0; rep < 50; rep++) fg_ops_parallel_for(ops[t], n, pfor_fn, &s);
+      int ok = 1;
+      for (size_t i = 0; i < n; i++) ok &= atomic_load(&s.hits[i]) == 50;
+      CHECK_MSG(ok && !atomic_load(&s.bad), "parallel_for n=%zu threads=%u covers [0,n) wrongly", n, s.n_threads);
+      CHECK(atomic_load(&s.calls) <= 50 * (int)FG_MIN((size_t)s.n_threads, n));
+      free(s.hits);
+    }
+  }
+}
+
+/* matmuls issued from inside parallel_for callbacks (several threads at once on one fg_ops) run
+ * inline with private scratch and must give the same bits as a plain call */
+typedef struct nested_state {
+  fg_ops *ops;
+  const fg_mat *W;
+  const float *x; /* (8, cols) */
+  float *y;       /* (8, rows) one output row per item */
+  _Atomic int bad;
+} nested_state;
+
+static void nested_fn(void *ud, size_t i0, size_t i1, uint32_t ith) {
+  (void)ith;
+  nested_state *s = ud;
+  for (size_t i = i0; i < i1; i++)
+    if (fg_ops_matmul(s->ops, s->W, s->x + i * s->W->cols, s->W->cols, 1, s->y + i * s->W->rows, s->W->rows) != FG_OK)
+      atomic_store(&s->bad, 1);
+}
+
+static void test_nested(fg_ops *ops, rng *r) {
+  for (size_t ti = 0; ti < N_TYPES; ti++) {
+    const uint32_t type = k_types[ti];
+    const size_t rows = 37, cols = 96, n = 8;
+    uint64_t rb;
+    FG_ASSERT(fg_type_row_bytes(type, cols, &rb));
+    uint8_t *w = malloc(rb * rows);
+    float *tmp = malloc(cols * sizeof *tmp), *x = malloc(n * cols * sizeof *x);
+    float *y0 = malloc(n * rows * sizeof *y0), *y1 = malloc(n * rows * sizeof *y1);
+    for (size_t i = 0; i < rows; i++) {
+      fill(tmp, cols, DATA_RANDOM, true, type, r);
+      fg_quantize_row(type, tmp, w + i * rb, cols);
+    }
+    fill(x, n * cols, DATA_RANDOM, false, type, r);
+    fg_mat W = {type, rows, cols, (size_t)rb, w};
+    for (size_t i = 0; i < n; i++) CHECK_OK(fg_ops_matmul(ops, &W, x + i * cols, cols, 1, y0 + i * rows, rows));
+    nested_state st = {ops, &W, x, y1, 0};
+    for (int rep = 0; rep < 20; rep++) {
+      memset(y1, 0, n * rows * sizeof *y1);
+      fg_ops_parallel_for(ops, n, nested_fn, &st);
+      CHECK(!atomic_load(&st.bad));
+      CHECK_MSG(memcmp(y0, y1, n * rows * sizeof *y0) == 0, "nested %s matmul differs", fg_type_traits_get(type)->name);
+    }
+    free(y1);
+    free(y0);
+    free(x);
+    free(tmp);
+    free(w);
+  }
+}
+
+/* jobs separated by pauses longer than the spin budget: workers must sleep and wake up again */
+/* a parallel_for nested in a callback runs inline and reports the thread it runs on */
+typedef struct nest_pfor {
+  fg_ops *ops;
+  _Atomic int bad;
+  _Atomic int inner_calls;
+} nest_pfor;
+
+static void inner_fn(void *ud, size_t i0, size_t i1, uint32_t ith) {
+  nest_pfor *s = ud;
+  (void)i0;
+  (void)i1;
+  (void)ith;
+  atomic_fetch_add(&s->inner_calls, 1);
+}
+
+typedef struct nest_ctx {
+  nest_pfor *s;
+  uint32_t outer_ith;
+} nest_ctx;
+
+static void inner_check(void *ud, size_t i0, size_t i1, uint32_t ith) {
+  nest_ctx *c = ud;
+  if (i0 != 0 || i1 != 10 || ith != c->outer_ith) atomic_store(&c->s->bad, 1);
+  inner_fn(c->s, i0, i1, ith);
+}
+
+static void outer_fn(void *ud, size_t i0, size_t i1, uint32_t ith) {
+  nest_pfor *s = ud;
+  for (size_t i = i0; i < i1; i++) {
+    nest_ctx c = {s, ith};
+    fg_ops_parallel_for(s->ops, 10, inner_check, &c);
+  }
+}
+
+static void test_nested_pfor(fg_ops *const *ops, size_t n_ops) {
+  for (size_t t = 0; t < n_ops; t++) {
+    nest_pfor s;
+    s.ops = ops[t];
+    atomic_init(&s.bad, 0);
+    atomic_init(&s.inner_calls, 0);
+    fg_ops_parallel_for(ops[t], 7, outer_fn, &s);
+    CHECK_MSG(!atomic_load(&s.bad), "nested parallel_for: wrong range or thread index (threads=%u)", fg_ops_n_threads(ops[t]));
+    CHECK_EQ_INT(atomic_load(&s.inner_calls), 7);
+  }
+}
+
+static void test_sleep_wake(fg_ops *const *ops, size_t n_ops) {
+  for (size_t t = 0; t < n_ops; t++) {
+    pfor_state s;
+    const size_t n = 64;
+    s.hits = calloc(n, sizeof *s.hits);
+    atomic_init(&s.calls, 0);
+    atomic_init(&s.bad, 0);
+    s.n_threads = fg_ops_n_threads(ops[t]);
+    for (int rep = 0; rep < 30; rep++) {
+      struct timespec ts = {0, 300000}; /* 300 us */
+      nanosleep(&ts, NULL);
+      fg_ops_parallel_for(ops[t], n, pfor_fn, &s);
+    }
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) ok &= atomic_load(&s.hits[i]) == 30;
+    CHECK_MSG(ok && !atomic_load(&s.bad), "parallel_for after sleeps: threads=%u", s.n_threads);
+    free(s.hits);
+  }
+}
+
+/* allocation failures: creating ops, and the activation scratch of a quantized matmul */
+static void test_alloc_failures(void) {
+  for (uint64_t k = 1; k <= 4; k++) {
+    fg_ops *ops = (fg_ops *)1;
+    fg_alloc_fail_after(k);
+    const fg_status st = fg_ops_create(3, &ops, NULL);
+    fg_alloc_fail_after(0);
+    CHECK(st == FG_OK || (st == FG_ERR_NOMEM && ops == NULL));
+    fg_ops_free(st == FG_OK ? ops : NULL);
+  }
+  fg_ops *ops;
+  CHECK_OK(fg_ops_create(2, &ops, NULL));
+  const size_t rows = 20, cols = 64;
+  uint8_t w[20 * 68];
+  float x[64], y[20], tmp[64];
+  for (size_t j = 0; j < cols; j++) tmp[j] = x[j] = (float)j / 64.0f - 0.5f;
+  for (size_t i = 0; i < rows; i++) fg_quantize_row(FG_TYPE_Q8_0, tmp, w + i * 68, cols);
+  fg_mat W = {FG_TYPE_Q8_0, rows, cols, 68, w};
+  const fg_kernels *k = NULL;
+  FG_ASSERT(fg_kernels_get(&k, NULL) == FG_OK);
+  const bool needs_scratch = k->vec[FG_TYPE_Q8_0].act_size != NULL;
+  fg_alloc_fail_after(1);
+  const fg_status st = fg_ops_matmul(ops, &W, x, cols, 1, y, rows);
+  fg_alloc_fail_after(0);
+  CHECK_EQ_INT(st, needs_scratch ? FG_ERR_NOMEM : FG_OK);
+  CHECK_OK(fg_ops_matmul(ops, &W, x, cols, 1, y, rows));
+  CHECK_NEAR(y[3], fg_vec_dot_ref(FG_TYPE_Q8_0, w + 3 * 68, x, cols), 1e-3);
+  fg_ops_free(ops);
+}
+
+static void test_args(fg_ops *ops) {
+  float x[64] = {0}, y[64];
+  uint8_t w[4096] = {0};
+  fg_mat W = {FG_TYPE_Q8_0, 2, 64, 68, w};
+  int32_t rows[2] = {0, 1};
+  CHECK_OK(fg_ops_matmul(ops, &W, x, 64, 1, y, 2));
+  CHECK_OK(fg_ops_matmul(ops, &W, x, 64, 0, y, 2)); /* nb = 0: nothing to do */
+  fg_mat bad = W;
+  bad.type = 3; /* Q4_1: not supported */
+  CHECK_EQ_INT(fg_ops_matmul(ops, &bad, x, 64, 1, y, 2), FG_ERR_UNSUPPORTED);
+  bad = W;
+  bad.cols = 40; /* not a multiple of the block */
+  CHECK_EQ_INT(fg_ops_matmul(ops, &bad, x, 64, 1, y, 2), FG_ERR_INVALID_ARG);
+  bad = W;
+  bad.row_bytes = 67; /* shorter than a row */
+  CHECK_EQ_INT(fg_ops_matmul(ops, &bad, x, 64, 1, y, 2), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_ops_matmul(ops, &W, x, 32, 2, y, 2), FG_ERR_INVALID_ARG); /* ldx < cols */
+  CHECK_EQ_INT(fg_ops_matmul(ops, &W, x, 64, 2, y, 1), FG_ERR_INVALID_ARG); /* ldy < rows */
+  CHECK_EQ_INT(fg_ops_matmul(ops, &W, NULL, 64, 1, y, 2), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_ops_matmul(ops, NULL, x, 64, 1, y, 2), FG_ERR_INVALID_ARG);
+  CHECK_OK(fg_ops_matmul_rows(ops, &W, rows, 2, x, 64, 1, y, 2));
+  rows[1] = 2;
+  CHECK_EQ_INT(fg_ops_matmul_rows(ops, &W, rows, 2, x, 64, 1, y, 2), FG_ERR_INVALID_ARG);
+  rows[1] = -1;
+  CHECK_EQ_INT(fg_ops_matmul_rows(ops, &W, rows, 2, x, 64, 1, y, 2), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_ops_matmul_rows(ops, &W, NULL, 2, x, 64, 1, y, 2), FG_ERR_INVALID_ARG);
+}
+
+// ----------------------------------------------------------------------------
+
+int main(void) {
+  const char *env = getenv("FG_ISA");
+  const bool forced = env && env[0] && strcmp(env, "auto") != 0;
+  if (forced && !fg_kernels_by_name(env)) {
+    /* an unknown or unsupported forced level is an error, not a crash */
+    fg_ops *ops = (fg_ops *)1;
+    fg_error err;
+    CHECK_EQ_INT(fg_ops_create(1, &ops, &err), FG_ERR_UNSUPPORTED);
+    CHECK(ops == NULL);
+    CHECK(strstr(err.msg, "FG_ISA") != NULL);
+    CHECK(strcmp(fg_ops_isa(), "unsupported") == 0);
+    return fg_test_finish("test_kernels (bad FG_ISA)");
+  }
+
+  static const uint32_t threads[] = {1, 2, 3, 5};
+  fg_ops *ops[4];
+  for (size_t t = 0; t < 4; t++) CHECK_OK(fg_ops_create(threads[t], &ops[t], NULL));
+  fprintf(stderr, "fg_ops_isa() = %s\n", fg_ops_isa());
+  if (forced) CHECK(strcmp(fg_ops_isa(), env) == 0);
+
+  rng r = {12345};
+  test_args(ops[1]);
+  test_parallel_for(ops, 4);
+  test_sleep_wake(ops, 4);
+  test_nested_pfor(ops, 4);
+  test_alloc_failures();
+  test_ref_exact(ops, 4, &r);
+
+  static const char *const isas[] = {"ref", "avx2", "avx512"};
+  for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+    if (forced && strcmp(isas[i], env) != 0) continue;
+    const fg_kernels *k = fg_kernels_by_name(isas[i]);
+    if (!k) {
+      fprintf(stderr, "table %s: not supported here, skipped\n", isas[i]);
+      continue;
+    }
+    test_table(ops, 4, k, &r);
+    for (size_t t = 0; t < 4; t++) fg_ops_set_kernels(ops[t], k);
+    test_nested(ops[2], &r);
+  }
+  for (size_t t = 0; t < 4; t++) fg_ops_free(ops[t]);
+  fg_ops_free(NULL);
+  return fg_test_finish("test_kernels");
+}
