@@ -31,7 +31,7 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
       {&sc->t, max_nb * d},
       {&sc->gate, max_nb * hp->n_ff},
       {&sc->up, max_nb * hp->n_ff},
-      {&sc->score, (size_t)n_threads * n_ctx},
+      {&sc->score, (size_t)n_threads * (hp->n_head / hp->n_head_kv) * n_ctx},
       {&sc->rope_cs, max_nb * 2 * hk},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
@@ -82,12 +82,14 @@ static float gelu_tanh(float x) {
 }
 
 // ----------------------------------------------------------------------------------------------
-// Attention over the cache, parallel over (row, head)
+// Attention over the cache, parallel over (row, kv head). The query heads that share a KV head are
+// scored together: each block of cached keys is one small matrix product (fg_ops, SIMD), read in place.
 
 typedef struct attn_job {
   const fg_hparams *hp;
   const fg_layer *L;
   const fg_kv *kv;
+  fg_ops *ops;
   uint32_t layer;
   uint32_t pos0;
   fg_fwd_scratch *sc;
@@ -99,34 +101,46 @@ static void attn_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   const size_t hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t nq = (size_t)hp->n_head * hk, no = (size_t)hp->n_head * hv;
   const uint32_t group = hp->n_head / hp->n_head_kv;
-  float *score = j->sc->score + (size_t)tid * j->sc->n_ctx;
+  const size_t ld = j->sc->n_ctx; /* score row stride */
+  float *score = j->sc->score + (size_t)tid * group * ld; /* (group, n_ctx) */
   for (size_t idx = i0; idx < i1; idx++) {
-    const size_t t = idx / hp->n_head;
-    const uint32_t h = (uint32_t)(idx % hp->n_head), kvh = h / group;
+    const size_t t = idx / hp->n_head_kv;
+    const uint32_t kvh = (uint32_t)(idx % hp->n_head_kv);
     const uint32_t p = j->pos0 + (uint32_t)t;
     const uint32_t first = (j->L->is_swa && p + 1 > hp->sliding_window) ? p + 1 - hp->sliding_window : 0;
-    const float *qh = j->sc->q + t * nq + (size_t)h * hk;
-    float mx = -INFINITY;
-    for (uint32_t s = first; s <= p; s++) {
-      const float *ks = fg_kv_k(j->kv, j->layer, s) + (size_t)kvh * hk;
-      float dot = 0.0f;
-      for (size_t i = 0; i < hk; i++) dot += qh[i] * ks[i];
-      score[s - first] = dot;
-      if (dot > mx) mx = dot;
+    const uint32_t n_keys = p - first + 1;
+    const float *qg = j->sc->q + t * nq + (size_t)kvh * group * hk; /* (group, hk) */
+    /* scores[g][s - first] = q_g . k_s, one product per block of keys */
+    for (uint32_t s0 = first; s0 <= p;) {
+      const uint32_t in_block = FG_KV_BLOCK - s0 % FG_KV_BLOCK;
+      const uint32_t n = FG_MIN(in_block, p + 1 - s0);
+      const fg_mat K = {FG_TYPE_F32, n, (uint32_t)hk, (size_t)j->kv->k_dim * sizeof(float),
+                        fg_kv_k(j->kv, j->layer, s0) + (size_t)kvh * hk};
+      fg_ops_matmul(j->ops, &K, qg, hk, group, score + (s0 - first), ld);
+      s0 += n;
     }
-    float sum = 0.0f;
-    for (uint32_t s = first; s <= p; s++) {
-      const float e = expf(score[s - first] - mx);
-      score[s - first] = e;
-      sum += e;
+    for (uint32_t g = 0; g < group; g++) {
+      float *sg = score + (size_t)g * ld;
+      float mx = -INFINITY;
+      for (uint32_t s = 0; s < n_keys; s++) mx = sg[s] > mx ? sg[s] : mx;
+      float sum = 0.0f;
+      for (uint32_t s = 0; s < n_keys; s++) {
+        sg[s] = expf(sg[s] - mx);
+        sum += sg[s];
+      }
+      const float inv = 1.0f / sum;
+      for (uint32_t s = 0; s < n_keys; s++) sg[s] *= inv;
+      float *oh = j->sc->o + t * no + (size_t)(kvh * group + g) * hv;
+      for (size_t i = 0; i < hv; i++) oh[i] = 0.0f;
     }
-    const float inv = 1.0f / sum;
-    float *oh = j->sc->o + t * no + (size_t)h * hv;
-    for (size_t i = 0; i < hv; i++) oh[i] = 0.0f;
+    /* o_g += p_g[s] * v_s, reading each value row once for the whole group */
     for (uint32_t s = first; s <= p; s++) {
-      const float w = score[s - first] * inv;
       const float *vs = fg_kv_v(j->kv, j->layer, s) + (size_t)kvh * hv;
-      for (size_t i = 0; i < hv; i++) oh[i] += w * vs[i];
+      for (uint32_t g = 0; g < group; g++) {
+        const float w = score[(size_t)g * ld + (s - first)];
+        float *FG_RESTRICT oh = j->sc->o + t * no + (size_t)(kvh * group + g) * hv;
+        for (size_t i = 0; i < hv; i++) oh[i] += w * vs[i];
+      }
     }
   }
 }
@@ -176,8 +190,8 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       memcpy(kdst, sc->k + t * nk, nk * sizeof(float));
       memcpy(fg_kv_v(kv, il, a->pos0 + (uint32_t)t), sc->v + t * nv, nv * sizeof(float));
     }
-    attn_job job = {hp, L, kv, il, a->pos0, sc};
-    fg_ops_parallel_for(ops, nb * hp->n_head, attn_range, &job);
+    attn_job job = {hp, L, kv, ops, il, a->pos0, sc};
+    fg_ops_parallel_for(ops, nb * hp->n_head_kv, attn_range, &job);
     if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
     for (size_t t = 0; t < nb; t++) {
       rmsnorm(sc->t + t * d, L->post_attn_norm, d, hp->rms_eps, sc->t + t * d);

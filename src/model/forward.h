@@ -20,7 +20,7 @@ typedef struct fg_fwd_scratch {
   float *t;      /* (max_nb, d) */
   float *gate;   /* (max_nb, ff) */
   float *up;     /* (max_nb, ff) */
-  float *score;  /* (n_threads, n_ctx) attention scores per thread */
+  float *score;  /* (n_threads, n_head / n_head_kv, n_ctx) attention scores per thread */
   float *rope_cs;/* (max_nb, 2 bases, hk) cos then sin per pair */
 } fg_fwd_scratch;
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# ------------------------------------------------------------------------------------------------
+# setup.sh: install what building and testing fgemma needs, on Debian 12 (run as root). Idempotent:
+# installs only what is missing, and runs `apt-get update` only when something is.
+#
+#   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev clang time,
+#      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles).
+#      A node/npm already on PATH counts as installed (NodeSource's nodejs bundles npm, and Debian's
+#      npm package would conflict with it). node-llama-cpp 3.21.1 needs Node.js >= 20; Debian 12
+#      ships 18, so an older node stops the script with instructions instead of a half-working setup.
+#   2. tests/oracle/node_modules from tests/oracle/package-lock.json (`npm ci --omit=optional`),
+#      when it is missing or does not match the lock file. The optional GPU binaries are left out;
+#      the CPU binary of llama.cpp comes prebuilt in @node-llama-cpp/linux-x64, nothing is compiled.
+# Nothing is downloaded except through apt-get and npm.
+#
+# Environment: FG_SETUP_NO_APT=1 skips step 1 (checks only), FG_SETUP_NO_NPM=1 skips step 2.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+oracle_dir="$root/tests/oracle"
+min_node_major=20
+
+say() { printf 'setup: %s\n' "$*"; }
+die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
+
+# ---- 1. Debian packages -------------------------------------------------------------------------
+# dpkg-query status "install ok installed" means present
+is_installed() {
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
+}
+
+packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev)
+missing=()
+for p in "${packages[@]}"; do
+  is_installed "$p" || missing+=("$p")
+done
+if ! command -v node >/dev/null 2>&1; then
+  missing+=(nodejs)
+  # Debian's nodejs comes without npm; NodeSource's includes it
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
+elif ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
+
+if [ ${#missing[@]} -eq 0 ]; then
+  say "Debian packages: all present"
+elif [ "${FG_SETUP_NO_APT:-0}" = 1 ]; then
+  die "missing packages: ${missing[*]} (FG_SETUP_NO_APT=1, not installing)"
+else
+  [ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]}; run this script as root to install them"
+  command -v apt-get >/dev/null 2>&1 || die "missing packages: ${missing[*]}; apt-get not found (not Debian?)"
+  say "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y --no-install-recommends "${missing[@]}"
+  # Debian's nodejs 18 pulled in above has no npm; install it now if it is still missing
+  if ! command -v npm >/dev/null 2>&1; then
+    say "installing: npm"
+    apt-get install -y --no-install-recommends npm
+  fi
+fi
+
+command -v node >/dev/null 2>&1 || die "node is still not on PATH after installing nodejs"
+command -v npm >/dev/null 2>&1 || die "npm is still not on PATH after installing npm"
+node_version=$(node -p 'process.versions.node')
+node_major=${node_version%%.*}
+if [ "$node_major" -lt "$min_node_major" ]; then
+  die "Node.js $node_version found, but node-llama-cpp 3.21.1 (the llama.cpp oracle) needs >= $min_node_major.
+  Debian 12 ships Node.js 18. Add NodeSource's apt repository for Node 20 (deb.nodesource.com/node_20.x,
+  suite 'nodistro', with its signing key), run 'apt-get install nodejs', or put a Node.js >= $min_node_major
+  first on PATH; then run this script again."
+fi
+say "node $node_version ($(command -v node)), npm $(npm --version)"
+
+# ---- 2. npm packages for the oracles ------------------------------------------------------------
+[ -f "$oracle_dir/package-lock.json" ] || die "$oracle_dir/package-lock.json is missing"
+
+# node_modules is current when every package the lock file installs (optional ones are omitted)
+# is present with the locked version
+npm_state() {
+  (cd "$oracle_dir" && node --input-type=module -e '
+    import fs from "node:fs";
+    if (!fs.existsSync("node_modules")) { console.log("missing"); process.exit(0); }
+    const lock = JSON.parse(fs.readFileSync("package-lock.json", "utf8"));
+    for (const [p, info] of Object.entries(lock.packages ?? {})) {
+      if (p === "" || info.optional || info.dev || info.link) continue;
+      let v = null;
+      try { v = JSON.parse(fs.readFileSync(p + "/package.json", "utf8")).version; } catch {}
+      if (v !== info.version) { console.log(`stale (${p}: ${v ?? "absent"}, lock ${info.version})`); process.exit(0); }
+    }
+    console.log("ok");')
+}
+
+if [ "${FG_SETUP_NO_NPM:-0}" = 1 ]; then
+  say "npm packages: skipped (FG_SETUP_NO_NPM=1)"
+else
+  state=$(npm_state)
+  if [ "$state" = ok ]; then
+    say "npm packages in tests/oracle: up to date"
+  else
+    say "npm packages in tests/oracle: $state; running npm ci"
+    (cd "$oracle_dir" && npm ci --omit=optional --no-audit --no-fund)
+    state=$(npm_state)
+    [ "$state" = ok ] || die "tests/oracle/node_modules still does not match the lock file after npm ci: $state"
+  fi
+  # the oracle must load llama.cpp's prebuilt CPU binary offline
+  node "$oracle_dir/check_llama.mjs" | sed 's/^/setup: /' ||
+    die "node-llama-cpp cannot load its prebuilt CPU binary (see above)"
+fi
+say "done"
