@@ -20,6 +20,14 @@ cmake --build build -j "$jobs"
 step "tests (release)"
 ctest --test-dir build -j "$jobs" --output-on-failure --timeout 1800
 
+# The model and session tests once more per kernel level the CPU has (FG_ISA forces the table;
+# test_kernels already runs once per level through ctest).
+for isa in ref avx2; do
+  if [ "$isa" = avx2 ] && ! grep -qw avx2 /proc/cpuinfo; then continue; fi
+  step "model and session tests with FG_ISA=$isa"
+  FG_ISA=$isa ctest --test-dir build -j "$jobs" --output-on-failure -R '^test_(model|session|session_270m)$'
+done
+
 if [ "${1:-}" != "--no-asan" ]; then
   step "ASan + UBSan build"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_SANITIZE_ADDRESS=ON \
