@@ -381,8 +381,13 @@ int cmd_bench(int argc, char **argv) {
              nlu.ready_cold_s * 1e3, nlu.ready_warm_s * 1e3);
     printf("}\n");
   } else {
-    printf("model %s (%s, head %s), %u threads, load %.1f ms\n", b.info.name, fg_type_name(b.info.weight_type),
-           fg_type_name(b.info.head_type), threads, tl * 1e3);
+    char th[32];
+    if (threads)
+      snprintf(th, sizeof th, "%u", threads);
+    else
+      snprintf(th, sizeof th, "default");
+    printf("model %s (%s, head %s), threads %s, load %.1f ms\n", b.info.name, fg_type_name(b.info.weight_type),
+           fg_type_name(b.info.head_type), th, tl * 1e3);
     if (!cli_has(opts, &a, "no-micro")) {
       printf("prefill 64 / 512 / 843      %8.1f / %.1f / %.1f tok/s\n", 64 / pf[0], 512 / pf[1], 843 / pf[2]);
       printf("chunk 36 @ 880              %8.1f tok/s (%.1f ms)\n", 36 / chunk, chunk * 1e3);
