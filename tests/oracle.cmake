@@ -117,7 +117,7 @@ endif()
 
 # ---- 270m f32 with the real vocabulary (1.08 GB file): 600 positions, past the 512 window ------
 # One llama.cpp evaluation serves both checks: logits after positions 0, 300, 599 + 32 greedy ids.
-fg_oracle_model(270m_f32 oracle-270m-vocab-f32.gguf --preset 270m --type f32 --vocab ${FG_ORACLE_VOCAB} --seed 1)
+fg_oracle_model(270m_f32 270m-vocab-f32.gguf --preset 270m --type f32 --vocab ${FG_ORACLE_VOCAB} --seed 1)
 fg_oracle_test(270m_f32 270m_f32 1800
-  --mode logits,greedy --model ${FG_ORACLE_MODELS}/oracle-270m-vocab-f32.gguf --seed 600 --n 600
+  --mode logits,greedy --model ${FG_ORACLE_MODELS}/270m-vocab-f32.gguf --seed 600 --n 600
   --at "0 300 599" --steps 32 --tol 0.1 --tol-top 0.06 --tie-tol 0.1 --self-check 2)
