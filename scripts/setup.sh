@@ -108,3 +108,44 @@ else
     die "node-llama-cpp cannot load its prebuilt CPU binary (see above)"
 fi
 say "done"
+
+# ---- ARM cross builds (owner: arm; docs/ARM.md) -------------------------------------------------
+# Runs only when asked: FG_SETUP_ARM=1 scripts/setup.sh (scripts/test-arm.sh does that). Installs
+# Debian's cross compilers and qemu-user, and unpacks Debian's armhf/arm64 cJSON packages under
+# FG_CROSS_PREFIX (default /opt/fgemma-cross/<debian arch>), where cmake/toolchain-*.cmake look.
+# The target packages are fetched with a per-command APT::Architectures list, not with
+# `dpkg --add-architecture`: the host's dpkg state stays single-arch, so a later `apt-get update`
+# cannot fail on a foreign index and no multiarch version lock-step with the host libc arises.
+fg_setup_arm() {
+  local prefix=${FG_CROSS_PREFIX:-/opt/fgemma-cross}
+  local host_arch
+  host_arch=$(dpkg --print-architecture)
+  if ! command -v arm-linux-gnueabihf-gcc >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null ||
+     ! command -v qemu-arm >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user
+  fi
+  local arch triple tmp apt_arch
+  for arch in armhf arm64; do
+    triple=arm-linux-gnueabihf
+    [ "$arch" = arm64 ] && triple=aarch64-linux-gnu
+    if [ -f "$prefix/$arch/usr/include/cjson/cJSON.h" ] && [ -e "$prefix/$arch/usr/lib/$triple/libcjson.so.1" ]; then
+      continue
+    fi
+    apt_arch=(-o "APT::Architectures::=$host_arch" -o "APT::Architectures::=$arch")
+    # an index of another architecture that fails to download (mirror sync) must not stop us: the
+    # download below says clearly whether the packages were found
+    apt-get "${apt_arch[@]}" update -qq || true
+    tmp=$(mktemp -d)
+    chown _apt "$tmp" 2>/dev/null || true # apt downloads as user _apt where it can
+    (cd "$tmp" && apt-get "${apt_arch[@]}" download "libcjson1:$arch" "libcjson-dev:$arch")
+    mkdir -p "$prefix/$arch"
+    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$prefix/$arch"; done
+    rm -rf "$tmp"
+  done
+  say "ARM: cross compilers, qemu-user and the targets' cJSON ($prefix/armhf, $prefix/arm64) present"
+}
+if [ "${FG_SETUP_ARM:-0}" = 1 ]; then
+  fg_setup_arm
+fi

@@ -1,0 +1,375 @@
+/* neon_impl.h — the NEON kernel table, one source for armv7 (AArch32) and aarch64, with and without
+ * the dot-product extension. Included once by neon_kernels.c (table "neon") and once by
+ * neon_dotprod_kernels.c (table "neon_dotprod", built with +dotprod on aarch64); FG_NEON_TABLE and
+ * FG_NEON_TABLE_NAME name the result. Only the int8 dot products differ between the two.
+ *
+ * Same specs as the x86 tables (kernels.h), bit for bit:
+ *  - F32/F16/BF16 (fma spec): the 16 strided column lanes of the spec are four float32x4 (columns
+ *    j..j+3, .., j+12..j+15); R rows × B activations of accumulators; the halving tree finishes each
+ *    output. Weights are widened to f32 (F16 by the hardware conversion, BF16 by a shift).
+ *  - Q8_0/Q4_0 (q8 spec): activations quantized by the spec's own code; per 32-block, four rows' exact
+ *    int8 dots are reduced into the lanes of one int32x4 (lane r = row r), converted, scaled by
+ *    dw_r * dx and accumulated with one fused multiply-add in block order.
+ *
+ * armv7: AArch32 NEON flushes denormal inputs and results to zero (neon_compat.h). A fused
+ * multiply-add chain is still exact when every nonzero operand has |v| >= 2^-40: each value is then a
+ * multiple of 2^-63, every product and (rounded) partial sum a multiple of 2^-126, so no result can be
+ * a nonzero denormal and nothing is flushed. The armv7 kernels check that condition (activation rows
+ * and Q8 scales once per call in act_prep, F32/BF16 weights as they stream; F16 weights and Q8_0/Q4_0
+ * block scales always meet it) and compute any output that fails it with the plain-C spec (scalar VFP
+ * is IEEE). Real model data never gets near 2^-40; the tests' denormal cases do. */
+#ifndef FG_NEON_IMPL_H
+#define FG_NEON_IMPL_H
+
+#include "kernels/kernels.h"
+#include "kernels/arm/neon.h"
+#include "kernels/arm/neon_compat.h"
+
+#include <string.h>
+
+#if !FG_NEON_A64 && !defined(__ARM_FP16_FORMAT_IEEE)
+#  error "armv7 NEON kernels need the IEEE half-precision format (GCC: -mfp16-format=ieee, set in CMakeLists.txt)"
+#endif
+
+#define FG_Q_KSEG 64                   /* int8 blocks per segment with staged weight scales (2048 columns) */
+#define FG_Q_ROWS 4                    /* rows per int8 tile: one int32x4 of row sums */
+#define FG_F_RMAX 4
+#define FG_F_BMAX 2
+#if FG_NEON_A64
+#  define FG_F_VEC_ROWS 4              /* 16 accumulators + 8 operands of 32 registers */
+#else
+#  define FG_F_VEC_ROWS 2              /* armv7 has 16 q registers */
+#endif
+#define FG_TINY_BITS 0x2B800000u       /* 2^-40 as f32 bits: the armv7 exactness threshold */
+
+// ----------------------------------------------------------------------------
+// helpers
+
+FG_NEON_INLINE uint16_t fg_ld_u16(const void *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return v;
+}
+
+/* Row pointers of one tile; slots past n repeat the first row (computed, never stored). */
+FG_NEON_INLINE void fg_tile_rows(const fg_mm_args *a, size_t i0, size_t n, size_t cap, const uint8_t **rp) {
+  for (size_t r = 0; r < cap; r++) {
+    const size_t i = i0 + (r < n ? r : 0);
+    const size_t row = a->rows ? (size_t)a->rows[i] : i;
+    rp[r] = a->w + row * a->row_bytes;
+  }
+}
+
+/* lanes with 0 < |v| < 2^-40 (f32 bits; sign ignored): all ones */
+FG_NEON_INLINE uint32x4_t fg_tiny_u32(uint32x4_t bits) {
+  return vcltq_u32(vsubq_u32(vshlq_n_u32(bits, 1), vdupq_n_u32(1)), vdupq_n_u32(2 * FG_TINY_BITS - 1));
+}
+
+FG_NEON_INLINE int fg_any_u32(uint32x4_t m) {
+  const uint32x2_t o = vorr_u32(vget_low_u32(m), vget_high_u32(m));
+  return (vget_lane_u32(o, 0) | vget_lane_u32(o, 1)) != 0;
+}
+
+#if FG_NEON_FTZ
+/* 1 if every element of x[0..n) is 0, inf/NaN or has |x| >= 2^-40 (see the file comment) */
+static int fg_f32_row_safe(const float *x, size_t n) {
+  uint32x4_t m = vdupq_n_u32(0);
+  size_t j = 0;
+  for (; j + 4 <= n; j += 4) m = vorrq_u32(m, fg_tiny_u32(vreinterpretq_u32_u8(vld1q_u8((const uint8_t *)(x + j)))));
+  int bad = fg_any_u32(m);
+  for (; j < n; j++) {
+    uint32_t b;
+    memcpy(&b, x + j, 4);
+    b &= 0x7fffffffu;
+    bad |= b != 0 && b < FG_TINY_BITS;
+  }
+  return !bad;
+}
+#endif
+
+// ----------------------------------------------------------------------------
+// F32 / F16 / BF16 (fma spec)
+
+enum { FG_K_F32 = 0, FG_K_F16 = 1, FG_K_BF16 = 2 };
+
+/* 16 weights from column j of a row as f32 (nc < 16: zero padded, nothing read past the row).
+ * *tiny collects weights below the armv7 threshold (F32/BF16; F16 values are never that small). */
+FG_NEON_INLINE void fg_w16(const uint8_t *row, size_t j, size_t nc, const int kind, float32x4_t w[4], uint32x4_t *tiny) {
+  const size_t es = kind == FG_K_F32 ? 4 : 2;
+  uint8_t tmp[64];
+  const uint8_t *p = row + j * es;
+  if (nc < 16) {
+    memset(tmp, 0, sizeof tmp);
+    memcpy(tmp, p, nc * es);
+    p = tmp;
+  }
+  if (kind == FG_K_F32) {
+    for (int i = 0; i < 4; i++) {
+      const uint32x4_t u = vreinterpretq_u32_u8(vld1q_u8(p + 16 * i));
+      if (FG_NEON_FTZ) *tiny = vorrq_u32(*tiny, fg_tiny_u32(u));
+      w[i] = vreinterpretq_f32_u32(u);
+    }
+    return;
+  }
+  const uint16x8_t h0 = vreinterpretq_u16_u8(vld1q_u8(p)), h1 = vreinterpretq_u16_u8(vld1q_u8(p + 16));
+  if (kind == FG_K_F16) {
+    w[0] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h0)));
+    w[1] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h0)));
+    w[2] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h1)));
+    w[3] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h1)));
+    return;
+  }
+  const uint32x4_t u0 = vshll_n_u16(vget_low_u16(h0), 16), u1 = vshll_n_u16(vget_high_u16(h0), 16);
+  const uint32x4_t u2 = vshll_n_u16(vget_low_u16(h1), 16), u3 = vshll_n_u16(vget_high_u16(h1), 16);
+  if (FG_NEON_FTZ)
+    *tiny = vorrq_u32(*tiny, vorrq_u32(vorrq_u32(fg_tiny_u32(u0), fg_tiny_u32(u1)), vorrq_u32(fg_tiny_u32(u2), fg_tiny_u32(u3))));
+  w[0] = vreinterpretq_f32_u32(u0);
+  w[1] = vreinterpretq_f32_u32(u1);
+  w[2] = vreinterpretq_f32_u32(u2);
+  w[3] = vreinterpretq_f32_u32(u3);
+}
+
+FG_NEON_INLINE void fg_x16(const float *x, size_t nc, float32x4_t xv[4]) {
+  float tmp[16];
+  if (nc < 16) {
+    memset(tmp, 0, sizeof tmp);
+    memcpy(tmp, x, nc * sizeof(float));
+    x = tmp;
+  }
+  for (int i = 0; i < 4; i++) xv[i] = vreinterpretq_f32_u8(vld1q_u8((const uint8_t *)(x + 4 * i)));
+}
+
+/* the spec's halving tree: lanes l + 8, l + 4, l + 2, l + 1 */
+FG_NEON_INLINE float fg_fold16(const float32x4_t s[4]) {
+  const float32x4_t t = vaddq_f32(vaddq_f32(s[0], s[2]), vaddq_f32(s[1], s[3]));
+  const float32x2_t u = vadd_f32(vget_low_f32(t), vget_high_f32(t));
+  return vget_lane_f32(vpadd_f32(u, u), 0);
+}
+
+static const uint32_t k_fg_type_of_kind[3] = {FG_TYPE_F32, FG_TYPE_F16, FG_TYPE_BF16};
+
+/* Outputs t0 .. t0+nr of activations b0 .. b0+B (R >= nr rows in rp). xsafe: per-activation armv7 flags. */
+FG_NEON_INLINE void fg_ftile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0, const int R,
+                             const int B, const int kind, const uint32_t *xsafe) {
+  const size_t cols = a->cols;
+  float32x4_t acc[FG_F_RMAX][FG_F_BMAX][4];
+  const float *xf[FG_F_BMAX];
+  uint32x4_t tiny = vdupq_n_u32(0);
+  for (int b = 0; b < B; b++) {
+    xf[b] = a->x + (b0 + (size_t)b) * a->ldx;
+    for (int r = 0; r < R; r++)
+      for (int i = 0; i < 4; i++) acc[r][b][i] = vdupq_n_f32(0.0f);
+  }
+  for (size_t j = 0; j < cols; j += 16) {
+    const size_t nc = FG_MIN((size_t)16, cols - j);
+    float32x4_t xv[FG_F_BMAX][4];
+    for (int b = 0; b < B; b++) fg_x16(xf[b] + j, nc, xv[b]);
+    for (int r = 0; r < R; r++) {
+      float32x4_t w[4];
+      fg_w16(rp[r], j, nc, kind, w, &tiny);
+      for (int b = 0; b < B; b++)
+        for (int i = 0; i < 4; i++) acc[r][b][i] = vfmaq_f32(acc[r][b][i], w[i], xv[b][i]);
+    }
+  }
+  const int wtiny = FG_NEON_FTZ && fg_any_u32(tiny);
+  for (int b = 0; b < B; b++) {
+    float *y = a->y + (b0 + (size_t)b) * a->ldy + t0;
+    const int exact = !FG_NEON_FTZ || (!wtiny && xsafe[b0 + (size_t)b]);
+    for (size_t r = 0; r < nr; r++)
+      y[r] = exact ? fg_fold16(acc[r][b]) : fg_spec_dot_fma(k_fg_type_of_kind[kind], rp[r], xf[b], cols);
+  }
+}
+
+FG_NEON_INLINE void fg_frun(const fg_mm_args *a, size_t i0, size_t i1, const int kind, const int R, const int B) {
+  const uint32_t *xsafe = a->act; /* (nb) armv7 only */
+  for (size_t t0 = i0; t0 < i1; t0 += (size_t)R) {
+    const size_t nr = FG_MIN((size_t)R, i1 - t0);
+    const uint8_t *rp[FG_F_RMAX];
+    fg_tile_rows(a, t0, nr, (size_t)R, rp);
+    size_t b = 0;
+    for (; b + (size_t)B <= a->nb; b += (size_t)B) fg_ftile(a, rp, t0, nr, b, R, B, kind, xsafe);
+    for (; b < a->nb; b++) fg_ftile(a, rp, t0, nr, b, R, 1, kind, xsafe);
+  }
+}
+
+#if FG_NEON_FTZ
+/* armv7: one flag per activation row (FG_F_* kernels read x itself) */
+static size_t fg_f_flags_size(size_t cols, size_t nb) {
+  (void)cols;
+  return nb > SIZE_MAX / sizeof(uint32_t) - 64 ? SIZE_MAX : nb * sizeof(uint32_t);
+}
+static void fg_f_flags_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  (void)nb;
+  uint32_t *safe = act; /* (nb) */
+  for (size_t b = b0; b < b1; b++) safe[b] = (uint32_t)fg_f32_row_safe(x + b * ldx, cols);
+}
+#  define FG_F_ACT fg_f_flags_size, fg_f_flags_prep
+#else
+#  define FG_F_ACT NULL, NULL
+#endif
+
+static void fg_f32_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, FG_K_F32, FG_F_VEC_ROWS, 1); }
+static void fg_f16_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, FG_K_F16, FG_F_VEC_ROWS, 1); }
+static void fg_bf16_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, FG_K_BF16, FG_F_VEC_ROWS, 1); }
+static void fg_f32_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, FG_K_F32, 2, 2); }
+static void fg_f16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, FG_K_F16, 2, 2); }
+static void fg_bf16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, FG_K_BF16, 2, 2); }
+
+// ----------------------------------------------------------------------------
+// Q8 activations: nb rows of fg_act_q8_row_bytes(cols) (the spec's quantization, bit-exact by
+// construction), then one uint32 per row: 1 if every block scale is 0 or >= 2^-40 (armv7 exactness)
+
+static size_t fg_q8_rows_size(size_t cols, size_t nb) {
+  uint64_t n;
+  if (!fg_mul_u64(fg_act_q8_row_bytes(cols) + sizeof(uint32_t), nb, &n) || n > SIZE_MAX - 64) return SIZE_MAX;
+  return (size_t)n;
+}
+
+FG_NEON_INLINE uint32_t *fg_q8_flags(const void *act, size_t cols, size_t nb) {
+  return (uint32_t *)(void *)((uint8_t *)(uintptr_t)act + nb * fg_act_q8_row_bytes(cols));
+}
+
+static void fg_q8_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  const size_t stride = fg_act_q8_row_bytes(cols);
+  uint32_t *safe = fg_q8_flags(act, cols, nb); /* (nb) */
+  for (size_t b = b0; b < b1; b++) {
+    const fg_act_q8_row r = fg_act_q8_row_at((uint8_t *)act + b * stride, cols);
+    fg_spec_quantize_act_q8(x + b * ldx, cols, r);
+    uint32_t ok = 1;
+    if (FG_NEON_FTZ)
+      for (size_t k = 0; k < cols / 32; k++) {
+        uint32_t bits;
+        memcpy(&bits, &r.d[k], 4);
+        ok &= bits == 0 || bits >= FG_TINY_BITS; /* d >= 0 */
+      }
+    safe[b] = ok;
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Q8_0 / Q4_0: 4 rows per tile (lane r = row r), B activations sharing each loaded weight block
+
+/* the 32 int8 weights of block k of a row, as elements 0..15 and 16..31 */
+FG_NEON_INLINE void fg_wq(const uint8_t *row, size_t k, const int is_q4, int8x16_t *w0, int8x16_t *w1) {
+  if (is_q4) {
+    const uint8x16_t q = vld1q_u8(row + k * 18 + 2);
+    const int8x16_t eight = vdupq_n_s8(8);
+    *w0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f))), eight);
+    *w1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);
+  } else {
+    const int8_t *q = (const int8_t *)(row + k * 34 + 2);
+    *w0 = vld1q_s8(q);
+    *w1 = vld1q_s8(q + 16);
+  }
+}
+
+/* the 4 rows' block scales, blocks k0..k1, as f32 (k, row) */
+FG_NEON_INLINE void fg_q_scales(const uint8_t *const *rp, size_t k0, size_t k1, const int is_q4, float32x4_t *dws) {
+  const size_t bsz = is_q4 ? 18 : 34;
+  for (size_t k = k0; k < k1; k++) {
+    uint16_t h[4];
+    for (int r = 0; r < 4; r++) h[r] = fg_ld_u16(rp[r] + k * bsz);
+    dws[k - k0] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(h)));
+  }
+}
+
+FG_NEON_INLINE void fg_store4(float *y, size_t n, float32x4_t v) {
+  if (n >= 4) {
+    vst1q_u8((uint8_t *)y, vreinterpretq_u8_f32(v));
+    return;
+  }
+  float tmp[4];
+  vst1q_f32(tmp, v);
+  for (size_t i = 0; i < n; i++) y[i] = tmp[i];
+}
+
+FG_NEON_INLINE float32x4_t fg_load4(const float *y, size_t n) {
+  if (n >= 4) return vreinterpretq_f32_u8(vld1q_u8((const uint8_t *)y));
+  float tmp[4] = {0};
+  for (size_t i = 0; i < n; i++) tmp[i] = y[i];
+  return vld1q_f32(tmp);
+}
+
+FG_NEON_INLINE void fg_qtile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0, const int B,
+                             const int is_q4, size_t k0, size_t k1, const float32x4_t *dws) {
+  const size_t stride = fg_act_q8_row_bytes(a->cols);
+  fg_act_q8_row xr[FG_F_BMAX];
+  float32x4_t acc[FG_F_BMAX];
+  for (int b = 0; b < B; b++) {
+    xr[b] = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b0 + (size_t)b) * stride, a->cols);
+    acc[b] = k0 == 0 ? vdupq_n_f32(0.0f) : fg_load4(a->y + (b0 + (size_t)b) * a->ldy + t0, nr);
+  }
+  for (size_t k = k0; k < k1; k++) {
+    int8x16_t w0[4], w1[4];
+    for (int r = 0; r < 4; r++) fg_wq(rp[r], k, is_q4, &w0[r], &w1[r]);
+    for (int b = 0; b < B; b++) {
+      const int8x16_t x0 = vld1q_s8(xr[b].qs + k * 32), x1 = vld1q_s8(xr[b].qs + k * 32 + 16);
+      int32x4_t p[4];
+      for (int r = 0; r < 4; r++) p[r] = fg_vdot32_s8(vdupq_n_s32(0), w0[r], x0, w1[r], x1);
+      const int32x4_t isum = fg_vsum4_s32(p[0], p[1], p[2], p[3]); /* lane r: row r's exact block dot */
+      const float32x4_t scale = vmulq_n_f32(dws[k - k0], xr[b].d[k]);
+      acc[b] = vfmaq_f32(acc[b], scale, vcvtq_f32_s32(isum));
+    }
+  }
+  for (int b = 0; b < B; b++) fg_store4(a->y + (b0 + (size_t)b) * a->ldy + t0, nr, acc[b]);
+}
+
+FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4, const int B) {
+  const size_t nblk = a->cols / 32;
+  float32x4_t dws[FG_Q_KSEG]; /* (k, row) */
+  for (size_t t0 = i0; t0 < i1; t0 += FG_Q_ROWS) {
+    const size_t nr = FG_MIN((size_t)FG_Q_ROWS, i1 - t0);
+    const uint8_t *rp[FG_Q_ROWS];
+    fg_tile_rows(a, t0, nr, FG_Q_ROWS, rp);
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_Q_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_Q_KSEG, nblk);
+      fg_q_scales(rp, k0, k1, is_q4, dws);
+      size_t b = 0;
+      for (; b + (size_t)B <= a->nb; b += (size_t)B) fg_qtile(a, rp, t0, nr, b, B, is_q4, k0, k1, dws);
+      for (; b < a->nb; b++) fg_qtile(a, rp, t0, nr, b, 1, is_q4, k0, k1, dws);
+    }
+    if (FG_NEON_FTZ) { /* armv7: activation rows with tiny scales follow the spec in scalar VFP code */
+      const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
+      const size_t stride = fg_act_q8_row_bytes(a->cols);
+      for (size_t b = 0; b < a->nb; b++) {
+        if (safe[b]) continue;
+        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+        for (size_t r = 0; r < nr; r++)
+          a->y[b * a->ldy + t0 + r] = fg_spec_dot_q8(a->type, rp[r], xr, a->cols);
+      }
+    }
+  }
+}
+
+static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 1); }
+static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 1); }
+static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 2); }
+static void fg_q4_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 2); }
+
+// ----------------------------------------------------------------------------
+// the table
+
+static const fg_kernels k_fg_neon_table = {
+    .name = FG_NEON_TABLE_NAME,
+    .vec =
+        {
+            [FG_TYPE_F32] = {fg_f32_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
+            [FG_TYPE_F16] = {fg_f16_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
+            [FG_TYPE_BF16] = {fg_bf16_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
+            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
+            [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
+        },
+    .gemm =
+        {
+            [FG_TYPE_F32] = {fg_f32_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
+            [FG_TYPE_F16] = {fg_f16_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
+            [FG_TYPE_BF16] = {fg_bf16_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
+            [FG_TYPE_Q8_0] = {fg_q8_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
+            [FG_TYPE_Q4_0] = {fg_q4_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
+        },
+    .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = 2, [FG_TYPE_Q4_0] = 2},
+};
+
+const fg_kernels *FG_NEON_TABLE(void) { return &k_fg_neon_table; }
+
+#endif /* FG_NEON_IMPL_H */

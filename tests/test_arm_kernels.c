@@ -1,0 +1,244 @@
+/* test_arm_kernels.c — the ARM NEON tables (src/kernels/arm) against the kernel specs, bit for bit,
+ * plus the neon_compat.h shims and the ARM dispatch. Runs under qemu-arm / qemu-aarch64 in the cross
+ * builds (docs/ARM.md); on other hosts it only checks that no ARM table is offered.
+ *
+ * The data includes the cases that matter on armv7, where NEON flushes denormals to zero: denormal and
+ * tiny (< 2^-40) activations, tiny F32/BF16 weights, activation blocks whose Q8 scale is tiny; plus
+ * zeros, huge values, Q8_0 weights of -128, partial row tiles, odd float widths, unaligned rows,
+ * matmul_rows and 1 or 3 threads. */
+#include "kernels/kernels.h"
+#include "kernels/ops.h"
+#include "tensor/dtype.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+
+#if defined(__ARM_NEON)
+#  include "kernels/arm/neon.h"
+#  include "kernels/arm/neon_compat.h"
+#endif
+
+// ----------------------------------------------------------------------------
+// data
+
+typedef struct rng { uint64_t s; } rng;
+static uint64_t rng_u64(rng *r) { /* splitmix64 */
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+static float rng_unif(rng *r) { return (float)((rng_u64(r) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
+
+enum { D_RANDOM, D_ZEROS, D_HUGE, D_DENORMAL_X, D_TINY_X, D_TINY_W, D_TINY_BLOCK, D_MIXED, D_COUNT };
+static const char *const k_dname[D_COUNT] = {"random", "zeros", "huge", "denormal-x", "tiny-x", "tiny-w",
+                                             "tiny-block", "mixed"};
+
+static void fill(float *v, size_t n, int kind, int is_w, uint32_t type, rng *r) {
+  for (size_t i = 0; i < n; i++) {
+    const float u = rng_unif(r);
+    switch (kind) {
+      case D_ZEROS: v[i] = 0.0f; break;
+      case D_HUGE: v[i] = u * (type == FG_TYPE_F16 ? (is_w ? 3e4f : 1e3f) : (is_w ? 1e15f : 1e15f)); break;
+      case D_DENORMAL_X: v[i] = is_w ? u : u * 1e-39f; break;
+      case D_TINY_X: v[i] = is_w ? u : (i % 3 == 0 ? u * 1e-13f : u); break;            /* ~2^-43 among normal */
+      case D_TINY_W: v[i] = is_w ? (i % 5 == 0 ? u * 1e-39f : (i % 7 == 0 ? u * 1e-14f : u)) : u; break;
+      case D_TINY_BLOCK: v[i] = is_w ? u : ((i / 32) % 2 ? u * 1e-20f : u); break;      /* Q8 scale ~2^-73 */
+      case D_MIXED: v[i] = u * ldexpf(1.0f, (int)(rng_u64(r) % 30) - 20); break;
+      default: v[i] = u; break;
+    }
+  }
+}
+
+static const uint32_t k_types[] = {FG_TYPE_F32, FG_TYPE_F16, FG_TYPE_BF16, FG_TYPE_Q8_0, FG_TYPE_Q4_0};
+
+/* the spec value for (kernel spec, weight row, activation row) */
+static float spec_value(uint32_t spec, uint32_t type, const void *w, const float *x, size_t cols) {
+  if (spec == FG_SPEC_FMA) return fg_spec_dot_fma(type, w, x, cols);
+  if (spec == FG_SPEC_Q8) {
+    void *buf = aligned_alloc(64, (fg_act_q8_row_bytes(cols) + 63) & ~(size_t)63);
+    fg_act_q8_row q = fg_act_q8_row_at(buf, cols);
+    fg_spec_quantize_act_q8(x, cols, q);
+    const float s = fg_spec_dot_q8(type, w, q, cols);
+    free(buf);
+    return s;
+  }
+  return fg_vec_dot_ref(type, w, x, cols);
+}
+
+static int same_float(float a, float b) { return (isnan(a) && isnan(b)) || a == b; }
+
+// ----------------------------------------------------------------------------
+// one table, one case
+
+static int g_reports;
+
+static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t rows, size_t cols, size_t nb, int data,
+                     int use_rows, size_t w_off, rng *r) {
+  uint64_t rb64;
+  if (!fg_type_row_bytes(type, cols, &rb64)) return;
+  /* rows misaligned by whole elements (an F32 row must stay 4-byte aligned: VFP loads fault otherwise) */
+  const size_t align = type == FG_TYPE_F32 ? 4 : 2;
+  w_off *= align;
+  const size_t row_bytes = (size_t)rb64 + (w_off / align & 1) * align; /* odd offsets also pad the rows */
+  uint8_t *wbuf = malloc(w_off + row_bytes * rows + 64);
+  uint8_t *w = wbuf + w_off; /* (rows, row_bytes) */
+  float *tmp = malloc(cols * sizeof *tmp);
+  for (size_t i = 0; i < rows; i++) {
+    fill(tmp, cols, data, 1, type, r);
+    fg_quantize_row(type, tmp, w + i * row_bytes, cols);
+    if (type == FG_TYPE_Q8_0 && data == D_MIXED) ((fg_block_q8_0 *)(void *)(w + i * row_bytes))[0].qs[i % 32] = -128;
+    if (type == FG_TYPE_F32 && data == D_TINY_W) { /* exact denormal weights (quantize keeps f32 as is) */
+      const float dn = -3e-42f;
+      memcpy(w + i * row_bytes + 4 * (i % cols), &dn, 4);
+    }
+  }
+  const size_t ldx = cols + 3, n_out = use_rows ? rows + 3 : rows, ldy = n_out + 1;
+  float *x = malloc(ldx * nb * sizeof *x); /* (nb, ldx) */
+  for (size_t b = 0; b < nb; b++) fill(x + b * ldx, cols, data, 0, type, r);
+  float *y = malloc(ldy * nb * sizeof *y); /* (nb, ldy) */
+  for (size_t i = 0; i < ldy * nb; i++) y[i] = -777.0f;
+  int32_t *ridx = NULL;
+  if (use_rows) {
+    ridx = malloc(n_out * sizeof *ridx);
+    for (size_t i = 0; i < n_out; i++) ridx[i] = (int32_t)(rng_u64(r) % rows);
+  }
+  fg_mat W = {type, (uint32_t)rows, (uint32_t)cols, row_bytes, w};
+  if (use_rows) CHECK_OK(fg_ops_matmul_rows(ops, &W, ridx, n_out, x, ldx, nb, y, ldy));
+  else CHECK_OK(fg_ops_matmul(ops, &W, x, ldx, nb, y, ldy));
+
+  const fg_mm_kernel *kern = &k->vec[type];
+  if (k->gemm[type].run && nb >= k->gemm_min_nb[type]) kern = &k->gemm[type];
+  int bad = 0, clobbered = 0;
+  for (size_t b = 0; b < nb; b++) {
+    for (size_t i = 0; i < n_out && !bad; i++) {
+      const void *wr = w + (ridx ? (size_t)ridx[i] : i) * row_bytes;
+      const float want = spec_value(kern->spec, type, wr, x + b * ldx, cols), got = y[b * ldy + i];
+      if (!same_float(got, want)) {
+        bad = 1;
+        uint32_t gb, wb;
+        memcpy(&gb, &got, 4);
+        memcpy(&wb, &want, 4);
+        if (g_reports++ < 20)
+          fprintf(stderr, "  mismatch [%s %s %s] rows=%zu cols=%zu nb=%zu%s: b=%zu i=%zu got %.9g (0x%08x) want %.9g (0x%08x)\n",
+                  k->name, fg_type_traits_get(type)->name, k_dname[data], rows, cols, nb, use_rows ? " rows" : "", b, i,
+                  got, (unsigned)gb, want, (unsigned)wb);
+      }
+    }
+    clobbered |= y[b * ldy + n_out] != -777.0f;
+  }
+  CHECK_MSG(!bad, "%s %s: not bit-exact with the spec (see above)", k->name, fg_type_traits_get(type)->name);
+  CHECK_MSG(!clobbered, "%s %s: wrote outside the outputs", k->name, fg_type_traits_get(type)->name);
+  free(ridx);
+  free(y);
+  free(x);
+  free(tmp);
+  free(wbuf);
+}
+
+static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
+  static const size_t q_cols[] = {32, 64, 96, 224, 1056, 2080};    /* 1, 2, 3, 7, 33, 65 blocks (2 segments) */
+  static const size_t f_cols[] = {1, 15, 16, 17, 32, 100, 640, 2061};
+  static const size_t rows_l[] = {1, 3, 4, 5, 9, 67};
+  static const size_t nbs[] = {1, 2, 3, 6};
+  const int checks0 = fg_test_failures;
+  for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++) {
+    const uint32_t type = k_types[ti];
+    CHECK_MSG(k->vec[type].run != NULL, "%s: no vec kernel for %s", k->name, fg_type_traits_get(type)->name);
+    const int is_q = type == FG_TYPE_Q8_0 || type == FG_TYPE_Q4_0;
+    CHECK(k->vec[type].spec == (is_q ? FG_SPEC_Q8 : FG_SPEC_FMA));
+    const size_t *cl = is_q ? q_cols : f_cols;
+    const size_t ncl = is_q ? sizeof q_cols / sizeof q_cols[0] : sizeof f_cols / sizeof f_cols[0];
+    for (size_t ci = 0; ci < ncl; ci++)
+      for (size_t ri = 0; ri < sizeof rows_l / sizeof rows_l[0]; ri++)
+        for (size_t bi = 0; bi < sizeof nbs / sizeof nbs[0]; bi++) {
+          const size_t cols = cl[ci], rows = rows_l[ri], nb = nbs[bi];
+          if (cols * rows * nb > 600000) continue; /* keep qemu time bounded */
+          const int data = (int)((ci + ri + bi) % D_COUNT);
+          run_case(ops[(ri + bi) % 2], k, type, rows, cols, nb, data, (ri + ci) % 3 == 0, (ci + bi) % 3, r);
+        }
+    /* every data kind once at a size with several tiles and activations */
+    for (int d = 0; d < D_COUNT; d++) run_case(ops[1], k, type, 9, is_q ? 1056 : 100, 5, d, d % 2, (size_t)d % 3, r);
+  }
+  fprintf(stderr, "table %s: %s\n", k->name, fg_test_failures == checks0 ? "bit-exact with the specs" : "FAILED");
+}
+
+// ----------------------------------------------------------------------------
+// neon_compat.h
+
+#if defined(__ARM_NEON)
+static void test_compat(rng *r) {
+  for (int it = 0; it < 200; it++) {
+    int8_t a[32], b[32];
+    int32_t acc[4], want[4] = {0}, got[4];
+    for (int j = 0; j < 32; j++) {
+      a[j] = (int8_t)(rng_u64(r) & 0xff);
+      b[j] = (int8_t)((int)(rng_u64(r) % 255) - 127); /* activations: -127..127 */
+    }
+    if (it == 0) memset(a, 0x80, sizeof a); /* -128 weights */
+    for (int l = 0; l < 4; l++) acc[l] = (int32_t)(rng_u64(r) % 2001) - 1000;
+    const int8x16_t a0 = vld1q_s8(a), a1 = vld1q_s8(a + 16), b0 = vld1q_s8(b), b1 = vld1q_s8(b + 16);
+    vst1q_s32(got, fg_vdotq_s32(vld1q_s32(acc), a0, b0));
+    int ok = 1;
+    for (int l = 0; l < 4; l++) {
+      want[l] = acc[l];
+      for (int j = 4 * l; j < 4 * l + 4; j++) want[l] += a[j] * b[j];
+      ok &= got[l] == want[l];
+    }
+    CHECK_MSG(ok, "fg_vdotq_s32 lanes differ from the definition (iteration %d)", it);
+    int32_t total = acc[0] + acc[1] + acc[2] + acc[3];
+    for (int j = 0; j < 32; j++) total += a[j] * b[j];
+    CHECK_EQ_INT(fg_vaddvq_s32(fg_vdot32_s8(vld1q_s32(acc), a0, b0, a1, b1)), total);
+  }
+  const int32x4_t p = {1, 2, 3, 4}, q = {10, 20, 30, 40};
+  int32_t o[4];
+  vst1q_s32(o, fg_vpaddq_s32(p, q));
+  CHECK(o[0] == 3 && o[1] == 7 && o[2] == 30 && o[3] == 70);
+  vst1q_s32(o, fg_vsum4_s32(p, q, vdupq_n_s32(-1), vdupq_n_s32(5)));
+  CHECK(o[0] == 10 && o[1] == 100 && o[2] == -4 && o[3] == 20);
+  const float32x4_t f = {1.0f, 0x1p-30f, -1.0f, 0x1p-30f};
+  CHECK(fg_vaddvq_f32(f) == (1.0f + 0x1p-30f) + (-1.0f + 0x1p-30f));
+}
+#endif
+
+// ----------------------------------------------------------------------------
+
+int main(void) {
+  rng r = {777};
+#if defined(__ARM_NEON)
+  test_compat(&r);
+  const fg_kernels *neon = fg_kernels_by_name("neon");
+#  if defined(__aarch64__) || defined(__ARM_FEATURE_FMA)
+  CHECK_MSG(neon != NULL && neon == fg_kernels_neon(), "this NEON build must offer the neon table");
+#  else
+  CHECK_MSG(neon == NULL, "NEON without VFPv4 has no fused multiply-add: no neon table");
+#  endif
+  const fg_kernels *dot = fg_kernels_by_name("neon_dotprod");
+  CHECK_MSG((dot != NULL) == (fg_arm_cpu_has_dotprod() && fg_kernels_neon_dotprod() != NULL),
+            "neon_dotprod must be offered exactly when compiled in and the CPU has it");
+  fprintf(stderr, "dotprod: cpu %d, compiled %d\n", (int)fg_arm_cpu_has_dotprod(), fg_kernels_neon_dotprod() != NULL);
+  const char *env = getenv("FG_ISA");
+  if (!env || !env[0] || strcmp(env, "auto") == 0) /* the best table is the default */
+    CHECK_MSG(strcmp(fg_ops_isa(), dot ? "neon_dotprod" : neon ? "neon" : "ref") == 0, "default table is %s",
+              fg_ops_isa());
+  fg_ops *ops[2];
+  CHECK_OK(fg_ops_create(1, &ops[0], NULL));
+  CHECK_OK(fg_ops_create(3, &ops[1], NULL));
+  const fg_kernels *tables[2] = {neon, dot};
+  for (int t = 0; t < 2; t++) {
+    if (!tables[t]) continue;
+    fg_ops_set_kernels(ops[0], tables[t]);
+    fg_ops_set_kernels(ops[1], tables[t]);
+    test_table(ops, tables[t], &r);
+  }
+  fg_ops_free(ops[0]);
+  fg_ops_free(ops[1]);
+#else
+  (void)rng_u64(&r);
+  CHECK(fg_kernels_by_name("neon") == NULL);
+  CHECK(fg_kernels_by_name("neon_dotprod") == NULL);
+  fprintf(stderr, "not an ARM NEON build: only checked that no NEON table is offered\n");
+  (void)test_table;
+#endif
+  return fg_test_finish("test_arm_kernels");
+}
