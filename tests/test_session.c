@@ -27,16 +27,6 @@ static void random_ids(int32_t *ids, size_t n) {
   for (size_t i = 0; i < n; i++) ids[i] = 4 + (int32_t)rnd(g_vocab - 4);
 }
 
-/* max |a-b| / (1 + max|b|) */
-static double rel_diff(const float *a, const float *b, size_t n) {
-  double md = 0, mb = 0;
-  for (size_t i = 0; i < n; i++) {
-    md = fmax(md, fabs((double)a[i] - b[i]));
-    mb = fmax(mb, fabs((double)b[i]));
-  }
-  return md / (1.0 + mb);
-}
-
 /* Logit tolerance of the session path against the reference (f32 model): both accumulate in f32
  * over rows of at most max(n_embd, n_ff) = 128 products, with different summation orders in the
  * SIMD kernels; 1e-4 of the logit scale is ~100x the observed float noise and far below the top-1
@@ -90,7 +80,7 @@ static void test_chunked_equals_reference(void) {
       CHECK_EQ_INT(fg_session_position(s), p + 1);
       const float *lg = fg_session_logits(s);
       const float *want = ref + (size_t)p * g_vocab;
-      worst = fmax(worst, rel_diff(lg, want, g_vocab));
+      worst = fmax(worst, fg_test_rel_diff(lg, want, g_vocab));
       if (next != fg_argmax(want, g_vocab)) id_mismatch++;
       if (s != main_s) fg_session_free(s);
       fg_snapshot_free(snap);
@@ -162,7 +152,7 @@ static void test_snapshot_isolation(void) {
   memcpy(whole + 21, a, sizeof a);
   fg_session *wa = new_session(64, 1);
   CHECK_OK(fg_session_prefill(wa, whole, 36, NULL));
-  CHECK(rel_diff(fg_session_logits(fa), fg_session_logits(wa), g_vocab) <= TOL_F32);
+  CHECK(fg_test_rel_diff(fg_session_logits(fa), fg_session_logits(wa), g_vocab) <= TOL_F32);
 
   fg_session *fc;
   CHECK_OK(fg_session_fork(snap, NULL, &fc));
@@ -371,7 +361,7 @@ static void test_save_load(void) {
   fg_session *c;
   CHECK_OK(fg_session_fork(snap, NULL, &c));
   CHECK_OK(fg_session_prefill(c, ids + 20, 7, NULL));
-  CHECK(rel_diff(fg_session_logits(c), want, g_vocab) == 0.0);
+  CHECK(fg_test_rel_diff(fg_session_logits(c), want, g_vocab) == 0.0);
   fg_session_free(c);
 
   remove(path);

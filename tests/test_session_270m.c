@@ -9,15 +9,6 @@
 
 #define N 600
 
-static double rel_diff(const float *a, const float *b, size_t n) {
-  double md = 0, mb = 0;
-  for (size_t i = 0; i < n; i++) {
-    md = fmax(md, fabs((double)a[i] - b[i]));
-    mb = fmax(mb, fabs((double)b[i]));
-  }
-  return md / (1.0 + mb);
-}
-
 /* f32 weights, f32 accumulation, rows of up to 2048 products summed in different orders by the
  * SIMD kernels: observed differences are ~1e-6 of the logit scale; 1e-4 leaves room for
  * other ISAs while still catching any real error (a wrong window or RoPE base moves logits by O(1)). */
@@ -57,12 +48,12 @@ int main(void) {
   CHECK_OK(fg_session_create(m, &p, &s));
   t0 = fg_time_s();
   CHECK_OK(fg_session_prefill(s, ids, 101, NULL));
-  double d0 = rel_diff(fg_session_logits(s), ref, V);
+  double d0 = fg_test_rel_diff(fg_session_logits(s), ref, V);
   CHECK_OK(fg_session_prefill(s, ids + 101, 411, NULL));
-  double d1 = rel_diff(fg_session_logits(s), ref + V, V);
+  double d1 = fg_test_rel_diff(fg_session_logits(s), ref + V, V);
   int32_t next;
   CHECK_OK(fg_session_step(s, ids[512], &next));
-  double d2 = rel_diff(fg_session_logits(s), ref + 2 * (size_t)V, V);
+  double d2 = fg_test_rel_diff(fg_session_logits(s), ref + 2 * (size_t)V, V);
   CHECK_EQ_INT(next, fg_argmax(ref + 2 * (size_t)V, V));
   fg_snapshot *snap;
   CHECK_OK(fg_session_snapshot(s, &snap));
@@ -71,7 +62,7 @@ int main(void) {
   fg_session *f = NULL;
   CHECK_OK(fg_session_fork(snap, &p, &f));
   CHECK_OK(fg_session_prefill(f, ids + 513, N - 513, &next));
-  double d3 = rel_diff(fg_session_logits(f), ref + 3 * (size_t)V, V);
+  double d3 = fg_test_rel_diff(fg_session_logits(f), ref + 3 * (size_t)V, V);
   CHECK_EQ_INT(next, fg_argmax(ref + 3 * (size_t)V, V));
   printf("session: %.1f s; relative logit differences at 100/511/512/599: %.2e %.2e %.2e %.2e (tol %.0e)\n",
          fg_time_s() - t0, d0, d1, d2, d3, TOL);

@@ -10,6 +10,15 @@
 int fg_test_checks;
 int fg_test_failures;
 
+double fg_test_rel_diff(const float *a, const float *b, size_t n) {
+  double md = 0, mb = 0;
+  for (size_t i = 0; i < n; i++) {
+    md = fmax(md, fabs((double)a[i] - b[i]));
+    mb = fmax(mb, fabs((double)b[i]));
+  }
+  return md / (1.0 + mb);
+}
+
 int fg_test_finish(const char *name) {
   printf("%s: %d checks, %d failed\n", name, fg_test_checks, fg_test_failures);
   return fg_test_failures ? 1 : 0;

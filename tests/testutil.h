@@ -50,6 +50,9 @@ extern int fg_test_failures;
     CHECK_MSG(fg_s_ == 0, "%s returned %d (%s)", #expr, fg_s_, fg_status_str((fg_status)fg_s_)); \
   } while (0)
 
+/* max |a-b| / (1 + max|b|): logit differences relative to the logit scale. */
+double fg_test_rel_diff(const float *a, const float *b, size_t n);
+
 /* Prints "<name>: N checks, N failed" and returns the process exit code. */
 int fg_test_finish(const char *name);
 
