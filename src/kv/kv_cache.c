@@ -59,6 +59,9 @@ fg_status fg_kv_prepare(fg_kv *kv, uint32_t p0, uint32_t p1, fg_error *err) {
   for (uint32_t l = 0; l < kv->n_layer; l++) {
     fg_kv_layer *L = &kv->layers[l];
     if (layer_reserve(L, b1) != FG_OK) return fg_err(err, FG_ERR_NOMEM, "out of memory for the KV table");
+    /* entries past the old end are NULL (layer_reserve zeroes them): count them now, so that a
+     * failure below still releases every block this call stored */
+    if (b1 > L->n_blocks) L->n_blocks = b1;
     for (uint32_t b = b0; b < b1; b++) {
       fg_kv_block *cur = L->blocks[b];
       if (cur && atomic_load_explicit(&cur->refs, memory_order_acquire) == 1) continue;
@@ -70,7 +73,6 @@ fg_status fg_kv_prepare(fg_kv *kv, uint32_t p0, uint32_t p1, fg_error *err) {
       }
       L->blocks[b] = nb;
     }
-    if (b1 > L->n_blocks) L->n_blocks = b1;
   }
   return FG_OK;
 }

@@ -21,21 +21,26 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
                               uint32_t n_threads, fg_error *err) {
   memset(sc, 0, sizeof *sc);
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
-  struct { float **p; size_t n; } a[] = {
-      {&sc->x, max_nb * d},
-      {&sc->xn, max_nb * d},
-      {&sc->q, max_nb * hp->n_head * hk},
-      {&sc->k, max_nb * hp->n_head_kv * hk},
-      {&sc->v, max_nb * hp->n_head_kv * hv},
-      {&sc->o, max_nb * hp->n_head * hv},
-      {&sc->t, max_nb * d},
-      {&sc->gate, max_nb * hp->n_ff},
-      {&sc->up, max_nb * hp->n_ff},
-      {&sc->score, (size_t)n_threads * (hp->n_head / hp->n_head_kv) * n_ctx},
-      {&sc->rope_cs, max_nb * 2 * hk},
+  struct { float **p; uint64_t n; } a[] = {
+      {&sc->x, (uint64_t)max_nb * d},
+      {&sc->xn, (uint64_t)max_nb * d},
+      {&sc->q, (uint64_t)max_nb * hp->n_head * hk},
+      {&sc->k, (uint64_t)max_nb * hp->n_head_kv * hk},
+      {&sc->v, (uint64_t)max_nb * hp->n_head_kv * hv},
+      {&sc->o, (uint64_t)max_nb * hp->n_head * hv},
+      {&sc->t, (uint64_t)max_nb * d},
+      {&sc->gate, (uint64_t)max_nb * hp->n_ff},
+      {&sc->up, (uint64_t)max_nb * hp->n_ff},
+      {&sc->score, (uint64_t)n_threads * (hp->n_head / hp->n_head_kv) * n_ctx},
+      {&sc->rope_cs, (uint64_t)max_nb * 2 * hk},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
-    *a[i].p = fg_aligned_alloc(64, a[i].n * sizeof(float));
+    /* sizes are products of file-given dimensions: checked, also for a 32-bit size_t */
+    uint64_t bytes = 0;
+    size_t nbytes = 0;
+    const bool fits = fg_mul_u64((uint64_t)a[i].n, sizeof(float), &bytes) && fg_u64_to_size(bytes, &nbytes) &&
+                      a[i].n == bytes / sizeof(float);
+    *a[i].p = fits ? fg_aligned_alloc(64, nbytes) : NULL;
     if (!*a[i].p) {
       fg_fwd_scratch_free(sc);
       return fg_err(err, FG_ERR_NOMEM, "out of memory for forward scratch (%zu positions)", max_nb);

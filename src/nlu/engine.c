@@ -138,8 +138,13 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   if (st == FG_OK) st = fg_session_restore(e->session, e->prefix);
   e->info.prefix_ms = (fg_time_s() - t0) * 1e3;
   if (st != FG_OK) {
-    if (err) *err = e->err.code ? e->err : (fg_error){st, ""};
-    if (err && !err->msg[0]) fg_err(err, st, "%s", fg_session_errmsg(e->session));
+    /* the message of the step that failed: e->err when it carries this status, else the session's */
+    if (e->err.code == st && e->err.msg[0])
+      fg_err(err, st, "%s", e->err.msg);
+    else if (e->session && fg_session_errmsg(e->session)[0])
+      fg_err(err, st, "%s", fg_session_errmsg(e->session));
+    else
+      fg_err(err, st, "fg_nlu_create: %s", fg_status_str(st));
     fg_nlu_free(e);
     return st;
   }

@@ -193,6 +193,13 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
   if (pos > n_ctx || n_ctx == 0 || n_ctx > m->hp.n_ctx_train || has_logits > 1 || (pos == 0) != (has_logits == 0))
     BAD("%s: snapshot position %u / context %u out of range", path, pos, n_ctx);
   if ((uint64_t)pos * 4 > r.left) BAD("%s: truncated token list", path);
+  {
+    /* the exact size the header implies, before anything is allocated from it */
+    uint64_t want = (uint64_t)(r.p - data) + (uint64_t)pos * 4 + 8 + (has_logits ? (uint64_t)m->hp.n_vocab * 4 : 0);
+    for (uint32_t il = 0; il < m->hp.n_layer; il++)
+      want += 4 + (uint64_t)(pos - first_kept(m, il, pos)) * ((uint64_t)kdim + vdim) * sizeof(float);
+    if (want != size) BAD("%s: snapshot is %zu bytes, its header implies %llu", path, size, (unsigned long long)want);
+  }
 
   snap = fg_calloc(1, sizeof *snap);
   if (!snap) {
