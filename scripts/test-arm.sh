@@ -10,13 +10,16 @@
 # Environment: FG_JOBS (default 2) for builds and ctest; FG_ARM_MODELS: where tests find or generate
 # their models (default build/models, shared with the x86 tree of scripts/test.sh, since generating
 # the 270m models under emulation takes minutes: the files are identical on every architecture);
-# FG_ARM_SETUP=0 skips the install step. Details and measured times: docs/ARM.md.
+# FG_ARM_SETUP=0 skips the install step; FG_ARM_EXCLUDE: a ctest -E regex of further tests to leave
+# out (printed; empty by default: the 270m session test alone takes about 17 CPU-minutes
+# under qemu-arm, more than its 900 s ctest timeout on a busy machine). Details and measured times: docs/ARM.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 jobs=${FG_JOBS:-2}
 models=${FG_ARM_MODELS:-$root/build/models}
 targets=("$@")
+failed=()
 [ ${#targets[@]} -gt 0 ] || targets=(armv7 aarch64)
 
 step() { printf '\n== %s (%s)\n' "$1" "$(date +%T)"; }
@@ -44,8 +47,21 @@ for t in "${targets[@]}"; do
 
   step "$t: ctest under $qemu (without label oracle)"
   # test_arm_kernels checks that the dispatcher's default here is a NEON table
+  exclude=()
+  if [ -n "${FG_ARM_EXCLUDE:-}" ]; then
+    echo "test-arm.sh: NOT running tests matching '$FG_ARM_EXCLUDE' (FG_ARM_EXCLUDE)"
+    exclude=(-E "$FG_ARM_EXCLUDE")
+  fi
   start=$(date +%s)
-  ctest --test-dir "build-$t" -j "$jobs" -LE oracle --output-on-failure --timeout 3600
-  echo "$t: ctest took $(( $(date +%s) - start )) s"
+  if ctest --test-dir "build-$t" -j "$jobs" -LE oracle "${exclude[@]}" --output-on-failure --timeout 3600; then
+    echo "$t: all tests passed in $(( $(date +%s) - start )) s"
+  else
+    echo "$t: FAILED after $(( $(date +%s) - start )) s"
+    failed+=("$t")
+  fi
 done
+if [ ${#failed[@]} -gt 0 ]; then
+  step "FAILED: ${failed[*]}"
+  exit 1
+fi
 step "done"

@@ -7,7 +7,11 @@
  *   3. a long prefill aborted from another thread: FG_ERR_ABORTED, the session exactly as before;
  *   4. snapshot files truncated, bit-flipped, of another model or version, and crafted with a valid
  *      checksum: refused with a clear message; the snapshot in memory and its forks are unaffected;
- *   5. handles freed after their model (the one order fgemma defines besides "model last").
+ *   5. handles freed after their model (the one order fgemma defines besides "model last");
+ *   6. model files truncated and bit-flipped: refused, or loaded and usable;
+ *   7. one hostile input of each kind (GGUF, tokenizer, catalog, call text, snapshot, session API):
+ *      the table of docs/RELIABILITY.md (FG_REL_TABLE=1 prints it).
+ * Sections can be picked by name: test_reliability [alloc args abort snapfile errmsg free model table].
  *
  * Tiny preset (6 layers, window 8, vocabulary 512, context 2048), generated before any hook is armed. */
 #define FG_EXPERIMENTAL
@@ -1316,7 +1320,7 @@ static void test_free_after_model(void) {
 
 
 // ----------------------------------------------------------------------------------------------
-// 6. Damaged model files, hostile text and catalogs (also the table of docs/RELIABILITY.md)
+// 6./7. Damaged model files; hostile text and catalogs (the table of docs/RELIABILITY.md)
 
 /* Loads a damaged copy of the tiny model: refused with a status and a message, or, when the damage
  * hit a value that is still valid (a weight, a score), loaded and usable. Never a crash. */
