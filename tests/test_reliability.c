@@ -26,25 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* A check that fails today because of a library bug reported in docs/RELIABILITY.md ("Open
- * findings"). It prints and counts, but fails the test only with FG_STRICT_KNOWN_BUGS=1, so that the
- * suite stays green until the fix lands; then the line says "fixed" and should become a CHECK. */
-static int g_known_bugs;
-#define KNOWN_BUG(cond, id, ...)                                                                    \
-  do {                                                                                              \
-    static int printed_;                                                                            \
-    if (!(cond)) {                                                                                  \
-      g_known_bugs++;                                                                               \
-      const char *strict_ = getenv("FG_STRICT_KNOWN_BUGS");                                         \
-      if (strict_ && *strict_ == '1') CHECK_MSG(cond, __VA_ARGS__);                                 \
-      else if (!printed_++) {                                                                       \
-        fprintf(stderr, "%s:%d: KNOWN BUG %s: ", __FILE__, __LINE__, id);                           \
-        fprintf(stderr, __VA_ARGS__);                                                               \
-        fputc('\n', stderr);                                                                        \
-      }                                                                                             \
-    }                                                                                               \
-  } while (0)
-
 /* FG_REL_TABLE=1 prints every refused input as a Markdown row (docs/RELIABILITY.md is made of them). */
 static bool g_table;
 static void table_row(const char *area, const char *input, fg_status st, const char *msg) {
@@ -493,7 +474,7 @@ static void nlu_create_check(fg_status st) {
   if (st != FG_OK) {
     CHECK(fx.nlu == NULL);
     CHECK(fx.err.msg[0] != '\0');
-    KNOWN_BUG(fx.err.code == st, "B2", "fg_nlu_create returned %s but reported code %d '%s'", fg_status_str(st),
+    CHECK_MSG(fx.err.code == st, "fg_nlu_create returned %s but reported code %d '%s'", fg_status_str(st),
               (int)fx.err.code, fx.err.msg);
   } else {
     fg_nlu_result r;
@@ -1226,8 +1207,8 @@ static void test_snapshot_files(void) {
     /* the loader's own buffers are a handful; one per KV block of 32 positions x 6 layers is 378 */
     printf("  a %zu-byte file claiming 2000 positions: %llu allocations before it was refused\n", n,
            (unsigned long long)allocs);
-    KNOWN_BUG(allocs < 16, "B1", "a truncated snapshot made %llu allocations (KV cache sized from the header "
-              "before the file size was checked)", (unsigned long long)allocs);
+    CHECK_MSG(allocs < 16, "a truncated snapshot made %llu allocations (KV cache sized from the header before the "
+              "file size was checked)", (unsigned long long)allocs);
     free(big);
   }
   printf("  %d truncations, %d bit flips, %zu crafted headers, 3 versions, 2 foreign models: all refused\n", n_trunc,
@@ -1567,7 +1548,6 @@ int main(int argc, char **argv) {
     for (int a = 1; a < argc; a++) run = run || strcmp(argv[a], sections[i].name) == 0;
     if (run) sections[i].fn();
   }
-  if (g_known_bugs) printf("%d known-bug checks failed (docs/RELIABILITY.md, open findings)\n", g_known_bugs);
 
   fg_snapshot_free(ref.at20);
   fg_snapshot_free(ref.at250);

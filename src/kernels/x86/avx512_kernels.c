@@ -455,7 +455,7 @@ FG_INLINE void fg_ftile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0
 #pragma GCC unroll 8
   for (int b = 0; b < B; b++) {
     xf[b] = a->x + (b0 + (size_t)b) * a->ldx;
-    xb[b] = (const uint8_t *)a->act + (b0 + (size_t)b) * xstride;
+    xb[b] = a->act ? (const uint8_t *)a->act + (b0 + (size_t)b) * xstride : NULL; /* no arithmetic on NULL */
 #pragma GCC unroll 8
     for (int r = 0; r < R; r++) acc[r][b] = _mm512_setzero_ps();
   }
