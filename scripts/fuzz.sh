@@ -90,7 +90,8 @@ if [ "$mode" = minimize ]; then
     corpus="$corpora/$n"
     [ -d "$corpus" ] || continue
     tmp=$(mktemp -d)
-    nice -n "$nice_n" "$bdir/fuzz_$n" -merge=1 $(opts_for "$n") "$tmp" "$corpus" >"$tmp.log" 2>&1 ||
+    nice -n "$nice_n" "$bdir/fuzz_$n" -merge=1 $(opts_for "$n") -artifact_prefix="$tmp.crash-" "$tmp" "$corpus" \
+      >"$tmp.log" 2>&1 ||
       { echo "fuzz.sh: merge of $n failed, see $tmp.log" >&2; exit 1; }
     keep=$(hashes "$tmp")
     before=$(find "$corpus" -maxdepth 1 -type f | wc -l)
@@ -101,7 +102,8 @@ if [ "$mode" = minimize ]; then
       grep -qx "$h" <<<"$keep" || rm -f "$f"
     done
     after=$(find "$corpus" -maxdepth 1 -type f | wc -l)
-    "$bdir/fuzz_$n" -runs=0 "$corpus" >/dev/null 2>&1 || { echo "fuzz.sh: $n: replay after minimizing failed" >&2; exit 1; }
+    "$bdir/fuzz_$n" -runs=0 -artifact_prefix="$tmp.crash-" "$corpus" >/dev/null 2>&1 ||
+      { echo "fuzz.sh: $n: replay after minimizing failed" >&2; exit 1; }
     echo "$n: $before -> $after files"
     rm -rf "$tmp" "$tmp.log"
   done
@@ -128,18 +130,20 @@ for n in "${names[@]}"; do
   cov=$(grep -o 'cov: [0-9]*' <<<"$last" | grep -o '[0-9]*' || true)
   ft=$(grep -o 'ft: [0-9]*' <<<"$last" | grep -o '[0-9]*' || true)
   corp=$(grep -o 'corp: [0-9]*' <<<"$last" | grep -o '[0-9]*' || true)
-  ncrash=$(find "$crashes" -type f | wc -l)
   [ "$rc" -ne 0 ] && status=1
   # new coverage beyond the committed corpus, for review (never copied into tests/fuzz/corpus)
   merged="$out/merged/$n"; new="$out/new/$n"
   rm -rf "$merged" "$new"; mkdir -p "$merged" "$new"
   cp "$corpora/$n"/* "$merged"/ 2>/dev/null || true
-  nice -n "$nice_n" "$bdir/fuzz_$n" -merge=1 $(opts_for "$n") "$merged" "$work" >"$out/logs/$n.merge.log" 2>&1 || true
+  nice -n "$nice_n" "$bdir/fuzz_$n" -merge=1 $(opts_for "$n") -artifact_prefix="$crashes/" "$merged" "$work" \
+    >"$out/logs/$n.merge.log" 2>&1 || true
   old=$(hashes "$corpora/$n")
   for f in "$merged"/*; do
     [ -f "$f" ] || continue
     grep -qx "$(sha1sum "$f" | cut -d' ' -f1)" <<<"$old" || cp "$f" "$new"/
   done
+  ncrash=$(find "$crashes" -type f | wc -l) # the run's and the merge's
+  [ "$ncrash" -ne 0 ] && status=1
   printf '%-10s %8s %12s %10s %8s %8s %6s %7s\n' "$n" "$time_s" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
     "${ft:-?}" "${corp:-?}" "$ncrash" >>"$summary"
   echo "   executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, crashes $ncrash, new coverage: $(ls "$new" | wc -l) files in $new"
