@@ -8,7 +8,7 @@
 #   scripts/fuzz.sh --minimize [NAME ...]                     shrink the committed corpora
 #
 # Fuzzing never writes into tests/fuzz/corpus/. Each target reads its committed corpus and writes what
-# it finds into a scratch directory (DIR/work/NAME); afterwards the finds are merged against the
+# it finds into a scratch directory (DIR/scratch/NAME); afterwards the finds are merged against the
 # committed corpus and only the inputs that add coverage are copied to DIR/new/NAME for review.
 # Crashes land in DIR/crashes/NAME/; to keep one as a regression test, copy it to
 # tests/fuzz/corpus/NAME/crash-<short-description> (tests/fuzz.cmake replays every corpus file).
@@ -116,7 +116,7 @@ summary="$out/summary.txt"
 printf '%-10s %8s %12s %10s %8s %8s %6s %7s\n' target seconds executions exec/s cov ft corpus crashes >"$summary"
 status=0
 for n in "${names[@]}"; do
-  work="$out/work/$n"; crashes="$out/crashes/$n"; log="$out/logs/$n.log"
+  work="$out/scratch/$n"; crashes="$out/crashes/$n"; log="$out/logs/$n.log"
   mkdir -p "$work" "$crashes" "$out/logs"
   echo "== fuzz_$n for ${time_s}s (log: $log)"
   set +e
