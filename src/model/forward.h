@@ -34,6 +34,7 @@ typedef struct fg_fwd_args {
   size_t nb;
   uint32_t pos0;          /* position of the first row */
   float *logits;          /* (n_vocab) logits after the last row, or NULL for none */
+  float *hidden;          /* (d) the last row after the output norm (the LM head's input), or NULL */
   fg_abort_fn abort_cb;
   void *abort_ud;
 } fg_fwd_args;
