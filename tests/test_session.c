@@ -287,8 +287,14 @@ static void test_save_load(void) {
     fg_model *m2 = NULL;
     fg_snapshot *ls = NULL;
     fg_session *c = NULL;
+    /* One thread, so the child creates no worker threads: it is forked from a process whose pool
+     * threads exist, and qemu-user 7.2 (the ARM test runs) aborts when such a child creates threads
+     * ("cpu_exec: assertion failed"). The logits do not depend on the thread count. */
+    fg_session_params cp;
+    fg_session_params_init(&cp);
+    cp.n_threads = 1;
     int ok = fg_model_load(fg_test_model_path("tiny-f32.gguf"), NULL, &m2, NULL) == FG_OK &&
-             fg_snapshot_load(m2, path, &ls) == FG_OK && fg_session_fork(ls, NULL, &c) == FG_OK &&
+             fg_snapshot_load(m2, path, &ls) == FG_OK && fg_session_fork(ls, &cp, &c) == FG_OK &&
              fg_session_prefill(c, ids + 20, 7, NULL) == FG_OK;
     if (ok) {
       ssize_t w = write(fds[1], fg_session_logits(c), sizeof(float) * m2->hp.n_vocab);
@@ -474,6 +480,231 @@ static void test_threads(void) {
   fg_snapshot_free(snap);
 }
 
+// ----------------------------------------------------------------------------------------------
+// 9. f16 KV cache: against the reference, against the f32 cache, and the snapshot contract
+
+/* Relative logit tolerance of an f16 KV cache against the f32 reference: K and V rounded to 11
+ * significant bits (relative 2^-12 = 2.4e-4 per element) move the attention outputs by about that
+ * much per layer; through 6 layers the logits moved by at most 1.2e-3 (measured: avx512, avx2 and ref
+ * tables, tiny preset, 40 positions; f32 KV 2.7e-6). */
+#define TOL_F16 3e-3
+
+static fg_session *new_session_kv(uint32_t n_batch, uint32_t n_threads, uint32_t kv_type) {
+  fg_session_params p;
+  fg_session_params_init(&p);
+  p.n_batch = n_batch;
+  p.n_threads = n_threads;
+  p.n_ctx = 256;
+  p.kv_type = kv_type;
+  fg_session *s = NULL;
+  CHECK_OK(fg_session_create(g_model, &p, &s));
+  return s;
+}
+
+static void test_f16_kv_vs_reference(void) {
+  int32_t ids[N_PROMPT];
+  random_ids(ids, N_PROMPT);
+  size_t at[N_PROMPT];
+  for (size_t i = 0; i < N_PROMPT; i++) at[i] = i;
+  float *ref = malloc(sizeof(float) * N_PROMPT * g_vocab);
+  fg_error err;
+  CHECK_OK(fg_ref_forward(g_model, ids, NULL, N_PROMPT, at, N_PROMPT, ref, &err));
+  /* one token at a time, so every position's logits are seen; f32 and f16 caches side by side */
+  fg_session *h = new_session_kv(8, 2, FG_TYPE_F16), *f = new_session_kv(8, 2, FG_TYPE_F32);
+  double worst = 0, worst_f32 = 0;
+  int ids_differ = 0, ref_differ = 0;
+  for (uint32_t p = 0; p < N_PROMPT; p++) {
+    int32_t nh, nf;
+    CHECK_OK(fg_session_prefill(h, ids + p, 1, &nh));
+    CHECK_OK(fg_session_prefill(f, ids + p, 1, &nf));
+    const float *want = ref + (size_t)p * g_vocab;
+    worst = fmax(worst, fg_test_rel_diff(fg_session_logits(h), want, g_vocab));
+    worst_f32 = fmax(worst_f32, fg_test_rel_diff(fg_session_logits(f), want, g_vocab));
+    ids_differ += nh != nf;
+    ref_differ += nh != fg_argmax(want, g_vocab);
+  }
+  CHECK_MSG(worst <= TOL_F16, "f16 KV: worst relative logit difference %.3g > %.3g", worst, TOL_F16);
+  CHECK_MSG(worst > worst_f32, "f16 KV should be measurably less exact than f32 (%.3g vs %.3g)", worst, worst_f32);
+  CHECK_MSG(ids_differ == 0 && ref_differ == 0, "f16 KV: %d greedy ids differ from f32 KV, %d from the reference",
+            ids_differ, ref_differ);
+  printf("f16 KV: worst relative logit difference vs reference %.2e (f32 KV %.2e) over %d positions; greedy ids "
+         "equal f32 KV at %d of %d\n", worst, worst_f32, N_PROMPT, N_PROMPT - ids_differ, N_PROMPT);
+  /* chunking does not change an f16 session either: one prefill of 40 == 40 steps, bit for bit */
+  fg_session *w = new_session_kv(64, 1, FG_TYPE_F16);
+  CHECK_OK(fg_session_prefill(w, ids, N_PROMPT, NULL));
+  CHECK(memcmp(fg_session_logits(w), fg_session_logits(h), sizeof(float) * g_vocab) == 0);
+  /* memory: half the element bytes of the f32 cache */
+  fg_session_stats sh, sf;
+  CHECK_OK(fg_session_get_stats(h, &sh));
+  CHECK_OK(fg_session_get_stats(f, &sf));
+  CHECK_EQ_INT(sh.kv_blocks, sf.kv_blocks);
+  const uint64_t elems = (uint64_t)FG_KV_BLOCK * g_model->hp.n_head_kv * (g_model->hp.head_dim_k + g_model->hp.head_dim_v);
+  const uint64_t hdr = sizeof(fg_kv_block);
+  CHECK_EQ_INT(sh.kv_bytes_global + sh.kv_bytes_sliding, (uint64_t)sh.kv_blocks * (hdr + 2 * elems));
+  CHECK_EQ_INT(sf.kv_bytes_global + sf.kv_bytes_sliding, (uint64_t)sf.kv_blocks * (hdr + 4 * elems));
+  fg_session_free(h);
+  fg_session_free(f);
+  fg_session_free(w);
+  free(ref);
+}
+
+/* FNV-1a as snapshot.c computes its trailer (to turn a file into a version-1 file) */
+static uint64_t fnv1a(const unsigned char *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+static unsigned char *read_all(const char *path, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  *n = (size_t)ftell(f);
+  fseek(f, 0, SEEK_SET);
+  unsigned char *b = malloc(*n);
+  if (fread(b, 1, *n, f) != *n) *n = 0;
+  fclose(f);
+  return b;
+}
+
+static void test_f16_kv_snapshots(void) {
+  int32_t ids[36];
+  random_ids(ids, 36);
+  fg_session *s = new_session_kv(8, 2, FG_TYPE_F16);
+  CHECK_OK(fg_session_prefill(s, ids, 21, NULL));
+  fg_snapshot *snap;
+  CHECK_OK(fg_session_snapshot(s, &snap));
+  /* fork without params: the snapshot's KV type; continues like a fresh f16 session */
+  fg_session *fk;
+  CHECK_OK(fg_session_fork(snap, NULL, &fk));
+  for (int i = 21; i < 36; i++) CHECK_OK(fg_session_step(fk, ids[i], NULL));
+  fg_session *r = new_session_kv(8, 2, FG_TYPE_F16);
+  CHECK_OK(fg_session_prefill(r, ids, 21, NULL));
+  for (int i = 21; i < 36; i++) CHECK_OK(fg_session_step(r, ids[i], NULL));
+  CHECK(memcmp(fg_session_logits(fk), fg_session_logits(r), sizeof(float) * g_vocab) == 0);
+  float *want = malloc(sizeof(float) * g_vocab);
+  memcpy(want, fg_session_logits(r), sizeof(float) * g_vocab);
+  /* restore the f16 session; refuse across KV types */
+  CHECK_OK(fg_session_restore(fk, snap));
+  CHECK_EQ_INT(fg_session_position(fk), 21);
+  fg_session *f32s = new_session_kv(8, 1, FG_TYPE_F32);
+  CHECK_EQ_INT(fg_session_restore(f32s, snap), FG_ERR_MISMATCH);
+  CHECK(strstr(fg_session_errmsg(f32s), "KV cache") != NULL);
+  fg_session_params p32;
+  fg_session_params_init(&p32);
+  fg_session *x = (fg_session *)1;
+  CHECK_EQ_INT(fg_session_fork(snap, &p32, &x), FG_ERR_MISMATCH);
+  CHECK(x == NULL);
+  fg_snapshot *snap32;
+  CHECK_OK(fg_session_prefill(f32s, ids, 5, NULL));
+  CHECK_OK(fg_session_snapshot(f32s, &snap32));
+  CHECK_EQ_INT(fg_session_restore(fk, snap32), FG_ERR_MISMATCH);
+  CHECK_EQ_INT(fg_session_position(fk), 21); /* unchanged by the refusal */
+
+  /* save / load: the type travels with the file */
+  char path[512], path32[512], path_v1[512];
+  snprintf(path, sizeof path, "%s/test_session_f16_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
+  snprintf(path32, sizeof path32, "%s/test_session_f32_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
+  snprintf(path_v1, sizeof path_v1, "%s/test_session_v1_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
+  CHECK_OK(fg_snapshot_save(snap, path));
+  fg_snapshot *ls = NULL;
+  CHECK_OK(fg_snapshot_load(g_model, path, &ls));
+  fg_session *c = NULL;
+  CHECK_OK(fg_session_fork(ls, NULL, &c));
+  for (int i = 21; i < 36; i++) CHECK_OK(fg_session_step(c, ids[i], NULL));
+  CHECK(memcmp(fg_session_logits(c), want, sizeof(float) * g_vocab) == 0);
+  CHECK_EQ_INT(fg_session_restore(f32s, ls), FG_ERR_MISMATCH);
+  /* an f16 file is about half an f32 file of the same state */
+  fg_session *s32 = new_session_kv(8, 1, FG_TYPE_F32);
+  CHECK_OK(fg_session_prefill(s32, ids, 21, NULL));
+  fg_snapshot *sn32;
+  CHECK_OK(fg_session_snapshot(s32, &sn32));
+  CHECK_OK(fg_snapshot_save(sn32, path32));
+  size_t n16 = 0, n32 = 0;
+  unsigned char *b16 = read_all(path, &n16), *b32 = read_all(path32, &n32);
+  CHECK(b16 && b32 && n16 < n32);
+
+  /* a version-1 file (no kv_type field, f32 rows) still loads, as f32 */
+  if (b32 && n32 > 80) {
+    unsigned char *v1 = malloc(n32);
+    const size_t hdr_end = 8 + 4 + 4 + 16 + 9 * 4; /* the kv_type field is the last header field */
+    memcpy(v1, b32, hdr_end - 4);
+    memcpy(v1 + hdr_end - 4, b32 + hdr_end, n32 - hdr_end - 8);
+    const size_t n1 = n32 - 4;
+    v1[8] = 1; /* version */
+    v1[12] = (unsigned char)(hdr_end - 4); /* header bytes */
+    const uint64_t h = fnv1a(v1, n1 - 8);
+    for (int i = 0; i < 8; i++) v1[n1 - 8 + i] = (unsigned char)(h >> (8 * i));
+    FILE *f = fopen(path_v1, "wb");
+    fwrite(v1, 1, n1, f);
+    fclose(f);
+    fg_snapshot *l1 = NULL;
+    CHECK_OK(fg_snapshot_load(g_model, path_v1, &l1));
+    fg_session *c1 = NULL, *c32 = NULL;
+    CHECK_OK(fg_session_fork(l1, NULL, &c1));
+    CHECK_OK(fg_session_fork(sn32, NULL, &c32));
+    CHECK_OK(fg_session_step(c1, ids[21], NULL));
+    CHECK_OK(fg_session_step(c32, ids[21], NULL));
+    CHECK(c1 && c32 && memcmp(fg_session_logits(c1), fg_session_logits(c32), sizeof(float) * g_vocab) == 0);
+    fg_session_free(c1);
+    fg_session_free(c32);
+    fg_snapshot_free(l1);
+    free(v1);
+  }
+  /* a file claiming an unknown KV type is damaged: the header says so after the checksum matched */
+  if (b16 && n16 > 80) {
+    b16[8 + 4 + 4 + 16 + 8 * 4] = 7;
+    const uint64_t h = fnv1a(b16, n16 - 8);
+    for (int i = 0; i < 8; i++) b16[n16 - 8 + i] = (unsigned char)(h >> (8 * i));
+    FILE *f = fopen(path_v1, "wb");
+    fwrite(b16, 1, n16, f);
+    fclose(f);
+    fg_snapshot *bad = (fg_snapshot *)1;
+    CHECK_EQ_INT(fg_snapshot_load(g_model, path_v1, &bad), FG_ERR_FORMAT);
+    CHECK(bad == NULL);
+    CHECK(strstr(fg_snapshot_errmsg(), "KV type") != NULL);
+  }
+  free(b16);
+  free(b32);
+  remove(path);
+  remove(path32);
+  remove(path_v1);
+  fg_snapshot_free(ls);
+  fg_snapshot_free(snap);
+  fg_snapshot_free(snap32);
+  fg_snapshot_free(sn32);
+  fg_session *all[] = {s, fk, r, f32s, c, s32};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) fg_session_free(all[i]);
+  free(want);
+}
+
+/* the logits buffer is reused between steps, but never one a snapshot still shares */
+static void test_logits_reuse(void) {
+  int32_t ids[6];
+  random_ids(ids, 6);
+  fg_session *s = new_session_kv(8, 1, FG_TYPE_F32);
+  CHECK_OK(fg_session_prefill(s, ids, 3, NULL));
+  const float *l1 = fg_session_logits(s);
+  CHECK_OK(fg_session_step(s, ids[3], NULL));
+  CHECK(fg_session_logits(s) == l1); /* not shared: reused in place */
+  float *keep = malloc(sizeof(float) * g_vocab);
+  memcpy(keep, l1, sizeof(float) * g_vocab);
+  fg_snapshot *snap;
+  CHECK_OK(fg_session_snapshot(s, &snap));
+  CHECK_OK(fg_session_step(s, ids[4], NULL));
+  CHECK(fg_session_logits(s) != l1); /* shared with the snapshot: a new buffer */
+  fg_session *fk;
+  CHECK_OK(fg_session_fork(snap, NULL, &fk));
+  CHECK(memcmp(fg_session_logits(fk), keep, sizeof(float) * g_vocab) == 0);
+  fg_session_free(fk);
+  fg_snapshot_free(snap);
+  fg_session_free(s);
+  free(keep);
+}
+
 int main(void) {
   if (fg_test_ensure_model("tiny-f32.gguf", "tiny", "f32", 1) != 0) return 1;
   fg_error err;
@@ -490,6 +721,9 @@ int main(void) {
   test_bounded_memory();
   test_embeddings();
   test_threads();
+  test_f16_kv_vs_reference();
+  test_f16_kv_snapshots();
+  test_logits_reuse();
   fg_model_free(g_model);
   return fg_test_finish("test_session");
 }

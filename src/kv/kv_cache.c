@@ -4,28 +4,54 @@
 #include <string.h>
 
 size_t fg_kv_block_bytes(const fg_kv *kv) {
-  return sizeof(fg_kv_block) + (size_t)FG_KV_BLOCK * ((size_t)kv->k_dim + kv->v_dim) * sizeof(float);
+  return sizeof(fg_kv_block) + (size_t)FG_KV_BLOCK * ((size_t)kv->k_dim + kv->v_dim) * kv->elt;
 }
 
-static fg_kv_block *block_new(const fg_kv *kv) {
+/* zero: fill the data (a fresh block; a copy-on-write copy is overwritten at once) */
+static fg_kv_block *block_new(const fg_kv *kv, bool zero) {
   fg_kv_block *b = fg_aligned_alloc(64, fg_kv_block_bytes(kv));
   if (!b) return NULL;
   atomic_init(&b->refs, 1);
   b->reserved = 0;
+  if (zero) memset(b->data, 0, fg_kv_block_bytes(kv) - sizeof(fg_kv_block));
   return b;
+}
+
+void fg_kv_write_k(const fg_kv *kv, uint32_t layer, uint32_t pos, const void *row) {
+  const size_t j = pos % FG_KV_BLOCK;
+  if (kv->elt == 4) {
+    float *kt = fg_kv_kt(kv, layer, pos); /* (k_dim, FG_KV_BLOCK) */
+    const float *src = row;
+    for (size_t i = 0; i < kv->k_dim; i++) kt[i * FG_KV_BLOCK + j] = src[i];
+  } else {
+    uint16_t *kt = fg_kv_kt(kv, layer, pos); /* (k_dim, FG_KV_BLOCK) */
+    const uint16_t *src = row;
+    for (size_t i = 0; i < kv->k_dim; i++) kt[i * FG_KV_BLOCK + j] = src[i];
+  }
+}
+
+void fg_kv_read_k(const fg_kv *kv, uint32_t layer, uint32_t pos, void *row) {
+  const unsigned char *kt = fg_kv_kt(kv, layer, pos); /* (k_dim, FG_KV_BLOCK) */
+  unsigned char *dst = row;
+  const size_t j = pos % FG_KV_BLOCK, elt = kv->elt;
+  for (size_t i = 0; i < kv->k_dim; i++) memcpy(dst + i * elt, kt + (i * FG_KV_BLOCK + j) * elt, elt);
 }
 
 static void block_unref(fg_kv_block *b) {
   if (b && atomic_fetch_sub_explicit(&b->refs, 1, memory_order_acq_rel) == 1) fg_aligned_free(b);
 }
 
-fg_status fg_kv_init(fg_kv *kv, uint32_t n_layer, uint32_t k_dim, uint32_t v_dim, fg_error *err) {
+fg_status fg_kv_init(fg_kv *kv, uint32_t n_layer, uint32_t k_dim, uint32_t v_dim, uint32_t type, fg_error *err) {
   memset(kv, 0, sizeof *kv);
+  if (type != FG_TYPE_F32 && type != FG_TYPE_F16)
+    return fg_err(err, FG_ERR_UNSUPPORTED, "KV cache type %u: only f32 (0) and f16 (1) are implemented", type);
   kv->layers = fg_calloc(n_layer, sizeof *kv->layers);
   if (!kv->layers) return fg_err(err, FG_ERR_NOMEM, "out of memory for the KV tables");
   kv->n_layer = n_layer;
   kv->k_dim = k_dim;
   kv->v_dim = v_dim;
+  kv->type = type;
+  kv->elt = type == FG_TYPE_F16 ? 2u : 4u;
   return FG_OK;
 }
 
@@ -65,7 +91,7 @@ fg_status fg_kv_prepare(fg_kv *kv, uint32_t p0, uint32_t p1, fg_error *err) {
     for (uint32_t b = b0; b < b1; b++) {
       fg_kv_block *cur = L->blocks[b];
       if (cur && atomic_load_explicit(&cur->refs, memory_order_acquire) == 1) continue;
-      fg_kv_block *nb = block_new(kv);
+      fg_kv_block *nb = block_new(kv, cur == NULL);
       if (!nb) return fg_err(err, FG_ERR_NOMEM, "out of memory for a KV block");
       if (cur) { /* shared: copy on write (only the block holding p0 can carry earlier positions) */
         memcpy(nb->data, cur->data, fg_kv_block_bytes(kv) - sizeof(fg_kv_block));
@@ -99,7 +125,7 @@ void fg_kv_truncate(fg_kv *kv, uint32_t pos) {
 }
 
 fg_status fg_kv_share(fg_kv *dst, const fg_kv *src, fg_error *err) {
-  fg_status st = fg_kv_init(dst, src->n_layer, src->k_dim, src->v_dim, err);
+  fg_status st = fg_kv_init(dst, src->n_layer, src->k_dim, src->v_dim, src->type, err);
   if (st != FG_OK) return st;
   for (uint32_t l = 0; l < src->n_layer; l++) {
     const fg_kv_layer *S = &src->layers[l];

@@ -1,5 +1,6 @@
 /* forward.c — the fast Gemma 3 forward over a block KV cache. Weight products go through fg_ops
- * (threaded, SIMD); attention reads K/V blocks in place, parallel over (position, head). */
+ * (threaded, SIMD); attention reads K/V blocks in place, parallel over (query tile, KV head), with the
+ * softmax, P·V and GELU kernels of kernels/attn.h. */
 #include "model/forward.h"
 
 #include <math.h>
@@ -9,18 +10,37 @@
 // Scratch
 
 void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
-  float **p[] = {&sc->x, &sc->xn, &sc->q, &sc->k, &sc->v, &sc->o, &sc->t, &sc->gate, &sc->up, &sc->score, &sc->rope_cs};
+  float **p[] = {&sc->x, &sc->xn, &sc->q, &sc->k, &sc->v, &sc->o, &sc->t, &sc->gate, &sc->up, &sc->attn, &sc->rope_cs};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
     fg_aligned_free(*p[i]);
     *p[i] = NULL;
   }
+  fg_free(sc->rope_freq);
+  sc->rope_freq = NULL;
   sc->max_nb = 0;
+}
+
+#define ATTN_TILE_ROWS 32 /* query rows per attention tile (positions × group heads), at least one group */
+
+static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
+
+static uint64_t round16_u64(uint64_t n) { return (n + 15) / 16 * 16; }
+
+/* floats of one thread's attention tile scratch for R rows (64-bit: dimensions come from the file;
+ * the allocation that uses it checks the size_t range, and attn_tile's offsets stay below it) */
+static uint64_t attn_floats(const fg_hparams *hp, size_t R) {
+  const uint64_t r = R;
+  return round16_u64(r * hp->head_dim_k) + round16_u64(r * FG_ATTN_BLK) + round16_u64(r * hp->head_dim_v) +
+         5 * round16_u64(r);
 }
 
 fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t max_nb, uint32_t n_ctx,
                               uint32_t n_threads, fg_error *err) {
   memset(sc, 0, sizeof *sc);
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
+  const size_t group = hp->n_head / hp->n_head_kv;
+  sc->attn_rows = FG_MAX((size_t)1, ATTN_TILE_ROWS / group) * group;
+  sc->attn_stride = (size_t)attn_floats(hp, sc->attn_rows);
   struct { float **p; uint64_t n; } a[] = {
       {&sc->x, (uint64_t)max_nb * d},
       {&sc->xn, (uint64_t)max_nb * d},
@@ -28,10 +48,10 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
       {&sc->k, (uint64_t)max_nb * hp->n_head_kv * hk},
       {&sc->v, (uint64_t)max_nb * hp->n_head_kv * hv},
       {&sc->o, (uint64_t)max_nb * hp->n_head * hv},
-      {&sc->t, (uint64_t)max_nb * d},
+      {&sc->t, (uint64_t)max_nb * FG_MAX(d, (size_t)hp->n_head_kv * hk)},
       {&sc->gate, (uint64_t)max_nb * hp->n_ff},
       {&sc->up, (uint64_t)max_nb * hp->n_ff},
-      {&sc->score, (uint64_t)n_threads * (hp->n_head / hp->n_head_kv) * n_ctx},
+      {&sc->attn, (uint64_t)n_threads * attn_floats(hp, sc->attn_rows)},
       {&sc->rope_cs, (uint64_t)max_nb * 2 * hk},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
@@ -46,6 +66,17 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
       return fg_err(err, FG_ERR_NOMEM, "out of memory for forward scratch (%zu positions)", max_nb);
     }
   }
+  sc->rope_freq = fg_malloc_array(hk / 2 * 2 + 1, sizeof(double));
+  if (!sc->rope_freq) {
+    fg_fwd_scratch_free(sc);
+    return fg_err(err, FG_ERR_NOMEM, "out of memory for forward scratch");
+  }
+  for (size_t i = 0; i < hk / 2; i++) {
+    const double e = -2.0 * (double)i / (double)hk;
+    sc->rope_freq[i] = pow((double)hp->rope_base, e);
+    sc->rope_freq[hk / 2 + i] = pow((double)hp->rope_base_swa, e);
+  }
+  sc->ak = fg_attn_get();
   sc->max_nb = max_nb;
   sc->n_ctx = n_ctx;
   sc->n_threads = n_threads;
@@ -55,18 +86,23 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
 // ----------------------------------------------------------------------------------------------
 // Elementwise pieces
 
+/* the sum of squares in 8 interleaved partial sums (a serial chain of adds was 5% of a prefill) */
 static void rmsnorm(const float *x, const float *w, size_t n, float eps, float *out) {
-  float ss = 0.0f;
-  for (size_t i = 0; i < n; i++) ss += x[i] * x[i];
+  float acc[8] = {0};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (size_t u = 0; u < 8; u++) acc[u] += x[i + u] * x[i + u];
+  for (; i < n; i++) acc[i % 8] += x[i] * x[i];
+  const float ss = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
   const float scale = 1.0f / sqrtf(ss / (float)n + eps);
-  for (size_t i = 0; i < n; i++) out[i] = x[i] * scale * w[i];
+  for (size_t k = 0; k < n; k++) out[k] = x[k] * scale * w[k];
 }
 
-/* cos/sin table of one position for one base: cs[i] = cos, cs[half + i] = sin */
-static void rope_table(float *cs, uint32_t dim, uint32_t pos, float base) {
+/* cos/sin table of one position for one base: cs[i] = cos, cs[half + i] = sin; freq: (dim / 2) */
+static void rope_table(float *cs, uint32_t dim, uint32_t pos, const double *freq) {
   const uint32_t half = dim / 2;
   for (uint32_t i = 0; i < half; i++) {
-    const double theta = (double)pos * pow((double)base, -2.0 * (double)i / (double)dim);
+    const double theta = (double)pos * freq[i];
     cs[i] = (float)cos(theta);
     cs[half + i] = (float)sin(theta);
   }
@@ -81,71 +117,173 @@ static void rope_apply(float *x, const float *cs, uint32_t dim) {
   }
 }
 
-static float gelu_tanh(float x) {
-  const float k = 0.7978845608028654f;
-  return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
-}
-
 // ----------------------------------------------------------------------------------------------
-// Attention over the cache, parallel over (row, kv head). The query heads that share a KV head are
-// scored together: each block of cached keys is one small matrix product (fg_ops, SIMD), read in place.
+// Attention over the cache, flash-attention style. A work item is (tile of query positions, KV head):
+// its rows (positions × the query heads sharing the KV head) meet each block of cached keys once,
+// with an online softmax, so K/V blocks are read in place once per tile, never copied.
 
 typedef struct attn_job {
   const fg_hparams *hp;
   const fg_layer *L;
   const fg_kv *kv;
   fg_ops *ops;
+  const fg_attn_kernels *ak;
   uint32_t layer;
   uint32_t pos0;
+  size_t nb;
+  size_t T;       /* positions per tile */
+  size_t n_tiles;
   fg_fwd_scratch *sc;
 } attn_job;
 
-static void attn_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
-  const attn_job *j = ud;
+/* first key a query at position p sees */
+static uint32_t attn_first(const fg_hparams *hp, const fg_layer *L, uint32_t p) {
+  return (L->is_swa && p + 1 > hp->sliding_window) ? p + 1 - hp->sliding_window : 0;
+}
+
+static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, float *ws /* (attn_stride) */) {
   const fg_hparams *hp = j->hp;
-  const size_t hk = hp->head_dim_k, hv = hp->head_dim_v;
-  const size_t nq = (size_t)hp->n_head * hk, no = (size_t)hp->n_head * hv;
-  const uint32_t group = hp->n_head / hp->n_head_kv;
-  const size_t ld = j->sc->n_ctx; /* score row stride */
-  float *score = j->sc->score + (size_t)tid * group * ld; /* (group, n_ctx) */
+  const fg_kv *kv = j->kv;
+  const size_t hk = hp->head_dim_k, hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv;
+  const size_t nq = (size_t)hp->n_head * hk, no = (size_t)hp->n_head * hv, elt = kv->elt;
+  const size_t t0 = tile * j->T, nt = FG_MIN(j->T, j->nb - t0), R = nt * group;
+  float *qp = ws;                                 /* (R, hk) query rows of the tile */
+  float *s = qp + round16(R * hk);                /* (R, FG_ATTN_BLK) scores, then weights */
+  float *o = s + round16(R * FG_ATTN_BLK);        /* (R, hv) unnormalized outputs */
+  float *m = o + round16(R * hv);                 /* (R) running max */
+  float *l = m + round16(R);                      /* (R) running sum */
+  float *c = l + round16(R);                      /* (R) rescale of this block */
+  uint32_t *j0 = (uint32_t *)(void *)(c + round16(R)); /* (R) valid keys of this block: [j0, j1) */
+  uint32_t *j1 = j0 + round16(R);
+  for (size_t tt = 0; tt < nt; tt++)
+    memcpy(qp + tt * group * hk, j->sc->q + (t0 + tt) * nq + (size_t)kvh * group * hk, group * hk * sizeof(float));
+  for (size_t r = 0; r < R; r++) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+  }
+  memset(o, 0, R * hv * sizeof(float));
+  const uint32_t p_lo = j->pos0 + (uint32_t)t0, p_hi = p_lo + (uint32_t)nt - 1;
+  const uint32_t kmin = attn_first(hp, j->L, p_lo), kmax = p_hi;
+  for (uint32_t bs = kmin / FG_KV_BLOCK * FG_KV_BLOCK; bs <= kmax; bs += FG_KV_BLOCK) {
+    const uint32_t ja = FG_MAX(bs, kmin) - bs, jb = FG_MIN(bs + FG_KV_BLOCK, kmax + 1) - bs;
+    j->ak->qk(qp, hk, R, hk, (const uint8_t *)fg_kv_kt(kv, j->layer, bs) + (size_t)kvh * hk * FG_KV_BLOCK * elt,
+              kv->type, s);
+    for (size_t r = 0; r < R; r++) {
+      const uint32_t p = p_lo + (uint32_t)(r / group);
+      const uint32_t a = FG_MAX(bs, attn_first(hp, j->L, p)), b = FG_MIN(bs + FG_KV_BLOCK, p + 1);
+      j0[r] = a < b ? a - bs : 0;
+      j1[r] = a < b ? b - bs : 0;
+    }
+    j->ak->softmax(s, R, j0, j1, m, l, c);
+    j->ak->pv(o, hv, R, hv, c, s, ja, jb, (const uint8_t *)fg_kv_v(kv, j->layer, bs + ja) + (size_t)kvh * hv * elt,
+              (size_t)kv->v_dim * elt, kv->type);
+  }
+  for (size_t r = 0; r < R; r++) {
+    const float inv = 1.0f / l[r];
+    float *dst = j->sc->o + (t0 + r / group) * no + ((size_t)kvh * group + r % group) * hv;
+    for (size_t i = 0; i < hv; i++) dst[i] = o[r * hv + i] * inv;
+  }
+}
+
+static void attn_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
+  attn_job *j = ud;
+  float *ws = j->sc->attn + (size_t)tid * j->sc->attn_stride;
   for (size_t idx = i0; idx < i1; idx++) {
-    const size_t t = idx / hp->n_head_kv;
-    const uint32_t kvh = (uint32_t)(idx % hp->n_head_kv);
-    const uint32_t p = j->pos0 + (uint32_t)t;
-    const uint32_t first = (j->L->is_swa && p + 1 > hp->sliding_window) ? p + 1 - hp->sliding_window : 0;
-    const uint32_t n_keys = p - first + 1;
-    const float *qg = j->sc->q + t * nq + (size_t)kvh * group * hk; /* (group, hk) */
-    /* scores[g][s - first] = q_g . k_s, one product per block of keys */
-    for (uint32_t s0 = first; s0 <= p;) {
-      const uint32_t in_block = FG_KV_BLOCK - s0 % FG_KV_BLOCK;
-      const uint32_t n = FG_MIN(in_block, p + 1 - s0);
-      const fg_mat K = {FG_TYPE_F32, n, (uint32_t)hk, (size_t)j->kv->k_dim * sizeof(float),
-                        fg_kv_k(j->kv, j->layer, s0) + (size_t)kvh * hk};
-      fg_ops_matmul(j->ops, &K, qg, hk, group, score + (s0 - first), ld);
-      s0 += n;
-    }
-    for (uint32_t g = 0; g < group; g++) {
-      float *sg = score + (size_t)g * ld;
-      float mx = -INFINITY;
-      for (uint32_t s = 0; s < n_keys; s++) mx = sg[s] > mx ? sg[s] : mx;
-      float sum = 0.0f;
-      for (uint32_t s = 0; s < n_keys; s++) {
-        sg[s] = expf(sg[s] - mx);
-        sum += sg[s];
-      }
-      const float inv = 1.0f / sum;
-      for (uint32_t s = 0; s < n_keys; s++) sg[s] *= inv;
-      float *oh = j->sc->o + t * no + (size_t)(kvh * group + g) * hv;
-      for (size_t i = 0; i < hv; i++) oh[i] = 0.0f;
-    }
-    /* o_g += p_g[s] * v_s, reading each value row once for the whole group */
-    for (uint32_t s = first; s <= p; s++) {
-      const float *vs = fg_kv_v(j->kv, j->layer, s) + (size_t)kvh * hv;
-      for (uint32_t g = 0; g < group; g++) {
-        const float w = score[(size_t)g * ld + (s - first)];
-        float *FG_RESTRICT oh = j->sc->o + t * no + (size_t)(kvh * group + g) * hv;
-        for (size_t i = 0; i < hv; i++) oh[i] += w * vs[i];
-      }
+    const uint32_t kvh = (uint32_t)(idx % j->hp->n_head_kv);
+    const size_t u = idx / j->hp->n_head_kv;
+    /* tiles 0, n-1, 1, n-2, ...: contiguous index ranges get balanced causal work */
+    const size_t tile = u % 2 == 0 ? u / 2 : j->n_tiles - 1 - u / 2;
+    attn_tile(j, tile, kvh, ws);
+  }
+}
+
+/* GELU(gate) * up over rows of the batch */
+typedef struct gelu_job {
+  const fg_attn_kernels *ak;
+  float *gate;
+  const float *up;
+  size_t ff;
+} gelu_job;
+
+static void gelu_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
+  (void)tid;
+  const gelu_job *g = ud;
+  g->ak->gelu_mul(g->gate + i0 * g->ff, g->up + i0 * g->ff, (i1 - i0) * g->ff);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Per-row steps between the matrix products, parallel over the batch's rows
+
+enum { ROWS_EMBED, ROWS_QKV, ROWS_POST_ATTN, ROWS_POST_FFN };
+
+typedef struct rows_job {
+  const fg_model *m;
+  const fg_layer *L;     /* the current layer */
+  const fg_layer *next;  /* whose attn_norm makes xn (EMBED, POST_FFN), or NULL */
+  fg_kv *kv;
+  fg_fwd_scratch *sc;
+  const fg_fwd_args *a;
+  uint32_t layer;
+  int phase;
+} rows_job;
+
+static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
+  (void)tid;
+  const rows_job *j = ud;
+  const fg_hparams *hp = &j->m->hp;
+  fg_fwd_scratch *sc = j->sc;
+  const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
+  const size_t nq = (size_t)hp->n_head * hk, nk = (size_t)hp->n_head_kv * hk, nv = (size_t)hp->n_head_kv * hv;
+  const size_t ldt = FG_MAX(d, nk); /* row stride of t when it holds f16 K rows */
+  for (size_t t = t0; t < t1; t++) {
+    const uint32_t p = j->a->pos0 + (uint32_t)t;
+    float *x = sc->x + t * d, *xn = sc->xn + t * d, *tr = sc->t + t * d;
+    switch (j->phase) {
+      case ROWS_EMBED:
+        if (j->a->ids)
+          fg_model_embed(j->m, j->a->ids[t], x);
+        else
+          memcpy(x, j->a->embd + t * d, d * sizeof(float));
+        rope_table(sc->rope_cs + t * 2 * hk, (uint32_t)hk, p, sc->rope_freq);
+        rope_table(sc->rope_cs + t * 2 * hk + hk, (uint32_t)hk, p, sc->rope_freq + hk / 2);
+        rmsnorm(x, j->next->attn_norm, d, hp->rms_eps, xn);
+        break;
+      case ROWS_QKV: {
+        const float *cs = sc->rope_cs + t * 2 * hk + (j->L->is_swa ? hk : 0);
+        for (uint32_t h = 0; h < hp->n_head; h++) {
+          float *qh = sc->q + t * nq + (size_t)h * hk;
+          rmsnorm(qh, j->L->q_norm, hk, hp->rms_eps, qh);
+          rope_apply(qh, cs, (uint32_t)hk);
+          for (size_t i = 0; i < hk; i++) qh[i] *= hp->attn_scale;
+        }
+        for (uint32_t h = 0; h < hp->n_head_kv; h++) {
+          float *kh = sc->k + t * nk + (size_t)h * hk;
+          rmsnorm(kh, j->L->k_norm, hk, hp->rms_eps, kh);
+          rope_apply(kh, cs, (uint32_t)hk);
+        }
+        void *vdst = fg_kv_v(j->kv, j->layer, p);
+        if (j->kv->type == FG_TYPE_F16) {
+          uint16_t *kh = (uint16_t *)(void *)(sc->t + t * ldt); /* (nk) halves; t is free until wo */
+          sc->ak->to_f16(sc->k + t * nk, kh, nk);
+          fg_kv_write_k(j->kv, j->layer, p, kh);
+          sc->ak->to_f16(sc->v + t * nv, vdst, nv);
+        } else {
+          fg_kv_write_k(j->kv, j->layer, p, sc->k + t * nk);
+          memcpy(vdst, sc->v + t * nv, nv * sizeof(float));
+        }
+      } break;
+      case ROWS_POST_ATTN:
+        rmsnorm(tr, j->L->post_attn_norm, d, hp->rms_eps, tr);
+        for (size_t i = 0; i < d; i++) x[i] += tr[i];
+        rmsnorm(x, j->L->ffn_norm, d, hp->rms_eps, xn);
+        break;
+      case ROWS_POST_FFN:
+        rmsnorm(tr, j->L->post_ffw_norm, d, hp->rms_eps, tr);
+        for (size_t i = 0; i < d; i++) x[i] += tr[i];
+        if (j->next) rmsnorm(x, j->next->attn_norm, d, hp->rms_eps, xn);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -162,55 +300,40 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
   FG_ASSERT(nb >= 1 && nb <= sc->max_nb && a->pos0 + nb <= sc->n_ctx);
   fg_status st;
 
-  for (size_t t = 0; t < nb; t++) {
-    if (a->ids)
-      fg_model_embed(m, a->ids[t], sc->x + t * d);
-    else
-      memcpy(sc->x + t * d, a->embd + t * d, d * sizeof(float));
-    rope_table(sc->rope_cs + t * 2 * hk, (uint32_t)hk, a->pos0 + (uint32_t)t, hp->rope_base);
-    rope_table(sc->rope_cs + t * 2 * hk + hk, (uint32_t)hk, a->pos0 + (uint32_t)t, hp->rope_base_swa);
-  }
+  rows_job rj = {m, NULL, NULL, kv, sc, a, 0, ROWS_EMBED};
+  rj.next = &m->layers[0];
+  fg_ops_parallel_for(ops, nb, rows_range, &rj);
 
   for (uint32_t il = 0; il < hp->n_layer; il++) {
     if (a->abort_cb && a->abort_cb(a->abort_ud)) return fg_err(err, FG_ERR_ABORTED, "aborted by the callback");
     const fg_layer *L = &m->layers[il];
-    for (size_t t = 0; t < nb; t++) rmsnorm(sc->x + t * d, L->attn_norm, d, hp->rms_eps, sc->xn + t * d);
+    rj.L = L;
+    rj.layer = il;
     if ((st = fg_ops_matmul(ops, &L->wq, sc->xn, d, nb, sc->q, nq)) != FG_OK) goto fail;
     if ((st = fg_ops_matmul(ops, &L->wk, sc->xn, d, nb, sc->k, nk)) != FG_OK) goto fail;
     if ((st = fg_ops_matmul(ops, &L->wv, sc->xn, d, nb, sc->v, nv)) != FG_OK) goto fail;
-    for (size_t t = 0; t < nb; t++) {
-      const float *cs = sc->rope_cs + t * 2 * hk + (L->is_swa ? hk : 0);
-      for (uint32_t h = 0; h < hp->n_head; h++) {
-        float *qh = sc->q + t * nq + (size_t)h * hk;
-        rmsnorm(qh, L->q_norm, hk, hp->rms_eps, qh);
-        rope_apply(qh, cs, (uint32_t)hk);
-        for (size_t i = 0; i < hk; i++) qh[i] *= hp->attn_scale;
-      }
-      float *kdst = fg_kv_k(kv, il, a->pos0 + (uint32_t)t);
-      for (uint32_t h = 0; h < hp->n_head_kv; h++) {
-        float *kh = sc->k + t * nk + (size_t)h * hk;
-        rmsnorm(kh, L->k_norm, hk, hp->rms_eps, kh);
-        rope_apply(kh, cs, (uint32_t)hk);
-      }
-      memcpy(kdst, sc->k + t * nk, nk * sizeof(float));
-      memcpy(fg_kv_v(kv, il, a->pos0 + (uint32_t)t), sc->v + t * nv, nv * sizeof(float));
+    rj.phase = ROWS_QKV;
+    fg_ops_parallel_for(ops, nb, rows_range, &rj);
+    {
+      /* about 3 work items per thread, tiles of at most attn_rows query rows */
+      const size_t group = hp->n_head / hp->n_head_kv, n_kv = hp->n_head_kv;
+      const size_t want = 3 * (size_t)sc->n_threads;
+      const size_t T = FG_MAX((size_t)1, FG_MIN(sc->attn_rows / group, (nb * n_kv + want - 1) / want));
+      attn_job job = {.hp = hp, .L = L, .kv = kv, .ops = ops, .ak = sc->ak, .layer = il, .pos0 = a->pos0,
+                      .nb = nb, .T = T, .n_tiles = (nb + T - 1) / T, .sc = sc};
+      fg_ops_parallel_for(ops, job.n_tiles * n_kv, attn_range, &job);
     }
-    attn_job job = {hp, L, kv, ops, il, a->pos0, sc};
-    fg_ops_parallel_for(ops, nb * hp->n_head_kv, attn_range, &job);
     if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
-    for (size_t t = 0; t < nb; t++) {
-      rmsnorm(sc->t + t * d, L->post_attn_norm, d, hp->rms_eps, sc->t + t * d);
-      for (size_t i = 0; i < d; i++) sc->x[t * d + i] += sc->t[t * d + i];
-      rmsnorm(sc->x + t * d, L->ffn_norm, d, hp->rms_eps, sc->xn + t * d);
-    }
+    rj.phase = ROWS_POST_ATTN;
+    fg_ops_parallel_for(ops, nb, rows_range, &rj);
     if ((st = fg_ops_matmul(ops, &L->w_gate, sc->xn, d, nb, sc->gate, ff)) != FG_OK) goto fail;
     if ((st = fg_ops_matmul(ops, &L->w_up, sc->xn, d, nb, sc->up, ff)) != FG_OK) goto fail;
-    for (size_t j = 0; j < nb * ff; j++) sc->gate[j] = gelu_tanh(sc->gate[j]) * sc->up[j];
+    gelu_job gj = {sc->ak, sc->gate, sc->up, ff};
+    fg_ops_parallel_for(ops, nb, gelu_range, &gj);
     if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate, ff, nb, sc->t, d)) != FG_OK) goto fail;
-    for (size_t t = 0; t < nb; t++) {
-      rmsnorm(sc->t + t * d, L->post_ffw_norm, d, hp->rms_eps, sc->t + t * d);
-      for (size_t i = 0; i < d; i++) sc->x[t * d + i] += sc->t[t * d + i];
-    }
+    rj.phase = ROWS_POST_FFN;
+    rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
+    fg_ops_parallel_for(ops, nb, rows_range, &rj);
   }
 
   if (a->logits || a->hidden) {

@@ -3,6 +3,7 @@
 #ifndef FG_FORWARD_H
 #define FG_FORWARD_H
 
+#include "kernels/attn.h"
 #include "kv/kv_cache.h"
 #include "model/model.h"
 
@@ -17,11 +18,15 @@ typedef struct fg_fwd_scratch {
   float *k;      /* (max_nb, n_kv*hk) */
   float *v;      /* (max_nb, n_kv*hv) */
   float *o;      /* (max_nb, n_head*hv) */
-  float *t;      /* (max_nb, d) */
+  float *t;      /* (max_nb, max(d, n_kv*hk)) */
   float *gate;   /* (max_nb, ff) */
   float *up;     /* (max_nb, ff) */
-  float *score;  /* (n_threads, n_head / n_head_kv, n_ctx) attention scores per thread */
+  float *attn;   /* (n_threads, attn_stride) per-thread attention tile: Q rows, scores, O rows, m, l, c, masks */
   float *rope_cs;/* (max_nb, 2 bases, hk) cos then sin per pair */
+  double *rope_freq; /* (2 bases, hk / 2) base^(-2i/hk): global layers, then sliding layers */
+  size_t attn_rows;   /* query rows per attention tile (a multiple of n_head / n_head_kv) */
+  size_t attn_stride; /* floats per thread in attn */
+  const fg_attn_kernels *ak; /* attention/GELU kernels of the process-wide ISA */
 } fg_fwd_scratch;
 
 fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t max_nb, uint32_t n_ctx,
@@ -40,8 +45,15 @@ typedef struct fg_fwd_args {
 } fg_fwd_args;
 
 /* Computes the batch; the cache blocks for [pos0, pos0+nb) must have been prepared (fg_kv_prepare).
- * Writes K/V rows of the batch into the cache; reads earlier positions from it. Returns
- * FG_ERR_ABORTED when abort_cb asks (the rows written are then garbage; the caller rolls back). */
+ * Writes K/V rows of the batch into the cache (converted to the cache's type); reads earlier positions
+ * from it. Returns FG_ERR_ABORTED when abort_cb asks (the rows written are then garbage; the caller
+ * rolls back). `logits` and `hidden` are written only at the very end, after the last point that can
+ * fail or abort, so a caller may pass its current logits buffer: on failure it is left untouched.
+ *
+ * Attention: work items are (tile of query positions, KV head); a tile's query rows (positions × the
+ * group's query heads) meet each 32-position KV block once: scores by fg_ops_matmul against the block's
+ * K rows in place (f32 or f16 fg_mat), then the online-softmax update and P·V of attn.h. A row's
+ * arithmetic does not depend on the tile it falls in (see attn.h), so chunking does not change results. */
 fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scratch *sc, const fg_fwd_args *a,
                            fg_error *err);
 

@@ -44,8 +44,9 @@ static fg_status resolve_params(const fg_model *m, const fg_session_params *in, 
   if (p->n_threads > 256) return fg_err(err, FG_ERR_INVALID_ARG, "n_threads %u is out of range (1..256)", p->n_threads);
   if (p->n_batch == 0) p->n_batch = FG_DEFAULT_BATCH;
   if (p->n_batch > 4096) return fg_err(err, FG_ERR_INVALID_ARG, "n_batch %u is out of range (1..4096)", p->n_batch);
-  if (p->kv_type != FG_TYPE_F32)
-    return fg_err(err, FG_ERR_UNSUPPORTED, "kv_type %u: only f32 (0) KV caches are implemented", p->kv_type);
+  if (p->kv_type != FG_TYPE_F32 && p->kv_type != FG_TYPE_F16)
+    return fg_err(err, FG_ERR_UNSUPPORTED, "kv_type %u: only f32 (0) and f16 (1) KV caches are implemented",
+                  p->kv_type);
   return FG_OK;
 }
 
@@ -74,7 +75,8 @@ static fg_status session_new(const fg_model *m, const fg_session_params *params,
     st = fg_fwd_scratch_init(&s->scratch, &m->hp, s->params.n_batch, s->n_ctx, s->params.n_threads, err);
   }
   if (st == FG_OK)
-    st = fg_kv_init(&s->kv, m->hp.n_layer, m->hp.n_head_kv * m->hp.head_dim_k, m->hp.n_head_kv * m->hp.head_dim_v, err);
+    st = fg_kv_init(&s->kv, m->hp.n_layer, m->hp.n_head_kv * m->hp.head_dim_k, m->hp.n_head_kv * m->hp.head_dim_v,
+                    s->params.kv_type, err);
   if (st != FG_OK) {
     session_destroy(s);
     return st;
@@ -123,7 +125,11 @@ static fg_status session_append(fg_session *s, const int32_t *ids, const float *
                     m->hp.n_vocab - 1);
   const uint32_t pos0 = s->pos, pos1 = s->pos + (uint32_t)n;
   if (tokens_reserve(s, pos1) != FG_OK) return fg_err(err, FG_ERR_NOMEM, "out of memory for the token history");
-  fg_logits_buf *lg = fg_logits_new(m->hp.n_vocab);
+  /* the session's logits buffer is reused when nothing else holds it (the forward writes logits only
+   * at its very end, after the last point of failure); one shared with a snapshot is never written */
+  fg_logits_buf *lg = s->logits && atomic_load_explicit(&s->logits->refs, memory_order_acquire) == 1
+                          ? s->logits
+                          : fg_logits_new(m->hp.n_vocab);
   if (!lg) return fg_err(err, FG_ERR_NOMEM, "out of memory for logits");
 
   fg_status st = fg_kv_prepare(&s->kv, pos0, pos1, err);
@@ -143,14 +149,16 @@ static fg_status session_append(fg_session *s, const int32_t *ids, const float *
   }
   if (st != FG_OK) {
     fg_kv_truncate(&s->kv, pos0); /* positions < pos0 were never written */
-    fg_logits_unref(lg);
+    if (lg != s->logits) fg_logits_unref(lg);
     return st;
   }
   /* commit */
   for (size_t i = 0; i < n; i++) s->tokens[pos0 + i] = ids ? ids[i] : -1;
   s->pos = pos1;
-  fg_logits_unref(s->logits);
-  s->logits = lg;
+  if (lg != s->logits) {
+    fg_logits_unref(s->logits);
+    s->logits = lg;
+  }
   /* sliding layers keep only what the next query can see: positions >= pos1 - window + 1 */
   if (m->hp.sliding_window > 0 && pos1 + 1 > m->hp.sliding_window) {
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
@@ -175,6 +183,53 @@ fg_status fg_session_prefill_embeddings(fg_session *s, const float *rows, size_t
   if (!s) return FG_ERR_INVALID_ARG;
   if (!rows) return fg_err(&s->err, FG_ERR_INVALID_ARG, "rows is NULL");
   return session_append(s, NULL, rows, n, next_id);
+}
+
+/* Like fg_session_prefill without the LM head (constrained decoding computes the rows it needs):
+ * the same all-or-nothing contract, then s->logits is released (fg_session_logits returns NULL until
+ * the next prefill/step), so stale logits can never be read for the new position. */
+fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, float *hidden) {
+  if (!s) return FG_ERR_INVALID_ARG;
+  const fg_model *m = s->model;
+  fg_error *err = &s->err;
+  fg_err_clear(err);
+  if (!ids || !hidden) return fg_err(err, FG_ERR_INVALID_ARG, "ids and hidden are required");
+  if (n == 0) return fg_err(err, FG_ERR_INVALID_ARG, "no tokens to append (n == 0)");
+  if (n > (size_t)(s->n_ctx - s->pos))
+    return fg_err(err, FG_ERR_CONTEXT_FULL, "%zu tokens do not fit: %u of %u positions are used", n, s->pos, s->n_ctx);
+  for (size_t i = 0; i < n; i++)
+    if (ids[i] < 0 || (uint32_t)ids[i] >= m->hp.n_vocab)
+      return fg_err(err, FG_ERR_INVALID_ARG, "token id %d at index %zu is outside the vocabulary (0..%u)", ids[i], i,
+                    m->hp.n_vocab - 1);
+  const uint32_t pos0 = s->pos, pos1 = s->pos + (uint32_t)n;
+  if (tokens_reserve(s, pos1) != FG_OK) return fg_err(err, FG_ERR_NOMEM, "out of memory for the token history");
+  fg_status st = fg_kv_prepare(&s->kv, pos0, pos1, err);
+  for (uint32_t p = pos0; p < pos1 && st == FG_OK;) {
+    const uint32_t nb = FG_MIN(pos1 - p, s->params.n_batch);
+    fg_fwd_args a = {
+        .ids = ids + (p - pos0),
+        .nb = nb,
+        .pos0 = p,
+        .hidden = p + nb == pos1 ? hidden : NULL,
+        .abort_cb = s->params.abort_cb,
+        .abort_ud = s->params.abort_user_data,
+    };
+    st = fg_forward_batch(m, s->ops, &s->kv, &s->scratch, &a, err);
+    p += nb;
+  }
+  if (st != FG_OK) {
+    fg_kv_truncate(&s->kv, pos0);
+    return st;
+  }
+  memcpy(s->tokens + pos0, ids, n * sizeof *ids);
+  s->pos = pos1;
+  fg_logits_unref(s->logits);
+  s->logits = NULL;
+  if (m->hp.sliding_window > 0 && pos1 + 1 > m->hp.sliding_window) {
+    for (uint32_t il = 0; il < m->hp.n_layer; il++)
+      if (m->layers[il].is_swa) fg_kv_drop_before(&s->kv, il, pos1 + 1 - m->hp.sliding_window);
+  }
+  return FG_OK;
 }
 
 const float *fg_session_logits(const fg_session *s) { return s && s->logits ? s->logits->data : NULL; }
@@ -258,6 +313,9 @@ fg_status fg_session_restore(fg_session *s, const fg_snapshot *snap) {
   fg_err_clear(&s->err);
   if (!snap) return fg_err(&s->err, FG_ERR_INVALID_ARG, "snapshot is NULL");
   if (snap->model != s->model) return fg_err(&s->err, FG_ERR_MISMATCH, "the snapshot belongs to another model");
+  if (snap->kv.type != s->kv.type)
+    return fg_err(&s->err, FG_ERR_MISMATCH, "the snapshot holds a %s KV cache, this session a %s one",
+                  snap->kv.type == FG_TYPE_F16 ? "f16" : "f32", s->kv.type == FG_TYPE_F16 ? "f16" : "f32");
   return fg_session_adopt(s, snap, &s->err);
 }
 
@@ -267,7 +325,13 @@ fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_params *para
   fg_session_params p;
   fg_session_params_init(&p);
   if (params) p = *params;
+  else p.kv_type = snap->kv.type; /* no params: the snapshot's KV type */
   if (p.n_ctx == 0) p.n_ctx = snap->n_ctx;
+  if (p.kv_type != snap->kv.type) {
+    fg_log(FG_LOG_ERROR, "fg_session_fork: the snapshot holds a %s KV cache but kv_type %u was asked",
+           snap->kv.type == FG_TYPE_F16 ? "f16" : "f32", p.kv_type);
+    return FG_ERR_MISMATCH;
+  }
   fg_session *s;
   fg_error err;
   fg_status st = session_new(snap->model, &p, &s, &err);

@@ -45,4 +45,10 @@ struct fg_session {
 /* Makes s hold exactly the state of snap (used by restore and fork). s->kv must be released. */
 fg_status fg_session_adopt(fg_session *s, const fg_snapshot *snap, fg_error *err);
 
+/* Appends n ids like fg_session_prefill but computes no LM head: writes the last row's final-normed
+ * hidden state (the head's input, n_embd floats) to hidden. On success s->logits is released
+ * (fg_session_logits returns NULL until the next prefill/step); on failure the session is unchanged
+ * (hidden may have been written). Used by constrained decoding (nlu/engine.c). */
+fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, float *hidden);
+
 #endif /* FG_SESSION_H */

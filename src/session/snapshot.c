@@ -1,14 +1,17 @@
 /* snapshot.c — persisting snapshots: a file an app can load at start-up instead of prefilling its
  * catalog again.
  *
- * Layout (little-endian):
+ * Layout (little-endian), version 2:
  *   header  : magic "FGSNAP\r\n" (8) | u32 version | u32 header bytes | fingerprint (16) |
- *             u32 n_layer, k_dim, v_dim, n_vocab, sliding_window, pos, n_ctx, has_logits
+ *             u32 n_layer, k_dim, v_dim, n_vocab, sliding_window, pos, n_ctx, has_logits, kv_type
  *   tokens  : pos × i32
- *   per layer: first kept position (u32), then for each kept position K row (k_dim f32), V row (v_dim f32)
+ *   per layer: first kept position (u32), then for each kept position K row (k_dim elements), V row
+ *             (v_dim elements); elements are f32 (kv_type 0) or IEEE half (kv_type 1)
  *   logits  : n_vocab × f32 when has_logits
  *   trailer : u64 FNV-1a of everything before it
- * A sliding layer keeps positions >= pos - window + 1, a global layer all of them. */
+ * A sliding layer keeps positions >= pos - window + 1, a global layer all of them.
+ * Version 1 (written before f16 KV caches) has no kv_type field and f32 rows; it still loads. A file's
+ * KV type must match the session it is restored into or forked with (FG_ERR_MISMATCH otherwise). */
 #include "session/session.h"
 
 #include <errno.h>
@@ -16,8 +19,11 @@
 #include <string.h>
 
 #define SNAP_MAGIC "FGSNAP\r\n"
-#define SNAP_VERSION 1u
-#define SNAP_HEADER_BYTES (8u + 4u + 4u + 16u + 8u * 4u)
+#define SNAP_VERSION 2u
+#define SNAP_HEADER_FIELDS_V1 8
+#define SNAP_HEADER_FIELDS 9
+#define SNAP_HEADER_BYTES_V1 (8u + 4u + 4u + 16u + SNAP_HEADER_FIELDS_V1 * 4u)
+#define SNAP_HEADER_BYTES (8u + 4u + 4u + 16u + SNAP_HEADER_FIELDS * 4u)
 
 static _Thread_local fg_error t_err;
 
@@ -61,24 +67,33 @@ fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path) {
   char tmp[4096];
   if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
     return fg_err(&t_err, FG_ERR_INVALID_ARG, "path too long");
+  const size_t kbytes = (size_t)snap->kv.k_dim * snap->kv.elt;
+  void *krow = fg_malloc(kbytes ? kbytes : 1); /* (k_dim) one K row gathered from a block */
+  if (!krow) return fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
   snap_writer w = {fopen(tmp, "wb"), 0xcbf29ce484222325ull, 0};
-  if (!w.f) return fg_err(&t_err, FG_ERR_IO, "%s: %s", tmp, strerror(errno));
+  if (!w.f) {
+    fg_free(krow);
+    return fg_err(&t_err, FG_ERR_IO, "%s: %s", tmp, strerror(errno));
+  }
   w_bytes(&w, SNAP_MAGIC, 8);
   w_u32(&w, SNAP_VERSION);
   w_u32(&w, SNAP_HEADER_BYTES);
   w_bytes(&w, m->info.fingerprint, 16);
-  const uint32_t hdr[8] = {m->hp.n_layer, snap->kv.k_dim, snap->kv.v_dim, m->hp.n_vocab, m->hp.sliding_window,
-                           snap->pos, snap->n_ctx, snap->logits != NULL};
-  for (int i = 0; i < 8; i++) w_u32(&w, hdr[i]);
+  const uint32_t hdr[SNAP_HEADER_FIELDS] = {m->hp.n_layer, snap->kv.k_dim,      snap->kv.v_dim,
+                                           m->hp.n_vocab,  m->hp.sliding_window, snap->pos,
+                                           snap->n_ctx,    snap->logits != NULL, snap->kv.type};
+  for (int i = 0; i < SNAP_HEADER_FIELDS; i++) w_u32(&w, hdr[i]);
   for (uint32_t i = 0; i < snap->pos; i++) w_u32(&w, (uint32_t)snap->tokens[i]);
   for (uint32_t il = 0; il < m->hp.n_layer; il++) {
     const uint32_t first = first_kept(m, il, snap->pos);
     w_u32(&w, first);
     for (uint32_t p = first; p < snap->pos; p++) {
-      w_bytes(&w, fg_kv_k(&snap->kv, il, p), (size_t)snap->kv.k_dim * sizeof(float));
-      w_bytes(&w, fg_kv_v(&snap->kv, il, p), (size_t)snap->kv.v_dim * sizeof(float));
+      fg_kv_read_k(&snap->kv, il, p, krow);
+      w_bytes(&w, krow, kbytes);
+      w_bytes(&w, fg_kv_v(&snap->kv, il, p), (size_t)snap->kv.v_dim * snap->kv.elt);
     }
   }
+  fg_free(krow);
   if (snap->logits) w_bytes(&w, snap->logits->data, (size_t)m->hp.n_vocab * sizeof(float));
   uint64_t h = w.hash;
   uint8_t hb[8];
@@ -163,17 +178,20 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
   fg_snapshot *snap = NULL;
   snap_reader r = {data, size};
   char magic[8];
-  uint32_t version = 0, hdr_bytes = 0, hdr[8];
+  uint32_t version = 0, hdr_bytes = 0, hdr[SNAP_HEADER_FIELDS];
   uint8_t fp[16];
 #define BAD(...) do { st = fg_err(&t_err, FG_ERR_FORMAT, __VA_ARGS__); goto done; } while (0)
   if (size < 8 + 8 || !r_bytes(&r, magic, 8) || memcmp(magic, SNAP_MAGIC, 8) != 0)
     BAD("%s: not an fgemma snapshot (bad magic)", path);
-  if (!r_u32(&r, &version) || version != SNAP_VERSION)
-    BAD("%s: snapshot version %u is not supported (this build reads version %u)", path, version, SNAP_VERSION);
-  if (!r_u32(&r, &hdr_bytes) || hdr_bytes != SNAP_HEADER_BYTES || !r_bytes(&r, fp, 16))
+  if (!r_u32(&r, &version) || (version != SNAP_VERSION && version != 1))
+    BAD("%s: snapshot version %u is not supported (this build reads versions 1 and %u)", path, version, SNAP_VERSION);
+  const int n_fields = version == 1 ? SNAP_HEADER_FIELDS_V1 : SNAP_HEADER_FIELDS;
+  if (!r_u32(&r, &hdr_bytes) || hdr_bytes != (version == 1 ? SNAP_HEADER_BYTES_V1 : SNAP_HEADER_BYTES) ||
+      !r_bytes(&r, fp, 16))
     BAD("%s: truncated or damaged snapshot header", path);
-  for (int i = 0; i < 8; i++)
+  for (int i = 0; i < n_fields; i++)
     if (!r_u32(&r, &hdr[i])) BAD("%s: truncated snapshot header", path);
+  if (version == 1) hdr[8] = FG_TYPE_F32; /* version 1: f32 rows */
   /* checksum before anything else is trusted */
   {
     uint64_t h = 0xcbf29ce484222325ull, want = 0;
@@ -189,7 +207,9 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
   if (hdr[0] != m->hp.n_layer || hdr[1] != kdim || hdr[2] != vdim || hdr[3] != m->hp.n_vocab ||
       hdr[4] != m->hp.sliding_window)
     BAD("%s: snapshot shape does not match the model", path);
-  const uint32_t pos = hdr[5], n_ctx = hdr[6], has_logits = hdr[7];
+  const uint32_t pos = hdr[5], n_ctx = hdr[6], has_logits = hdr[7], kv_type = hdr[8];
+  if (kv_type != FG_TYPE_F32 && kv_type != FG_TYPE_F16) BAD("%s: snapshot KV type %u is not f32 (0) or f16 (1)", path, kv_type);
+  const uint64_t elt = kv_type == FG_TYPE_F16 ? 2 : 4;
   if (pos > n_ctx || n_ctx == 0 || n_ctx > m->hp.n_ctx_train || has_logits > 1 || (pos == 0) != (has_logits == 0))
     BAD("%s: snapshot position %u / context %u out of range", path, pos, n_ctx);
   if ((uint64_t)pos * 4 > r.left) BAD("%s: truncated token list", path);
@@ -197,7 +217,7 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
     /* the exact size the header implies, before anything is allocated from it */
     uint64_t want = (uint64_t)(r.p - data) + (uint64_t)pos * 4 + 8 + (has_logits ? (uint64_t)m->hp.n_vocab * 4 : 0);
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
-      want += 4 + (uint64_t)(pos - first_kept(m, il, pos)) * ((uint64_t)kdim + vdim) * sizeof(float);
+      want += 4 + (uint64_t)(pos - first_kept(m, il, pos)) * ((uint64_t)kdim + vdim) * elt;
     if (want != size) BAD("%s: snapshot is %zu bytes, its header implies %llu", path, size, (unsigned long long)want);
   }
 
@@ -210,7 +230,7 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
   snap->pos = pos;
   snap->n_ctx = n_ctx;
   snap->tokens = fg_malloc_array(pos ? pos : 1, sizeof(int32_t));
-  if (!snap->tokens || fg_kv_init(&snap->kv, m->hp.n_layer, kdim, vdim, &t_err) != FG_OK) {
+  if (!snap->tokens || fg_kv_init(&snap->kv, m->hp.n_layer, kdim, vdim, kv_type, &t_err) != FG_OK) {
     st = fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
     goto done;
   }
@@ -225,8 +245,9 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
     uint32_t first;
     if (!r_u32(&r, &first) || first != first_kept(m, il, pos)) BAD("%s: bad window start in layer %u", path, il);
     for (uint32_t p = first; p < pos; p++) {
-      if (!r_bytes(&r, fg_kv_k(&snap->kv, il, p), (size_t)kdim * sizeof(float)) ||
-          !r_bytes(&r, fg_kv_v(&snap->kv, il, p), (size_t)vdim * sizeof(float)))
+      if (r.left < (size_t)kdim * elt) BAD("%s: truncated KV data in layer %u", path, il);
+      fg_kv_write_k(&snap->kv, il, p, r.p);
+      if (!r_bytes(&r, NULL, (size_t)kdim * elt) || !r_bytes(&r, fg_kv_v(&snap->kv, il, p), (size_t)vdim * elt))
         BAD("%s: truncated KV data in layer %u", path, il);
     }
     if (m->layers[il].is_swa) fg_kv_drop_before(&snap->kv, il, first);

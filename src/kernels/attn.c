@@ -1,0 +1,163 @@
+/* attn.c — the plain-C attention/GELU table (the portable fallback, also ARM's) and the choice of
+ * table. The C table uses unfused multiply-adds (this file is built without FMA contraction), so its
+ * results differ from the SIMD tables in the last bits; each table is self-consistent (attn.h). */
+#include "kernels/attn.h"
+#include "kernels/kernels.h"
+
+#include <math.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#  define FG_ATTN_X86 1
+#else
+#  define FG_ATTN_X86 0
+#endif
+
+// ----------------------------------------------------------------------------------------------
+// scalar exp
+
+float fg_attn_exp1(float x) {
+  if (x != x) return x;
+  x = x < FG_EXP_LO ? FG_EXP_LO : (x > FG_EXP_HI ? FG_EXP_HI : x);
+  const float n = rintf(x * FG_EXP_LOG2E); /* in [-126, 127] */
+  const float r = (x - n * FG_EXP_C1) - n * FG_EXP_C2;
+  float y = FG_EXP_P0;
+  y = y * r + FG_EXP_P1;
+  y = y * r + FG_EXP_P2;
+  y = y * r + FG_EXP_P3;
+  y = y * r + FG_EXP_P4;
+  y = y * r + FG_EXP_P5;
+  y = y * (r * r) + r + 1.0f;
+  const uint32_t bits = (uint32_t)((int32_t)n + 127) << 23; /* 2^n, a normal float */
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return y * scale;
+}
+
+// ----------------------------------------------------------------------------------------------
+// the C table
+
+static void qk_c(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
+                 uint32_t k_type, float *FG_RESTRICT s) {
+  float krow[FG_ATTN_BLK]; /* (FG_ATTN_BLK) one component of the block's keys as f32 */
+  for (size_t r = 0; r < R; r++)
+    for (uint32_t j = 0; j < FG_ATTN_BLK; j++) s[r * FG_ATTN_BLK + j] = 0.0f;
+  for (size_t i = 0; i < hk; i++) {
+    if (k_type == FG_TYPE_F16) {
+      const uint8_t *src = (const uint8_t *)kt + i * FG_ATTN_BLK * 2;
+      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) {
+        uint16_t h;
+        memcpy(&h, src + j * 2, 2);
+        krow[j] = fg_fp16_to_f32(h);
+      }
+    } else {
+      memcpy(krow, (const float *)kt + i * FG_ATTN_BLK, sizeof krow);
+    }
+    for (size_t r = 0; r < R; r++) {
+      const float w = q[r * ldq + i];
+      float *FG_RESTRICT sr = s + r * FG_ATTN_BLK;
+      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) sr[j] += w * krow[j];
+    }
+  }
+}
+
+static void softmax_c(float *FG_RESTRICT s, size_t R, const uint32_t *FG_RESTRICT j0, const uint32_t *FG_RESTRICT j1,
+                      float *FG_RESTRICT m, float *FG_RESTRICT l, float *FG_RESTRICT c) {
+  for (size_t r = 0; r < R; r++) {
+    float *sr = s + r * FG_ATTN_BLK; /* (FG_ATTN_BLK) */
+    const uint32_t a = j0[r], b = j1[r];
+    if (a >= b) {
+      c[r] = 1.0f;
+      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) sr[j] = 0.0f;
+      continue;
+    }
+    float mx = sr[a];
+    for (uint32_t j = a + 1; j < b; j++) mx = sr[j] > mx ? sr[j] : mx;
+    const float mn = m[r] > mx ? m[r] : mx;
+    c[r] = m[r] == -INFINITY ? 0.0f : fg_attn_exp1(m[r] - mn);
+    float sum = 0.0f;
+    for (uint32_t j = 0; j < FG_ATTN_BLK; j++) {
+      const float p = j >= a && j < b ? fg_attn_exp1(sr[j] - mn) : 0.0f;
+      sr[j] = p;
+      sum += p;
+    }
+    l[r] = l[r] * c[r] + sum;
+    m[r] = mn;
+  }
+}
+
+static void pv_c(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const float *FG_RESTRICT c,
+                 const float *FG_RESTRICT p, uint32_t ja, uint32_t jb, const void *FG_RESTRICT v, size_t v_stride,
+                 uint32_t v_type) {
+  float vf[256]; /* (256) one value row as f32, in pieces */
+  for (size_t r = 0; r < R; r++) {
+    float *FG_RESTRICT orow = o + r * ldo;
+    for (size_t i = 0; i < hv; i++) orow[i] *= c[r];
+  }
+  for (uint32_t j = ja; j < jb; j++) {
+    const uint8_t *vrow = (const uint8_t *)v + (size_t)(j - ja) * v_stride;
+    for (size_t i0 = 0; i0 < hv; i0 += 256) {
+      const size_t n = FG_MIN((size_t)256, hv - i0);
+      const float *vs;
+      if (v_type == FG_TYPE_F16) {
+        for (size_t i = 0; i < n; i++) {
+          uint16_t h;
+          memcpy(&h, vrow + (i0 + i) * 2, 2);
+          vf[i] = fg_fp16_to_f32(h);
+        }
+        vs = vf;
+      } else {
+        vs = (const float *)(const void *)vrow + i0;
+      }
+      for (size_t r = 0; r < R; r++) {
+        const float w = p[r * FG_ATTN_BLK + j];
+        float *FG_RESTRICT orow = o + r * ldo + i0;
+        for (size_t i = 0; i < n; i++) orow[i] += w * vs[i];
+      }
+    }
+  }
+}
+
+static void gelu_mul_c(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    const float x = g[i];
+    const float u = FG_GELU_K * (x + FG_GELU_A * x * x * x);
+    g[i] = x / (1.0f + fg_attn_exp1(-2.0f * u)) * up[i];
+  }
+}
+
+static void exp_c(const float *FG_RESTRICT x, float *FG_RESTRICT y, size_t n) {
+  for (size_t i = 0; i < n; i++) y[i] = fg_attn_exp1(x[i]);
+}
+
+static void to_f16_c(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, size_t n) {
+  for (size_t i = 0; i < n; i++) y[i] = fg_f32_to_fp16(x[i]);
+}
+
+static const fg_attn_kernels k_attn_ref = {"ref", qk_c, softmax_c, pv_c, gelu_mul_c, exp_c, to_f16_c};
+
+const fg_attn_kernels *fg_attn_ref(void) { return &k_attn_ref; }
+
+#if !FG_ATTN_X86
+const fg_attn_kernels *fg_attn_avx2(void) { return NULL; }
+const fg_attn_kernels *fg_attn_avx512(void) { return NULL; }
+#endif
+
+// ----------------------------------------------------------------------------------------------
+// choice
+
+const fg_attn_kernels *fg_attn_by_name(const char *isa) {
+  if (!isa) return NULL;
+  if (strcmp(isa, "ref") == 0) return &k_attn_ref;
+  if (!fg_kernels_by_name(isa)) return NULL; /* unknown, or this CPU lacks it */
+  if (strcmp(isa, "avx2") == 0) return fg_attn_avx2();
+  if (strcmp(isa, "avx512") == 0) return fg_attn_avx512();
+  return &k_attn_ref; /* neon, neon_dotprod: the C table (vectorized by the compiler) */
+}
+
+const fg_attn_kernels *fg_attn_get(void) {
+  const fg_kernels *k = NULL;
+  if (fg_kernels_get(&k, NULL) != FG_OK || !k) return &k_attn_ref;
+  const fg_attn_kernels *a = fg_attn_by_name(k->name);
+  return a ? a : &k_attn_ref;
+}

@@ -1,0 +1,259 @@
+/* avx2_attn.c — the AVX2 + FMA + F16C attention/GELU table (attn.h), the x86 fallback below
+ * AVX-512. Same algorithms with 8 lanes: pv tiles of 6 rows × 16 columns (12 accumulators), columns
+ * past the last multiple of 8 with scalar fmaf (the same fused operation per element). */
+#include "kernels/attn.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <string.h>
+
+#define FG_INLINE static inline __attribute__((always_inline))
+#define PV_RMAX 6
+#define PV_DMAX 2
+
+// ----------------------------------------------------------------------------------------------
+// exp
+
+FG_INLINE __m256 exp8(__m256 x) {
+  x = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(FG_EXP_HI)), _mm256_set1_ps(FG_EXP_LO));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(FG_EXP_LOG2E)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(FG_EXP_C1), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(FG_EXP_C2), r);
+  __m256 y = _mm256_set1_ps(FG_EXP_P0);
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(FG_EXP_P1));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(FG_EXP_P2));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(FG_EXP_P3));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(FG_EXP_P4));
+  y = _mm256_fmadd_ps(y, r, _mm256_set1_ps(FG_EXP_P5));
+  y = _mm256_fmadd_ps(y, _mm256_mul_ps(r, r), r);
+  y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+}
+
+static void exp_avx2(const float *FG_RESTRICT x, float *FG_RESTRICT y, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp8(_mm256_loadu_ps(x + i)));
+  for (; i < n; i++) y[i] = fg_attn_exp1(x[i]);
+}
+
+// ----------------------------------------------------------------------------------------------
+// scores: tiles of up to 3 rows × 32 keys (12 accumulators)
+
+#define QK_RMAX 3
+
+FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt, const int f16, float *s,
+                       const int RR) {
+  __m256 acc[QK_RMAX][4];
+#pragma GCC unroll 3
+  for (int r = 0; r < RR; r++)
+    for (int v = 0; v < 4; v++) acc[r][v] = _mm256_setzero_ps();
+  for (size_t i = 0; i < hk; i++) {
+    __m256 k[4];
+    if (f16) {
+      const uint8_t *p = kt + i * FG_ATTN_BLK * 2;
+      for (int v = 0; v < 4; v++) k[v] = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(p + 16 * v)));
+    } else {
+      const float *p = (const float *)(const void *)kt + i * FG_ATTN_BLK;
+      for (int v = 0; v < 4; v++) k[v] = _mm256_load_ps(p + 8 * v);
+    }
+#pragma GCC unroll 3
+    for (int r = 0; r < RR; r++) {
+      const __m256 w = _mm256_broadcast_ss(q + (size_t)r * ldq + i);
+      for (int v = 0; v < 4; v++) acc[r][v] = _mm256_fmadd_ps(w, k[v], acc[r][v]);
+    }
+  }
+#pragma GCC unroll 3
+  for (int r = 0; r < RR; r++)
+    for (int v = 0; v < 4; v++) _mm256_storeu_ps(s + (size_t)r * FG_ATTN_BLK + 8 * v, acc[r][v]);
+}
+
+static void qk_avx2(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
+                    uint32_t k_type, float *FG_RESTRICT s) {
+  const int f16 = k_type == FG_TYPE_F16;
+  for (size_t r0 = 0; r0 < R; r0 += QK_RMAX) {
+    const float *qr = q + r0 * ldq;
+    float *sr = s + r0 * FG_ATTN_BLK;
+    switch (FG_MIN((size_t)QK_RMAX, R - r0)) {
+      case 1: qk_tile(qr, ldq, hk, kt, f16, sr, 1); break;
+      case 2: qk_tile(qr, ldq, hk, kt, f16, sr, 2); break;
+      case 3: qk_tile(qr, ldq, hk, kt, f16, sr, 3); break;
+      default: break;
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// softmax
+
+FG_INLINE float hmax8(__m256 v) {
+  __m128 q = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  q = _mm_max_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_max_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+
+FG_INLINE float hsum8(__m256 v) {
+  __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  q = _mm_add_ss(q, _mm_movehdup_ps(q));
+  return _mm_cvtss_f32(q);
+}
+
+static void softmax_avx2(float *FG_RESTRICT s, size_t R, const uint32_t *FG_RESTRICT j0,
+                         const uint32_t *FG_RESTRICT j1, float *FG_RESTRICT m, float *FG_RESTRICT l,
+                         float *FG_RESTRICT c) {
+  const __m256 ninf = _mm256_set1_ps(-INFINITY);
+  const __m256i idx0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (size_t r = 0; r < R; r++) {
+    float *sr = s + r * FG_ATTN_BLK; /* (32) */
+    const uint32_t a = j0[r], b = j1[r];
+    if (a >= b) {
+      c[r] = 1.0f;
+      for (int q = 0; q < 4; q++) _mm256_storeu_ps(sr + 8 * q, _mm256_setzero_ps());
+      continue;
+    }
+    const __m256i va = _mm256_set1_epi32((int)a), vb = _mm256_set1_epi32((int)b);
+    __m256i k[4];
+    __m256 sv[4], mxv = ninf;
+    for (int q = 0; q < 4; q++) {
+      const __m256i idx = _mm256_add_epi32(idx0, _mm256_set1_epi32(8 * q));
+      k[q] = _mm256_andnot_si256(_mm256_cmpgt_epi32(va, idx), _mm256_cmpgt_epi32(vb, idx));
+      sv[q] = _mm256_maskload_ps(sr + 8 * q, k[q]);
+      mxv = _mm256_max_ps(mxv, _mm256_blendv_ps(ninf, sv[q], _mm256_castsi256_ps(k[q])));
+    }
+    const float mx = hmax8(mxv);
+    const float mn = m[r] > mx ? m[r] : mx;
+    c[r] = m[r] == -INFINITY ? 0.0f : fg_attn_exp1(m[r] - mn);
+    const __m256 vm = _mm256_set1_ps(mn);
+    __m256 sum = _mm256_setzero_ps();
+    for (int q = 0; q < 4; q++) {
+      const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(sv[q], vm)), _mm256_castsi256_ps(k[q]));
+      _mm256_storeu_ps(sr + 8 * q, e);
+      sum = _mm256_add_ps(sum, e);
+    }
+    l[r] = l[r] * c[r] + hsum8(sum);
+    m[r] = mn;
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// P·V
+
+FG_INLINE __m256 ldv8(const uint8_t *vr, size_t col, const int f16) {
+  if (f16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(vr + col * 2)));
+  return _mm256_loadu_ps((const float *)(const void *)(vr + col * 4));
+}
+
+FG_INLINE void pv_tile(float *o, size_t ldo, const float *c, const float *p, uint32_t ja, uint32_t jb,
+                       const uint8_t *v, size_t vs, const int f16, size_t d0, const int RR, const int DV) {
+  __m256 acc[PV_RMAX][PV_DMAX];
+#pragma GCC unroll 6
+  for (int r = 0; r < RR; r++) {
+    const __m256 cr = _mm256_set1_ps(c[r]);
+#pragma GCC unroll 2
+    for (int d = 0; d < DV; d++) acc[r][d] = _mm256_mul_ps(_mm256_loadu_ps(o + (size_t)r * ldo + d0 + 8 * d), cr);
+  }
+  for (uint32_t j = ja; j < jb; j++) {
+    const uint8_t *vr = v + (size_t)(j - ja) * vs;
+    __m256 vv[PV_DMAX];
+#pragma GCC unroll 2
+    for (int d = 0; d < DV; d++) vv[d] = ldv8(vr, d0 + 8 * (size_t)d, f16);
+#pragma GCC unroll 6
+    for (int r = 0; r < RR; r++) {
+      const __m256 w = _mm256_broadcast_ss(p + (size_t)r * FG_ATTN_BLK + j);
+#pragma GCC unroll 2
+      for (int d = 0; d < DV; d++) acc[r][d] = _mm256_fmadd_ps(w, vv[d], acc[r][d]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < RR; r++)
+#pragma GCC unroll 2
+    for (int d = 0; d < DV; d++) _mm256_storeu_ps(o + (size_t)r * ldo + d0 + 8 * d, acc[r][d]);
+}
+
+#define PV_CASE_R(RR)                                                                       \
+  case RR:                                                                                  \
+    if (dv == 2) pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, RR, 2);                \
+    else pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, RR, 1);                        \
+    break;
+
+static void pv_avx2(float *FG_RESTRICT o_all, size_t ldo, size_t R, size_t hv, const float *FG_RESTRICT c_all,
+                    const float *FG_RESTRICT p_all, uint32_t ja, uint32_t jb, const void *FG_RESTRICT v,
+                    size_t v_stride, uint32_t v_type) {
+  const int f16 = v_type == FG_TYPE_F16;
+  const uint8_t *vb = v;
+  const size_t hv8 = hv / 8 * 8;
+  for (size_t d0 = 0; d0 < hv8; d0 += 8 * PV_DMAX) {
+    const int dv = hv8 - d0 >= 16 ? 2 : 1;
+    for (size_t r0 = 0; r0 < R; r0 += PV_RMAX) {
+      const int rr = (int)FG_MIN((size_t)PV_RMAX, R - r0);
+      float *o = o_all + r0 * ldo;
+      const float *c = c_all + r0;
+      const float *p = p_all + r0 * FG_ATTN_BLK;
+      switch (rr) {
+        PV_CASE_R(1)
+        PV_CASE_R(2)
+        PV_CASE_R(3)
+        PV_CASE_R(4)
+        PV_CASE_R(5)
+        PV_CASE_R(6)
+        default: break;
+      }
+    }
+  }
+  /* columns past the last multiple of 8: the same fused operations, one at a time */
+  for (size_t i = hv8; i < hv; i++) {
+    for (size_t r = 0; r < R; r++) {
+      float acc = o_all[r * ldo + i] * c_all[r];
+      for (uint32_t j = ja; j < jb; j++) {
+        const uint8_t *vr = vb + (size_t)(j - ja) * v_stride;
+        float x;
+        if (f16) {
+          uint16_t h;
+          memcpy(&h, vr + i * 2, 2);
+          x = _cvtsh_ss(h);
+        } else {
+          memcpy(&x, vr + i * 4, 4);
+        }
+        acc = fmaf(p_all[r * FG_ATTN_BLK + j], x, acc);
+      }
+      o_all[r * ldo + i] = acc;
+    }
+  }
+}
+
+// ----------------------------------------------------------------------------------------------
+// GELU, f16
+
+FG_INLINE __m256 gelu8(__m256 x) {
+  const __m256 x2 = _mm256_mul_ps(x, x);
+  const __m256 u = _mm256_mul_ps(_mm256_mul_ps(_mm256_set1_ps(FG_GELU_K), x),
+                                 _mm256_fmadd_ps(_mm256_set1_ps(FG_GELU_A), x2, _mm256_set1_ps(1.0f)));
+  const __m256 e = exp8(_mm256_mul_ps(_mm256_set1_ps(-2.0f), u));
+  return _mm256_div_ps(x, _mm256_add_ps(_mm256_set1_ps(1.0f), e));
+}
+
+static void gelu_mul_avx2(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(g + i, _mm256_mul_ps(gelu8(_mm256_loadu_ps(g + i)), _mm256_loadu_ps(up + i)));
+  if (i < n) {
+    float gx[8] = {0}, ux[8] = {0};
+    memcpy(gx, g + i, (n - i) * sizeof(float));
+    memcpy(ux, up + i, (n - i) * sizeof(float));
+    _mm256_storeu_ps(gx, _mm256_mul_ps(gelu8(_mm256_loadu_ps(gx)), _mm256_loadu_ps(ux)));
+    memcpy(g + i, gx, (n - i) * sizeof(float));
+  }
+}
+
+static void to_f16_avx2(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; i < n; i++) y[i] = fg_f32_to_fp16(x[i]);
+}
+
+static const fg_attn_kernels k_attn_avx2 = {"avx2", qk_avx2, softmax_avx2, pv_avx2, gelu_mul_avx2, exp_avx2, to_f16_avx2};
+
+const fg_attn_kernels *fg_attn_avx2(void) { return &k_attn_avx2; }
