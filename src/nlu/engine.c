@@ -2,9 +2,11 @@
  * per utterance: restore the snapshot, prefill the utterance as one chunk, decode greedily until a
  * stop token, parse the call. Sits on top of session/, tokenizer/ and the catalog code. */
 #include "nlu/catalog.h"
+#include "nlu/constrain.h"
 #include "session/session.h"
 #include "tokenizer/tokenizer.h"
 
+#include <math.h>
 #include <string.h>
 
 struct fg_nlu {
@@ -26,6 +28,14 @@ struct fg_nlu {
   char *json;
   size_t json_cap;
   fg_error err;
+  /* constrained decoding (params.constrain != 0) */
+  fg_constrain *cons;         /* compiled catalog */
+  fg_cmatch *match;           /* per-utterance automaton state */
+  int32_t *pending;           /* (pending_cap) chosen tokens not yet appended to the session */
+  size_t pending_cap;
+  float *hidden;              /* (n_embd) LM head input after the last appended token */
+  float *logits;              /* (n_vocab) full head / sparse head outputs */
+  double constrain_ms;        /* fg_constrain_create time */
 };
 
 void fg_nlu_params_init(fg_nlu_params *p) {
@@ -57,8 +67,9 @@ static fg_status tokenize(fg_nlu *e, const char *text, size_t len, bool bos, int
   return st;
 }
 
-static bool snapshot_matches(const fg_snapshot *snap, const int32_t *ids, size_t n) {
-  return snap->pos == n && memcmp(snap->tokens, ids, n * sizeof(int32_t)) == 0;
+/* The file holds exactly this prefix, in the KV type the engine's session uses. */
+static bool snapshot_matches(const fg_snapshot *snap, const fg_session *s, const int32_t *ids, size_t n) {
+  return snap->pos == n && snap->kv.type == s->kv.type && memcmp(snap->tokens, ids, n * sizeof(int32_t)) == 0;
 }
 
 static fg_status prefill_prefix(fg_nlu *e) {
@@ -83,6 +94,11 @@ void fg_nlu_free(fg_nlu *e) {
   fg_free(e->ids);
   fg_free(e->raw);
   fg_free(e->json);
+  fg_cmatch_free(e->match);
+  fg_constrain_free(e->cons);
+  fg_free(e->pending);
+  fg_free(e->hidden);
+  fg_free(e->logits);
   fg_free(e);
 }
 
@@ -92,6 +108,9 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   if (out) *out = NULL;
   if (!m || !c || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_create: model, catalog and out are required");
   if (!m->vocab) return fg_err(err, FG_ERR_UNSUPPORTED, "the model has no tokenizer metadata");
+  if (params && params->constrain > FG_NLU_CONSTRAIN_CALL_OR_TEXT)
+    return fg_err(err, FG_ERR_INVALID_ARG, "constrain = %u: use FG_NLU_CONSTRAIN_OFF (0), _CALL_ONLY (1) or _CALL_OR_TEXT (2)",
+                  params->constrain);
   fg_nlu *e = fg_calloc(1, sizeof *e);
   if (!e) return fg_err(err, FG_ERR_NOMEM, "out of memory");
   e->model = m;
@@ -114,11 +133,24 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     st = fg_err(&e->err, FG_ERR_CONTEXT_FULL, "the catalog prefix (%zu tokens) does not fit the context (%u)",
                 e->n_prefix, e->session->n_ctx);
   e->info.prefix_tokens = (uint32_t)e->n_prefix;
+  if (st == FG_OK && e->params.constrain) {
+    double tc = fg_time_s();
+    st = fg_constrain_create(c, m->vocab, &e->cons, &e->err);
+    if (st == FG_OK) st = fg_cmatch_create(e->cons, e->params.constrain, e->params.flags, &e->match);
+    if (st == FG_OK) {
+      e->hidden = fg_malloc_array(m->hp.n_embd, sizeof(float));
+      e->logits = fg_malloc_array(m->hp.n_vocab, sizeof(float));
+      if (!e->hidden || !e->logits) st = FG_ERR_NOMEM;
+    }
+    if (st != FG_OK && e->err.code != st) fg_err(&e->err, st, "constrained decoding: %s", fg_status_str(st));
+    e->constrain_ms = (fg_time_s() - tc) * 1e3;
+    fg_log(FG_LOG_DEBUG, "constraint compiled in %.1f ms", e->constrain_ms);
+  }
 
   /* reuse a snapshot file when it holds exactly this prefix for this model */
   if (st == FG_OK && e->params.snapshot_path) {
     fg_snapshot *snap = NULL;
-    if (fg_snapshot_load(m, e->params.snapshot_path, &snap) == FG_OK && snapshot_matches(snap, e->prefix_ids, e->n_prefix)) {
+    if (fg_snapshot_load(m, e->params.snapshot_path, &snap) == FG_OK && snapshot_matches(snap, e->session, e->prefix_ids, e->n_prefix)) {
       e->prefix = snap;
       e->info.prefix_from_file = true;
     } else {
@@ -160,6 +192,108 @@ static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {
   return FG_OK;
 }
 
+// ----------------------------------------------------------------------------------------------
+// Constrained decoding (docs/CONSTRAINED.md)
+
+/* Argmax of the LM head over the allowed tokens, ties to the lowest id (as fg_argmax over logits
+ * masked to -inf). A list is computed row by row (sparse head); a mask uses the full head. */
+static fg_status head_pick(fg_nlu *e, const fg_callowed *al, int32_t *pick, bool *sparse) {
+  const fg_model *m = e->model;
+  const size_t d = m->hp.n_embd;
+  const float cap = m->hp.final_softcap;
+  fg_ops *ops = e->session->ops;
+  float *lg = e->logits; /* (n_vocab) */
+  int32_t best = -1;
+  float bv = 0.0f;
+  fg_status st;
+  if (!al->mask) {
+    *sparse = true;
+    if ((st = fg_ops_matmul_rows(ops, &m->output, al->ids, al->n, e->hidden, d, 1, lg, al->n)) != FG_OK) return st;
+    for (uint32_t i = 0; i < al->n; i++) {
+      const float v = cap > 0.0f ? cap * tanhf(lg[i] / cap) : lg[i];
+      if (best < 0 || v > bv) best = al->ids[i], bv = v;
+    }
+  } else {
+    *sparse = false;
+    const uint32_t nv = m->hp.n_vocab;
+    if ((st = fg_ops_matmul(ops, &m->output, e->hidden, d, 1, lg, nv)) != FG_OK) return st;
+    for (uint32_t id = 0; id < nv; id++) {
+      if (!al->mask[id]) continue;
+      const float v = cap > 0.0f ? cap * tanhf(lg[id] / cap) : lg[id];
+      if (best < 0 || v > bv) best = (int32_t)id, bv = v;
+    }
+  }
+  if (best < 0) return FG_ERR_INTERNAL;
+  *pick = best;
+  return FG_OK;
+}
+
+/* The utterance ids are in e->ids (n_ids). Chosen tokens wait in e->pending until a head is needed:
+ * a forced run is appended together with the next evaluation as one chunk. */
+static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const char **why, double *t_chunk) {
+  const fg_vocab *v = e->model->vocab;
+  if (grow((void **)&e->pending, &e->pending_cap, n_ids + 64, sizeof(int32_t)) != FG_OK)
+    return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  memcpy(e->pending, e->ids, n_ids * sizeof(int32_t));
+  size_t n_pending = n_ids;
+  bool first_append = true;
+  fg_cmatch_reset(e->match);
+  *why = "max_tokens";
+  fg_status st;
+  for (;;) {
+    if (fg_cmatch_done(e->match)) break;
+    if (out->decode_tokens >= e->params.max_tokens && fg_cmatch_between_calls(e->match)) break;
+    fg_callowed al;
+    fg_cmatch_allowed(e->match, &al);
+    if (al.n == 0) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint allows no token");
+    int32_t tok;
+    if (al.n == 1 && !al.mask) {
+      tok = al.ids[0];
+      out->forced_tokens++;
+    } else {
+      if (fg_session_position(e->session) + n_pending > e->session->n_ctx) {
+        *why = "context_full";
+        break;
+      }
+      st = fg_session_append_hidden(e->session, e->pending, n_pending, e->hidden);
+      if (st == FG_ERR_CONTEXT_FULL) {
+        *why = "context_full";
+        break;
+      }
+      if (st != FG_OK) return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
+      if (first_append) *t_chunk = fg_time_s();
+      first_append = false;
+      n_pending = 0;
+      bool sparse;
+      if ((st = head_pick(e, &al, &tok, &sparse)) != FG_OK) return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
+      if (sparse)
+        out->sparse_head_steps++;
+      else
+        out->full_head_steps++;
+    }
+    if (fg_cmatch_accept(e->match, tok) != FG_OK) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint refused its own pick");
+    char piece[1024];
+    size_t pl = fg_vocab_token_to_text(v, tok, piece, sizeof piece);
+    if (pl > sizeof piece) pl = sizeof piece;
+    if (append_raw(e, piece, pl) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    out->decode_tokens++;
+    if (fg_cmatch_done(e->match)) {
+      fg_nlu_stop r = fg_nlu_stop_piece(piece, pl);
+      if (tok == fg_vocab_eos(v)) r = FG_NLU_STOP_EOS;
+      *why = r != FG_NLU_CONTINUE ? fg_nlu_stop_name(r) : "start_of_turn"; /* the one stop without a name */
+      break;
+    }
+    if (grow((void **)&e->pending, &e->pending_cap, n_pending + 1, sizeof(int32_t)) != FG_OK)
+      return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    e->pending[n_pending++] = tok;
+  }
+  if (first_append) *t_chunk = fg_time_s(); /* every token was forced: nothing was appended */
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Answering
+
 fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out) {
   if (!e) return FG_ERR_INVALID_ARG;
   fg_err_clear(&e->err);
@@ -182,17 +316,23 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   if ((st = fg_session_restore(e->session, e->prefix)) != FG_OK)
     return fg_err(&e->err, st, "restore: %s", fg_session_errmsg(e->session));
   double t1 = fg_time_s();
+  double t2 = t1, t3;
+  const char *why = "max_tokens";
+  e->raw_len = 0;
+  if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  if (e->match) {
+    if ((st = decode_constrained(e, n_ids, out, &why, &t2)) != FG_OK) return st;
+    t3 = fg_time_s();
+    goto parse;
+  }
   int32_t next = -1;
   st = fg_session_prefill(e->session, e->ids, n_ids, &next);
   if (st != FG_OK) return fg_err(&e->err, st, "utterance of %zu tokens: %s", n_ids, fg_session_errmsg(e->session));
-  double t2 = fg_time_s();
+  t2 = fg_time_s();
 
   /* decode until a stop */
   fg_nlu_stopper stop;
   fg_nlu_stopper_init(&stop, e->params.max_tokens, 0, e->params.flags);
-  e->raw_len = 0;
-  if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-  const char *why = "max_tokens";
   uint32_t decoded = 0;
   for (;;) {
     char piece[1024];
@@ -213,8 +353,11 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
     if ((st = fg_session_step(e->session, next, &next)) != FG_OK)
       return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
   }
-  double t3 = fg_time_s();
+  t3 = fg_time_s();
+  out->decode_tokens = decoded;
+  out->full_head_steps = decoded;
 
+parse:;
   /* parse */
   size_t jn = 0;
   st = fg_call_parse(e->catalog, e->raw, e->raw_len, e->json, e->json_cap, &jn, &e->err);
@@ -227,7 +370,6 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   out->raw = e->raw;
   out->stop = why;
   out->chunk_tokens = (uint32_t)n_ids;
-  out->decode_tokens = decoded;
   out->restore_ms = (t1 - t0) * 1e3;
   out->chunk_ms = (t2 - t1) * 1e3;
   out->decode_ms = (t3 - t2) * 1e3;

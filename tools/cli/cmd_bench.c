@@ -273,7 +273,7 @@ static int run_nlu(bench_ctx *b, const char *model_path, const char *tools, cons
     fg_model *m2 = NULL;
     fg_snapshot *ls = NULL;
     fg_session *s2 = NULL;
-    if (fg_model_load(model_path, NULL, &m2, NULL) == FG_OK && fg_snapshot_load(m2, snap_path, &ls) == FG_OK &&
+    if (fg_model_load(model_path, cli_model_params(), &m2, NULL) == FG_OK && fg_snapshot_load(m2, snap_path, &ls) == FG_OK &&
         fg_session_fork(ls, &b->sp, &s2) == FG_OK)
       out->ready_warm_s = cli_now() - t2;
     fg_session_free(s2);
@@ -285,7 +285,7 @@ static int run_nlu(bench_ctx *b, const char *model_path, const char *tools, cons
     double t3 = cli_now();
     fg_model *m3 = NULL;
     fg_session *s3 = NULL;
-    if (fg_model_load(model_path, NULL, &m3, NULL) == FG_OK && fg_session_create(m3, &b->sp, &s3) == FG_OK &&
+    if (fg_model_load(model_path, cli_model_params(), &m3, NULL) == FG_OK && fg_session_create(m3, &b->sp, &s3) == FG_OK &&
         fg_session_prefill(s3, pids, n_prefix, NULL) == FG_OK)
       out->ready_cold_s = cli_now() - t3;
     fg_session_free(s3);
@@ -302,6 +302,73 @@ done:
   return rc;
 }
 
+/* The same utterances through the NLU engine with a constraint (docs/CONSTRAINED.md): each answer
+ * is a whole call (restore + chunk + the call's tokens, forced runs jumped); best of reps. */
+typedef struct nlu_constrained {
+  uint32_t mode;
+  double p50_ms, p95_ms, decode_avg, full_avg, sparse_avg, forced_avg;
+  size_t n;
+} nlu_constrained;
+
+static int run_nlu_constrained(bench_ctx *b, const char *tools, const char *utts, nlu_constrained *out) {
+  size_t jl, ul;
+  char *json = slurp(tools, &jl), *text = slurp(utts, &ul);
+  if (!json || !text) return free(json), free(text), cli_error("bench: cannot read %s or %s", tools, utts);
+  fg_catalog *c = NULL;
+  fg_error err = {0};
+  if (fg_catalog_parse(json, jl, &c, &err) != FG_OK) return free(json), free(text), cli_error("%s: %s", tools, err.msg);
+  fg_nlu_params np;
+  fg_nlu_params_init(&np);
+  np.session = b->sp;
+  np.constrain = out->mode;
+  fg_nlu *e = NULL;
+  int rc = 0;
+  progress(b, "NLU constrained: catalog prefill");
+  if (fg_nlu_create(b->model, c, &np, &e, &err) != FG_OK) {
+    rc = cli_error("bench: %s", err.msg);
+  } else {
+    double lat[1024];
+    size_t n = 0;
+    double dec = 0, full = 0, sparse = 0, forced = 0;
+    for (char *line = strtok(text, "\n"); line && n < 1024; line = strtok(NULL, "\n")) {
+      size_t ll = strlen(line);
+      while (ll && (line[ll - 1] == '\r' || line[ll - 1] == ' ')) line[--ll] = '\0';
+      if (!ll) continue;
+      double best = 1e30;
+      fg_nlu_result r = {0};
+      for (uint32_t k = 0; k < b->reps; k++) {
+        double t1 = cli_now();
+        if (fg_nlu_ask(e, line, ll, &r) != FG_OK) break;
+        double dt = cli_now() - t1;
+        if (dt < best) best = dt;
+      }
+      if (best >= 1e30) continue;
+      lat[n++] = best * 1e3;
+      dec += r.decode_tokens;
+      full += r.full_head_steps;
+      sparse += r.sparse_head_steps;
+      forced += r.forced_tokens;
+      char what[64];
+      snprintf(what, sizeof what, "NLU constrained: utterance %zu", n);
+      progress(b, what);
+    }
+    qsort(lat, n, sizeof lat[0], cmp_d);
+    out->n = n;
+    out->p50_ms = n ? lat[(n - 1) / 2] : 0;
+    out->p95_ms = n ? lat[(size_t)((double)(n - 1) * 0.95 + 0.5)] : 0;
+    const double dn = n ? (double)n : 1;
+    out->decode_avg = dec / dn;
+    out->full_avg = full / dn;
+    out->sparse_avg = sparse / dn;
+    out->forced_avg = forced / dn;
+  }
+  fg_nlu_free(e);
+  fg_catalog_free(c);
+  free(json);
+  free(text);
+  return rc;
+}
+
 int cmd_bench(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"model", 'm', true, "GGUF file"},
@@ -310,6 +377,7 @@ int cmd_bench(int argc, char **argv) {
       {"threads", 't', true, "worker threads (default: available cores)"},
       {"reps", 0, true, "repetitions per measurement; the median (prefill, chunk, decode) or best (NLU) counts (default 3)"},
       {"no-micro", 0, false, "skip the micro table"},
+      {"constrained", 0, true, "call-only | call-or-text: also run the NLU scenario through the engine with that constraint"},
       {"json", 0, false, "print one JSON object instead of the table"},
       HELP_OPT,
       {0}};
@@ -320,17 +388,26 @@ int cmd_bench(int argc, char **argv) {
               "Measures the NLU scenario (catalog prefix, then per utterance: restore + chunk + 16 decoded tokens;\n"
               "p50/p95; start-up to ready with and without a persisted snapshot) and the micro table: prefill\n"
               "tok/s at 64/512/843 tokens, a 36-token chunk at depth 880, decode tok/s at depth 0 and 880, and\n"
-              "decode bandwidth (weight bytes read per token / time) against the machine's read bandwidth.", opts);
+              "decode bandwidth (weight bytes read per token / time) against the machine's read bandwidth.\n"
+              "--constrained MODE adds the NLU engine with constrained decoding: per utterance a whole valid call\n"
+              "(p50/p95, average tokens, and how they were chosen: full head, sparse head, forced).", opts);
     return 0;
   }
   bench_ctx b = {0};
-  fg_session_params_init(&b.sp);
+  cli_session_params_init(&b.sp);
   b.reps = 3;
   const char *v;
   if ((v = cli_get(opts, &a, "threads")) && !cli_u32("--threads", v, 1, 256, &b.sp.n_threads)) return 2;
   if ((v = cli_get(opts, &a, "reps")) && !cli_u32("--reps", v, 1, 1000, &b.reps)) return 2;
   const char *tools = cli_get(opts, &a, "tools"), *utts = cli_get(opts, &a, "utterances");
   if ((tools == NULL) != (utts == NULL)) return cli_error("bench: --tools and --utterances go together"), 2;
+  nlu_constrained ncon = {0};
+  if ((v = cli_get(opts, &a, "constrained"))) {
+    if (strcmp(v, "call-only") == 0) ncon.mode = FG_NLU_CONSTRAIN_CALL_ONLY;
+    else if (strcmp(v, "call-or-text") == 0) ncon.mode = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
+    else if (strcmp(v, "off") != 0) return cli_error("--constrained: expected off, call-only or call-or-text, not '%s'", v), 2;
+    if (ncon.mode && !tools) return cli_error("bench: --constrained needs --tools and --utterances"), 2;
+  }
   const char *path = cli_get(opts, &a, "model");
   if (!path) path = getenv("FGEMMA_MODEL");
   double tl = cli_now();
@@ -363,6 +440,7 @@ int cmd_bench(int argc, char **argv) {
   nlu_numbers nlu = {0};
   int rc = 0;
   if (tools) rc = run_nlu(&b, path, tools, utts, &nlu);
+  if (tools && ncon.mode && !rc) rc = run_nlu_constrained(&b, tools, utts, &ncon);
   if (b.progress) fputs("\r\033[K", stderr);
   const double gb_tok = (double)b.info.decode_bytes / 1e9;
   if (json) {
@@ -379,6 +457,11 @@ int cmd_bench(int argc, char **argv) {
              "\"p50_ms\":%.2f,\"p95_ms\":%.2f,\"ready_cold_ms\":%.1f,\"ready_snapshot_ms\":%.1f}",
              nlu.prefix_tokens, nlu.prefix_s * 1e3, nlu.n, nlu.chunk_tokens_avg, nlu.p50_ms, nlu.p95_ms,
              nlu.ready_cold_s * 1e3, nlu.ready_warm_s * 1e3);
+    if (ncon.mode)
+      printf(",\"nlu_constrained\":{\"mode\":\"%s\",\"utterances\":%zu,\"p50_ms\":%.1f,\"p95_ms\":%.1f,"
+             "\"decode_tokens_avg\":%.1f,\"full_head_avg\":%.1f,\"sparse_head_avg\":%.1f,\"forced_avg\":%.1f}",
+             ncon.mode == FG_NLU_CONSTRAIN_CALL_ONLY ? "call-only" : "call-or-text", ncon.n, ncon.p50_ms, ncon.p95_ms,
+             ncon.decode_avg, ncon.full_avg, ncon.sparse_avg, ncon.forced_avg);
     printf("}\n");
   } else {
     char th[32];
@@ -401,6 +484,11 @@ int cmd_bench(int argc, char **argv) {
              nlu.p50_ms, nlu.p95_ms, nlu.n, nlu.chunk_tokens_avg);
       printf("start-up to ready           %8.1f ms cold (load + prefill), %.1f ms with a persisted snapshot\n",
              nlu.ready_cold_s * 1e3, nlu.ready_warm_s * 1e3);
+      if (ncon.mode)
+        printf("NLU constrained (%s)  p50 %.1f ms, p95 %.1f ms per whole call (%.1f tokens avg: %.1f full head, "
+               "%.1f sparse head, %.1f forced)\n",
+               ncon.mode == FG_NLU_CONSTRAIN_CALL_ONLY ? "call-only" : "call-or-text", ncon.p50_ms, ncon.p95_ms,
+               ncon.decode_avg, ncon.full_avg, ncon.sparse_avg, ncon.forced_avg);
     }
   }
   fg_model_free(b.model);

@@ -147,6 +147,7 @@ int cmd_call(int argc, char **argv) {
       {"snapshot", 0, true, "prefix snapshot file: loaded when it matches, else written"},
       {"max-tokens", 0, true, "generated tokens per utterance (default 64)"},
       {"multi", 0, false, "allow several calls per answer"},
+      {"constrained", 0, true, "off | call-only | call-or-text: decode only calls the catalog allows"},
       {"table", 0, false, "print a latency table to stderr at the end"},
       {"threads", 't', true, "worker threads (default: available cores)"},
       {"ctx", 0, true, "context size (default: the model's)"},
@@ -159,16 +160,26 @@ int cmd_call(int argc, char **argv) {
               "Prefills the catalog once (or loads --snapshot FILE, writing it when missing or stale), then answers\n"
               "each utterance from that state: one JSON object per line with the parsed call, the raw text, the\n"
               "stop reason and timings. Without UTTERANCE arguments it reads one utterance per line from standard\n"
-              "input until EOF (the NLU service mode).", opts);
+              "input until EOF (the NLU service mode).\n"
+              "--constrained call-only makes every answer a call that is valid for the catalog (name, keys,\n"
+              "enum values, required keys, value types); call-or-text also lets the model answer in prose.\n"
+              "The JSON then counts the steps: \"heads\":{\"full\":N,\"sparse\":N,\"forced\":N}.", opts);
     return 0;
   }
   fg_nlu_params np;
   fg_nlu_params_init(&np);
+  cli_session_params_init(&np.session);
   const char *v;
   if ((v = cli_get(opts, &a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &np.max_tokens)) return 2;
   if ((v = cli_get(opts, &a, "threads")) && !cli_u32("--threads", v, 1, 256, &np.session.n_threads)) return 2;
   if ((v = cli_get(opts, &a, "ctx")) && !cli_u32("--ctx", v, 1, UINT32_MAX, &np.session.n_ctx)) return 2;
   if (cli_has(opts, &a, "multi")) np.flags |= FG_NLU_MULTI_CALL;
+  if ((v = cli_get(opts, &a, "constrained"))) {
+    if (strcmp(v, "off") == 0) np.constrain = FG_NLU_CONSTRAIN_OFF;
+    else if (strcmp(v, "call-only") == 0) np.constrain = FG_NLU_CONSTRAIN_CALL_ONLY;
+    else if (strcmp(v, "call-or-text") == 0) np.constrain = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
+    else return cli_error("--constrained: expected off, call-only or call-or-text, not '%s'", v), 2;
+  }
   np.snapshot_path = cli_get(opts, &a, "snapshot");
   if (cli_stderr_is_tty()) np.progress = progress_cb;
   fg_catalog *c = load_catalog(cli_get(opts, &a, "tools"));
@@ -229,8 +240,10 @@ int cmd_call(int argc, char **argv) {
     printf(",\"result\":%s,\"raw\":", r.json);
     json_string(stdout, r.raw, strlen(r.raw));
     printf(",\"stop\":\"%s\",\"tokens\":{\"chunk\":%u,\"decode\":%u},"
+           "\"heads\":{\"full\":%u,\"sparse\":%u,\"forced\":%u},"
            "\"ms\":{\"restore\":%.3f,\"chunk\":%.2f,\"decode\":%.2f,\"total\":%.2f}}\n",
-           r.stop, r.chunk_tokens, r.decode_tokens, r.restore_ms, r.chunk_ms, r.decode_ms, ms);
+           r.stop, r.chunk_tokens, r.decode_tokens, r.full_head_steps, r.sparse_head_steps, r.forced_tokens,
+           r.restore_ms, r.chunk_ms, r.decode_ms, ms);
     fflush(stdout);
     if (n_rows == cap_rows) {
       cap_rows = cap_rows ? cap_rows * 2 : 16;
