@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define FG_VERSION_MAJOR 0
-#define FG_VERSION_MINOR 1
+#define FG_VERSION_MINOR 2
 #define FG_VERSION_PATCH 0
 #define FG_VERSION_NUMBER (FG_VERSION_MAJOR * 10000 + FG_VERSION_MINOR * 100 + FG_VERSION_PATCH)
 
@@ -92,8 +92,20 @@ typedef struct fg_snapshot fg_snapshot;
 #define FG_MODEL_NO_MMAP 0x1u        /* read the file into memory instead of mapping it */
 #define FG_MODEL_CHECK_TENSORS 0x2u  /* scan every weight for NaN/Inf at load (slow) */
 
+/* fg_model_params.head_type: keep the file's output projection (output.weight, else the tied
+ * token_embd). 0 means the same, so that {0} stays valid: an f32 replacement head is not offered. */
+#define FG_MODEL_HEAD_AS_FILE 0xffffffffu
+
 typedef struct fg_model_params {
-  uint32_t flags; /* FG_MODEL_* bits; 0 = map the file, no scan */
+  uint32_t flags;     /* FG_MODEL_* bits; 0 = map the file, no scan */
+  uint32_t head_type; /* replacement LM head, made at load: FG_MODEL_HEAD_AS_FILE (set by
+                         fg_model_params_init) or 0 = the file's head; 8 (Q8_0) or 2 (Q4_0) = quantize a
+                         copy of the file's head (output.weight if present, else token_embd) with the
+                         reference quantizer and use it for the output projection only (the embedding
+                         lookup still reads token_embd). Works for tied and untied heads; a head that
+                         already has the type is used as is (nothing copied). Costs n_vocab rows of
+                         heap (e.g. 178 MB for Q8_0, 94 MB for Q4_0 at 262,144 × 640) and some load
+                         time (threaded over the available cores). Other types: FG_ERR_UNSUPPORTED. */
 } fg_model_params;
 
 FG_API void fg_model_params_init(fg_model_params *p);
@@ -118,17 +130,31 @@ typedef struct fg_model_info {
   uint32_t swa_pattern;     /* layer L is global iff L % swa_pattern == swa_pattern - 1 */
   uint32_t n_global_layers;
   uint32_t weight_type;     /* GGML type id of the bulk of the weights (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 30 BF16) */
-  uint32_t head_type;       /* GGML type id of the output projection */
-  bool tied_head;           /* output projection is token_embd */
+  uint32_t head_type;       /* GGML type id of the output projection (after a replacement, if any) */
+  bool tied_head;           /* output projection is token_embd (false for a replacement head) */
   bool has_vocab;           /* tokenizer metadata present */
   uint64_t file_bytes;
   uint64_t weight_bytes;    /* bytes of all tensors */
   uint64_t n_params;
   uint64_t decode_bytes;    /* weight bytes read per decoded token (every matrix once, the head once) */
-  uint8_t fingerprint[16];  /* identifies the file's hyper-parameters and weights (see fg_snapshot_load) */
+  uint8_t fingerprint[16];  /* identifies the file's hyper-parameters and weights (see fg_snapshot_load);
+                               a load-time replacement head changes it (snapshots hold logits) */
+  uint64_t head_copy_bytes; /* heap bytes of a load-time replacement head; 0 = the head is in the file */
+  double head_copy_ms;      /* time spent quantizing it at load */
 } fg_model_info;
 
 FG_API fg_status fg_model_get_info(const fg_model *model, fg_model_info *out);
+
+/* Writes a copy of the GGUF at in_path to out_path with an `output.weight` of head_type (8 Q8_0 or
+ * 2 Q4_0), quantized from token_embd (tied head) or re-quantized from the existing output.weight. All
+ * metadata and other tensors are kept byte for byte, in order, with the file's alignment; the file is
+ * written to out_path + ".tmp" and renamed, so no partial out_path is ever left behind. in_path must
+ * be a gemma3 model fgemma can load. progress (may be NULL) receives rows done / total of the head;
+ * returning false cancels (FG_ERR_ABORTED). */
+FG_API fg_status fg_model_requant_head(const char *in_path, const char *out_path, uint32_t head_type,
+                                       bool (*progress)(uint64_t done, uint64_t total, void *user_data),
+                                       void *progress_user_data, fg_error *err);
+
 /* Name of a GGML type id ("f32", "q8_0", ...); "?" when unknown. */
 FG_API const char *fg_type_name(uint32_t type);
 
@@ -246,6 +272,13 @@ typedef struct fg_nlu fg_nlu;
 
 #define FG_NLU_MULTI_CALL 0x1u /* after <end_function_call>, continue when the model starts another call */
 
+/* Constrained decoding: every generated call parses and is valid for the catalog (a catalog name,
+ * declared keys at most once, required keys present, enum members, values of the declared type).
+ * With a constraint, max_tokens never cuts a call: it is checked only between calls and in prose. */
+#define FG_NLU_CONSTRAIN_OFF 0u          /* plain greedy decoding */
+#define FG_NLU_CONSTRAIN_CALL_ONLY 1u    /* the answer is one call (several with FG_NLU_MULTI_CALL) */
+#define FG_NLU_CONSTRAIN_CALL_OR_TEXT 2u /* a call as above, or prose when the model does not start one */
+
 typedef struct fg_nlu_params {
   uint32_t max_tokens;          /* generated tokens per utterance; 0 = 64 */
   uint32_t flags;               /* FG_NLU_* */
@@ -254,6 +287,8 @@ typedef struct fg_nlu_params {
   fg_session_params session;    /* zero = defaults */
   fg_progress_fn progress;      /* prefix prefill progress (tokens done / total) */
   void *progress_user_data;
+  uint32_t constrain;           /* FG_NLU_CONSTRAIN_*: decode only what the catalog allows (docs/CONSTRAINED.md);
+                                   0 = off; other values: FG_ERR_INVALID_ARG from fg_nlu_create */
 } fg_nlu_params;
 
 FG_API void fg_nlu_params_init(fg_nlu_params *p);
@@ -272,6 +307,11 @@ typedef struct fg_nlu_result {
   uint32_t chunk_tokens;  /* utterance tokens prefilled */
   uint32_t decode_tokens; /* tokens generated */
   double restore_ms, chunk_ms, decode_ms;
+  /* How the decode_tokens were chosen (with a constraint; without one all are full_head_steps):
+   * full LM head (the allowed set is large or the choice is free), only the allowed rows of the head,
+   * or forced by the constraint without any head (appended as one chunk with the next evaluation).
+   * With a constraint, chunk_ms covers the utterance plus the forced tokens appended with it. */
+  uint32_t full_head_steps, sparse_head_steps, forced_tokens;
 } fg_nlu_result;
 
 /* Answers one utterance from the prefix snapshot. An utterance that does not fit the context is an

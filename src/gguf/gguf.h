@@ -121,6 +121,9 @@ fg_status fg_gguf_writer_set_arr_str(fg_gguf_writer *w, const char *key, const c
                                      const size_t *lens, size_t n);
 fg_status fg_gguf_writer_add_tensor(fg_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,
                                     const uint64_t *ne);
+/* Copies one key/value of a parsed file (fg_gguf_parse) as it is: any type, arrays of strings
+ * included; a u32 general.alignment also sets the writer's alignment (so a copy keeps the layout rule). */
+fg_status fg_gguf_writer_copy_kv(fg_gguf_writer *w, const fg_gguf_kv *kv);
 fg_status fg_gguf_writer_begin(fg_gguf_writer *w, FILE *f, fg_error *err);
 fg_status fg_gguf_writer_tensor_data(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err);
 /* After the last tensor: checks every tensor was written. */

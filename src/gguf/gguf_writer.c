@@ -280,6 +280,114 @@ fg_status fg_gguf_writer_set_arr_str(fg_gguf_writer *w, const char *key, const c
 }
 
 // ----------------------------------------------------------------------------------------------------
+// Copying metadata from a parsed file
+
+static uint64_t get_u64le(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | p[i];
+  return v;
+}
+
+fg_status fg_gguf_writer_copy_kv(fg_gguf_writer *w, const fg_gguf_kv *kv) {
+  if (!w) return FG_ERR_INVALID_ARG;
+  if (!kv || !kv->key.ptr || kv->key.len == 0 || memchr(kv->key.ptr, '\0', kv->key.len))
+    return gw_fail(w, FG_ERR_INVALID_ARG, "gguf writer: copied key is empty or holds a NUL byte");
+  char *key = fg_strndup(kv->key.ptr, kv->key.len);
+  if (!key) return gw_fail(w, FG_ERR_NOMEM, "gguf writer: out of memory for a key");
+  fg_status st = gw_check(w, key);
+  uint8_t *val = NULL;
+  size_t len = 0;
+  if (st != FG_OK) goto done;
+  if ((unsigned)kv->type >= FG_GGUF_TYPE_COUNT) {
+    st = gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': value type %d is unknown", key, (int)kv->type);
+    goto done;
+  }
+  if (kv->type == FG_GGUF_STRING) {
+    if (!kv->str.ptr && kv->str.len) {
+      st = gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': NULL string", key);
+      goto done;
+    }
+    if (kv->str.len > SIZE_MAX - 12) {
+      st = gw_fail(w, FG_ERR_NOMEM, "key '%s': string too long", key);
+      goto done;
+    }
+    len = 12 + kv->str.len;
+    if (!(val = fg_malloc(len))) goto nomem;
+    put_u32(val, FG_GGUF_STRING);
+    put_u64(val + 4, kv->str.len);
+    if (kv->str.len) memcpy(val + 12, kv->str.ptr, kv->str.len);
+  } else if (kv->type == FG_GGUF_ARRAY) {
+    /* the payload is still in the file's little-endian encoding: copy it, measuring string elements */
+    uint64_t payload = 0;
+    const uint32_t es = (unsigned)kv->arr_type < FG_GGUF_TYPE_COUNT ? elem_size(kv->arr_type) : 0;
+    if (kv->arr_type == FG_GGUF_STRING) {
+      for (uint64_t i = 0; i < kv->arr_n; i++) {
+        const uint64_t li = get_u64le(kv->arr_data + payload);
+        if (!fg_add_u64(payload, 8, &payload) || !fg_add_u64(payload, li, &payload)) {
+          st = gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': array too large", key);
+          goto done;
+        }
+      }
+    } else if (es == 0 || !fg_mul_u64(kv->arr_n, es, &payload)) {
+      st = gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': array element type %d cannot be copied", key, (int)kv->arr_type);
+      goto done;
+    }
+    uint64_t total64;
+    if (!fg_add_u64(payload, 16, &total64) || !fg_u64_to_size(total64, &len)) {
+      st = gw_fail(w, FG_ERR_NOMEM, "key '%s': array too large", key);
+      goto done;
+    }
+    if (payload && !kv->arr_data) {
+      st = gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': NULL array data", key);
+      goto done;
+    }
+    if (!(val = fg_malloc(len))) goto nomem;
+    put_u32(val, FG_GGUF_ARRAY);
+    put_u32(val + 4, (uint32_t)kv->arr_type);
+    put_u64(val + 8, kv->arr_n);
+    if (payload) memcpy(val + 16, kv->arr_data, len - 16);
+  } else {
+    if (strcmp(key, "general.alignment") == 0) {
+      if (kv->type != FG_GGUF_UINT32 || kv->v.u64 > UINT32_MAX) {
+        st = gw_fail(w, FG_ERR_INVALID_ARG, "key 'general.alignment': must be u32");
+        goto done;
+      }
+      st = fg_gguf_writer_set_u32(w, key, (uint32_t)kv->v.u64);
+      goto done;
+    }
+    const uint32_t n = elem_size(kv->type);
+    len = 4 + n;
+    if (!(val = fg_malloc(len))) goto nomem;
+    put_u32(val, (uint32_t)kv->type);
+    if (kv->type == FG_GGUF_FLOAT32) {
+      const float f = (float)kv->v.f64; /* exact: the parser widened a float */
+      uint32_t bits;
+      memcpy(&bits, &f, sizeof bits);
+      put_u32(val + 4, bits);
+    } else if (kv->type == FG_GGUF_FLOAT64) {
+      uint64_t bits;
+      memcpy(&bits, &kv->v.f64, sizeof bits);
+      put_u64(val + 4, bits);
+    } else if (kv->type == FG_GGUF_BOOL) {
+      val[4] = kv->v.b ? 1 : 0;
+    } else {
+      /* integers: the low n bytes of the widened value (two's complement for signed types) */
+      const uint64_t u = kv->v.u64;
+      for (uint32_t i = 0; i < n; i++) val[4 + i] = (uint8_t)(u >> (8 * i));
+    }
+  }
+  st = gw_set(w, key, val, len); /* takes val */
+  val = NULL;
+  goto done;
+nomem:
+  st = gw_fail(w, FG_ERR_NOMEM, "key '%s': out of memory", key);
+done:
+  fg_free(val);
+  fg_free(key);
+  return st;
+}
+
+// ----------------------------------------------------------------------------------------------------
 // Tensor infos
 
 fg_status fg_gguf_writer_add_tensor(fg_gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims,

@@ -1,8 +1,10 @@
 /* model.c — loading a gemma3 GGUF: hyper-parameters, tensor binding with shape checks, fingerprint. */
 #include "model/model.h"
 
+#include "kernels/threadpool.h"
 #include "tokenizer/tokenizer.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -211,10 +213,112 @@ static void fingerprint(const fg_model *m, uint8_t out[16]) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// Replacement LM head: a quantized copy of the file's head (token_embd when tied), made at load or
+// written into a copy of the file as output.weight (fg_model_requant_head). Both use fg_head_quantize,
+// so the two routes give the same bytes and the same logits.
+
+#define HEAD_CHUNK_ROWS 8192u /* rows per threaded job: the granularity of progress and cancel */
+
+typedef struct head_job {
+  const fg_mat *src;
+  uint32_t type;
+  size_t dst_row_bytes;
+  uint8_t *dst;       /* (src->rows, dst_row_bytes) */
+  float *tmp;         /* (nth, src->cols) one dequantized row per thread */
+  uint32_t r0, r1;    /* rows of this job */
+} head_job;
+
+static void head_job_run(void *ud, uint32_t ith, uint32_t nth) {
+  const head_job *j = ud;
+  const uint32_t n = j->r1 - j->r0;
+  const uint32_t a = j->r0 + (uint32_t)((uint64_t)n * ith / nth), b = j->r0 + (uint32_t)((uint64_t)n * (ith + 1) / nth);
+  float *row = j->tmp + (size_t)ith * j->src->cols;
+  for (uint32_t r = a; r < b; r++) {
+    const uint8_t *s = (const uint8_t *)j->src->data + (size_t)r * j->src->row_bytes;
+    fg_dequantize_row(j->src->type, s, row, j->src->cols);
+    fg_quantize_row(j->type, row, j->dst + (size_t)r * j->dst_row_bytes, j->src->cols);
+  }
+}
+
+static bool head_type_ok(uint32_t type) { return type == FG_TYPE_Q8_0 || type == FG_TYPE_Q4_0; }
+
+static fg_status head_check(const fg_mat *src, uint32_t type, size_t *row_bytes, size_t *total, fg_error *err) {
+  if (!head_type_ok(type))
+    return fg_err(err, FG_ERR_UNSUPPORTED, "replacement head type %u (%s) is not supported: use q8_0 (8) or q4_0 (2)",
+                  type, fg_type_name(type));
+  uint64_t rb, all;
+  if (!fg_type_traits_get(src->type))
+    return fg_err(err, FG_ERR_UNSUPPORTED, "the head's type %u cannot be read, so it cannot be re-quantized", src->type);
+  if (!fg_type_row_bytes(type, src->cols, &rb))
+    return fg_err(err, FG_ERR_UNSUPPORTED, "a %s head needs rows of a multiple of 32 values; n_embd is %u",
+                  fg_type_name(type), src->cols);
+  if (!fg_mul_u64(rb, src->rows, &all) || !fg_u64_to_size(all, total) || !fg_u64_to_size(rb, row_bytes))
+    return fg_err(err, FG_ERR_NOMEM, "a %s head of %u rows does not fit in memory", fg_type_name(type), src->rows);
+  return FG_OK;
+}
+
+fg_status fg_head_quantize(const fg_mat *src, uint32_t type, uint8_t *dst,
+                           bool (*progress)(uint64_t done, uint64_t total, void *ud), void *ud, fg_error *err) {
+  size_t rb, total;
+  fg_status st = head_check(src, type, &rb, &total, err);
+  if (st != FG_OK) return st;
+  uint32_t nth = FG_MIN(fg_cpu_count(), 16u);
+  fg_threadpool *tp = NULL;
+  if (nth > 1 && fg_threadpool_create(nth, &tp) != FG_OK) {
+    tp = NULL; /* fall back to the calling thread */
+    nth = 1;
+  }
+  if (!tp) nth = 1;
+  float *tmp = fg_malloc_array((size_t)nth * src->cols, sizeof(float));
+  if (!tmp) {
+    fg_threadpool_free(tp);
+    return fg_err(err, FG_ERR_NOMEM, "out of memory for the head quantizer");
+  }
+  head_job j = {src, type, rb, dst, tmp, 0, 0};
+  for (uint32_t r0 = 0; r0 < src->rows && st == FG_OK; r0 += HEAD_CHUNK_ROWS) {
+    j.r0 = r0;
+    j.r1 = src->rows - r0 < HEAD_CHUNK_ROWS ? src->rows : r0 + HEAD_CHUNK_ROWS;
+    if (tp)
+      fg_threadpool_run(tp, head_job_run, &j);
+    else
+      head_job_run(&j, 0, 1);
+    if (progress && !progress(j.r1, src->rows, ud)) st = fg_err(err, FG_ERR_ABORTED, "head quantization cancelled");
+  }
+  fg_free(tmp);
+  fg_threadpool_free(tp);
+  return st;
+}
+
+/* Replaces m->output by a copy of type; a head that already has the type is kept as it is. */
+static fg_status replace_head(fg_model *m, uint32_t type, fg_error *err) {
+  size_t rb, total;
+  fg_status st = head_check(&m->output, type, &rb, &total, err);
+  if (st != FG_OK || m->output.type == type) return st;
+  const double t0 = fg_time_s();
+  uint8_t *copy = fg_aligned_alloc(64, total);
+  if (!copy)
+    return fg_err(err, FG_ERR_NOMEM, "out of memory for a %s replacement head (%zu bytes)", fg_type_name(type), total);
+  if ((st = fg_head_quantize(&m->output, type, copy, NULL, NULL, err)) != FG_OK) {
+    fg_aligned_free(copy);
+    return st;
+  }
+  m->head_copy = copy;
+  m->output.type = type;
+  m->output.row_bytes = rb;
+  m->output.data = copy;
+  m->tied_head = false;
+  m->info.head_copy_bytes = total;
+  m->info.head_copy_ms = (fg_time_s() - t0) * 1e3;
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------------------------
 // Public: load / free / info
 
 void fg_model_params_init(fg_model_params *p) {
-  if (p) memset(p, 0, sizeof *p);
+  if (!p) return;
+  memset(p, 0, sizeof *p);
+  p->head_type = FG_MODEL_HEAD_AS_FILE;
 }
 
 static fg_status check_finite(const fg_model *m, fg_error *err) {
@@ -264,6 +368,8 @@ fg_status fg_model_load(const char *path, const fg_model_params *params, fg_mode
   if (st == FG_OK) st = fg_hparams_load(&m->gguf, &m->hp, err);
   if (st == FG_OK) st = bind_all(m, err);
   if (st == FG_OK && (p.flags & FG_MODEL_CHECK_TENSORS)) st = check_finite(m, err);
+  const bool replace = p.head_type != FG_MODEL_HEAD_AS_FILE && p.head_type != 0;
+  if (st == FG_OK && replace) st = replace_head(m, p.head_type, err);
   if (st == FG_OK) {
     fg_error verr;
     fg_status vs = fg_vocab_load(&m->gguf, &m->vocab, &verr);
@@ -317,6 +423,14 @@ fg_status fg_model_load(const char *path, const fg_model_params *params, fg_mode
   }
   info->decode_bytes += (uint64_t)m->output.rows * m->output.row_bytes + m->tok_embd.row_bytes;
   fingerprint(m, info->fingerprint);
+  if (m->head_copy) {
+    /* snapshots carry logits: a model with another head must not take them for its own */
+    uint64_t h;
+    memcpy(&h, info->fingerprint, 8);
+    const uint32_t tag[2] = {0x68656164u /* "head" */, m->output.type};
+    fnv(&h, tag, sizeof tag);
+    memcpy(info->fingerprint, &h, 8);
+  }
   *out = m;
   return FG_OK;
 }
@@ -324,6 +438,7 @@ fg_status fg_model_load(const char *path, const fg_model_params *params, fg_mode
 void fg_model_free(fg_model *m) {
   if (!m) return;
   fg_vocab_free(m->vocab);
+  fg_aligned_free(m->head_copy);
   fg_free(m->layers);
   fg_gguf_clear(&m->gguf);
   fg_mapfile_close(&m->file);
@@ -335,6 +450,119 @@ fg_status fg_model_get_info(const fg_model *m, fg_model_info *out) {
   *out = m->info;
   return FG_OK;
 }
+
+// ----------------------------------------------------------------------------------------------
+// Public: a copy of a file with a replacement output.weight (fgemma requant-head)
+
+static fg_status write_requant(const fg_model *m, FILE *f, uint32_t type, const uint8_t *head, size_t head_bytes,
+                               fg_error *err) {
+  const fg_gguf *g = &m->gguf;
+  fg_gguf_writer *w = fg_gguf_writer_create();
+  if (!w) return fg_err(err, FG_ERR_NOMEM, "out of memory");
+  fg_status st = FG_OK;
+  for (size_t i = 0; i < g->n_kv && st == FG_OK; i++) st = fg_gguf_writer_copy_kv(w, &g->kv[i]);
+  if (st == FG_OK && !fg_gguf_find_kv(g, "general.alignment") && g->alignment != FG_GGUF_DEFAULT_ALIGNMENT)
+    st = fg_gguf_writer_set_u32(w, "general.alignment", (uint32_t)g->alignment);
+  bool had_output = false, had_long_name = false;
+  char name[256];
+  for (size_t i = 0; i < g->n_tensors && st == FG_OK; i++) {
+    const fg_gguf_tensor *t = &g->tensors[i];
+    if (t->name.len >= sizeof name) {
+      had_long_name = true;
+      st = fg_err(err, FG_ERR_UNSUPPORTED, "tensor name of %zu bytes is too long to copy", t->name.len);
+      break;
+    }
+    memcpy(name, t->name.ptr, t->name.len);
+    name[t->name.len] = '\0';
+    const bool is_out = strcmp(name, "output.weight") == 0;
+    had_output |= is_out;
+    st = fg_gguf_writer_add_tensor(w, name, is_out ? type : t->type, t->n_dims, t->ne);
+  }
+  const uint64_t ne[2] = {m->hp.n_embd, m->hp.n_vocab};
+  if (st == FG_OK && !had_output) st = fg_gguf_writer_add_tensor(w, "output.weight", type, 2, ne);
+  /* a failed copy/add left its message in the writer: begin reports it (and writes nothing) */
+  if (!had_long_name) st = fg_gguf_writer_begin(w, f, err);
+  for (size_t i = 0; i < g->n_tensors && st == FG_OK; i++) {
+    const fg_gguf_tensor *t = &g->tensors[i];
+    const bool is_out = fg_gguf_str_eq(t->name, "output.weight");
+    size_t nb;
+    if (is_out) {
+      st = fg_gguf_writer_tensor_data(w, f, head, head_bytes, err);
+    } else if (!fg_u64_to_size(t->nbytes, &nb)) {
+      st = fg_err(err, FG_ERR_NOMEM, "tensor of %llu bytes is too large", (unsigned long long)t->nbytes);
+    } else {
+      st = fg_gguf_writer_tensor_data(w, f, t->data, nb, err);
+    }
+  }
+  if (st == FG_OK && !had_output) st = fg_gguf_writer_tensor_data(w, f, head, head_bytes, err);
+  if (st == FG_OK) st = fg_gguf_writer_end(w, f, err);
+  fg_gguf_writer_free(w);
+  return st;
+}
+
+fg_status fg_model_requant_head(const char *in_path, const char *out_path, uint32_t head_type,
+                                bool (*progress)(uint64_t done, uint64_t total, void *user_data),
+                                void *progress_user_data, fg_error *err) {
+  fg_err_clear(err);
+  if (!in_path || !out_path || !*out_path)
+    return fg_err(err, FG_ERR_INVALID_ARG, "fg_model_requant_head: in_path and out_path must be given");
+  if (!head_type_ok(head_type))
+    return fg_err(err, FG_ERR_UNSUPPORTED, "replacement head type %u (%s) is not supported: use q8_0 (8) or q4_0 (2)",
+                  head_type, fg_type_name(head_type));
+  fg_model *m = NULL;
+  fg_status st = fg_model_load(in_path, NULL, &m, err);
+  if (st != FG_OK) return st;
+  size_t rb, total;
+  uint8_t *head = NULL;
+  char *tmp_path = NULL;
+  FILE *f = NULL;
+  if ((st = head_check(&m->output, head_type, &rb, &total, err)) != FG_OK) goto done;
+  if (m->output.type == head_type) {
+    head = (uint8_t *)m->output.data; /* already of the type: copied as it is */
+    if (progress && !progress(m->output.rows, m->output.rows, progress_user_data)) {
+      st = fg_err(err, FG_ERR_ABORTED, "cancelled");
+      goto done;
+    }
+  } else {
+    if (!(head = fg_aligned_alloc(64, total))) {
+      st = fg_err(err, FG_ERR_NOMEM, "out of memory for a %s head (%zu bytes)", fg_type_name(head_type), total);
+      goto done;
+    }
+    if ((st = fg_head_quantize(&m->output, head_type, head, progress, progress_user_data, err)) != FG_OK) goto done;
+  }
+  const size_t n = strlen(out_path);
+  if (!(tmp_path = fg_malloc(n + 5))) {
+    st = fg_err(err, FG_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  memcpy(tmp_path, out_path, n);
+  memcpy(tmp_path + n, ".tmp", 5);
+  errno = 0;
+  if (!(f = fopen(tmp_path, "wb"))) {
+    st = fg_err(err, FG_ERR_IO, "cannot create %.200s: %s", tmp_path, strerror(errno));
+    goto done;
+  }
+  st = write_requant(m, f, head_type, head, total, err);
+  errno = 0;
+  const int rc = fclose(f);
+  f = NULL;
+  if (st == FG_OK && rc != 0) st = fg_err(err, FG_ERR_IO, "cannot write %.200s: %s", tmp_path, strerror(errno));
+  if (st == FG_OK) {
+    errno = 0;
+    if (rename(tmp_path, out_path) != 0)
+      st = fg_err(err, FG_ERR_IO, "cannot rename %.100s to %.100s: %s", tmp_path, out_path, strerror(errno));
+  }
+  if (st != FG_OK) remove(tmp_path);
+done:
+  if (f) fclose(f);
+  if (head && head != (const uint8_t *)m->output.data) fg_aligned_free(head);
+  fg_free(tmp_path);
+  fg_model_free(m);
+  return st;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Embedding lookup and helpers
 
 void fg_model_embed(const fg_model *m, int32_t id, float *out) {
   const fg_mat *e = &m->tok_embd;

@@ -58,8 +58,9 @@ struct fg_model {
   fg_gguf gguf;
   fg_hparams hp;
   fg_mat tok_embd;          /* (n_vocab, n_embd) */
-  fg_mat output;            /* (n_vocab, n_embd); == tok_embd when tied */
+  fg_mat output;            /* (n_vocab, n_embd); == tok_embd when tied, or head_copy when replaced */
   bool tied_head;
+  uint8_t *head_copy;       /* (n_vocab, output.row_bytes) load-time replacement head (fg_aligned_alloc), or NULL */
   const float *output_norm; /* (n_embd) */
   fg_layer *layers;         /* (n_layer) */
   struct fg_vocab *vocab;   /* NULL when the file has no tokenizer metadata */
@@ -81,6 +82,13 @@ fg_status fg_ref_forward(const fg_model *m, const int32_t *ids, const float *emb
                          size_t n_at, float *logits, fg_error *err);
 /* Greedy decoding on the reference path: appends n_gen ids to out (recomputing everything per token). */
 fg_status fg_ref_generate(const fg_model *m, const int32_t *ids, size_t n, size_t n_gen, int32_t *out, fg_error *err);
+
+/* ---- replacement LM head (model.c) ----
+ * Quantizes the n_vocab rows of src (any supported type) to type (Q8_0 or Q4_0) with the reference
+ * quantizer into dst (rows × row bytes of type), threaded over the available cores. progress (may be
+ * NULL) sees rows done; returning false stops with FG_ERR_ABORTED. */
+fg_status fg_head_quantize(const fg_mat *src, uint32_t type, uint8_t *dst,
+                           bool (*progress)(uint64_t done, uint64_t total, void *ud), void *ud, fg_error *err);
 
 /* Index of the largest value (first on ties). */
 int32_t fg_argmax(const float *x, size_t n);

@@ -39,8 +39,13 @@ int cli_status_error(fg_status st, const char *what, const char *msg); /* return
 bool cli_stderr_is_tty(void);
 double cli_now(void);
 
-/* Loads the model named by -m/--model (or FGEMMA_MODEL); prints the error and returns NULL on failure. */
+/* Loads the model named by -m/--model (or FGEMMA_MODEL) with cli_model_params(); prints the error
+ * and returns NULL on failure. */
 fg_model *cli_load_model(const char *path);
+/* Model parameters from the command line (--head-type). */
+const fg_model_params *cli_model_params(void);
+/* fg_session_params_init plus the command line's --kv-type. */
+void cli_session_params_init(fg_session_params *p);
 
 int cmd_gen_model(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -51,5 +56,7 @@ int cmd_detokenize(int argc, char **argv);
 int cmd_prompt(int argc, char **argv);
 int cmd_call(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_requant_head(int argc, char **argv);
 
 #endif

@@ -1,4 +1,5 @@
-/* cmd_model.c — model-level commands: info, gen-model, generate, logits, tokenize, detokenize. */
+/* cmd_model.c — model-level commands: info, gen-model, requant-head, generate, logits, tokenize,
+ * detokenize. */
 #include "cli.h"
 
 #include <stdlib.h>
@@ -19,7 +20,7 @@ static bool parse_type(const char *opt, const char *s, uint32_t *out) {
 }
 
 static bool session_params_from(const cli_opt *opts, const cli_args *a, fg_session_params *p) {
-  fg_session_params_init(p);
+  cli_session_params_init(p);
   const char *t = cli_get(opts, a, "threads");
   if (t && !cli_u32("--threads", t, 1, 256, &p->n_threads)) return false;
   const char *c = cli_get(opts, a, "chunk");
@@ -54,7 +55,11 @@ int cmd_info(int argc, char **argv) {
   printf("context         %u\n", in.n_ctx_train);
   printf("sliding window  %u (pattern %u)\n", in.sliding_window, in.swa_pattern);
   printf("weights         %s, head %s%s\n", fg_type_name(in.weight_type), fg_type_name(in.head_type),
-         in.tied_head ? " (tied to token_embd)" : " (output.weight)");
+         in.tied_head ? " (tied to token_embd)" : in.head_copy_bytes ? " (replacement made at load)" : " (output.weight)");
+  if (in.head_copy_bytes)
+    printf("head copy       %.1f MiB, quantized in %.0f ms\n", (double)in.head_copy_bytes / (1024.0 * 1024.0),
+           in.head_copy_ms);
+  printf("decode bytes    %.1f MB per token\n", (double)in.decode_bytes / 1e6);
   printf("parameters      %.1f M\n", (double)in.n_params / 1e6);
   printf("tensor bytes    %.1f MiB\n", (double)in.weight_bytes / (1024.0 * 1024.0));
   printf("file bytes      %.1f MiB\n", (double)in.file_bytes / (1024.0 * 1024.0));
@@ -115,6 +120,53 @@ int cmd_gen_model(int argc, char **argv) {
   fg_status st = fg_gen_model(&p, out, &err);
   if (st != FG_OK) return cli_status_error(st, "gen-model", err.msg);
   fprintf(stderr, "gen-model: wrote %s in %.1f s\n", out, cli_now() - t0);
+  return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// requant-head
+
+
+static bool requant_progress(uint64_t done, uint64_t total, void *ud) {
+  (void)ud;
+  fprintf(stderr, "\rrequant-head: %5.1f%% (%llu / %llu rows)", total ? 100.0 * (double)done / (double)total : 100.0,
+          (unsigned long long)done, (unsigned long long)total);
+  if (done >= total) fputc('\n', stderr);
+  return true;
+}
+
+int cmd_requant_head(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"input", 'm', true, "input GGUF (required)"},
+      {"output", 'o', true, "output GGUF (required; written as OUT.tmp, then renamed)"},
+      {"type", 0, true, "type of the new output.weight: q8_0 | q4_0 (required)"},
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("requant-head", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "requant-head", "-m IN.gguf -o OUT.gguf --type q8_0|q4_0",
+              "Writes a copy of IN with an output.weight (the LM head) of the given type, quantized from\n"
+              "token_embd when the head is tied, or re-quantized from IN's output.weight. Metadata, the other\n"
+              "tensors and the alignment are kept byte for byte. llama.cpp reads output.weight when present,\n"
+              "so it runs the same replacement head. The load-time option --head-type gives the same logits\n"
+              "without a new file.",
+              opts);
+    return 0;
+  }
+  const char *in = cli_get(opts, &a, "input"), *out = cli_get(opts, &a, "output"), *t = cli_get(opts, &a, "type");
+  if (!in) return cli_error("requant-head: -m IN.gguf is required"), 2;
+  if (!out) return cli_error("requant-head: -o OUT.gguf is required"), 2;
+  if (!t) return cli_error("requant-head: --type q8_0|q4_0 is required"), 2;
+  if (a.n_pos) return cli_error("requant-head: unexpected argument '%s'", a.pos[0]), 2;
+  uint32_t type;
+  if (!parse_type("--type", t, &type)) return 2;
+  if (type != 8 && type != 2) return cli_error("requant-head: --type must be q8_0 or q4_0, not %s", t), 2;
+  fg_error err = {0};
+  const double t0 = cli_now();
+  fg_status st = fg_model_requant_head(in, out, type, cli_stderr_is_tty() ? requant_progress : NULL, NULL, &err);
+  if (st != FG_OK) return cli_status_error(st, "requant-head", err.msg);
+  fprintf(stderr, "requant-head: wrote %s (output.weight %s) in %.1f s\n", out, t, cli_now() - t0);
   return 0;
 }
 

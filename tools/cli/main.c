@@ -3,6 +3,8 @@
 
 #include <string.h>
 
+/* declared here: cli.h belongs to the shared helpers */
+
 typedef struct command {
   const char *name;
   int (*run)(int argc, char **argv);
@@ -18,6 +20,8 @@ static const command k_commands[] = {
     {"logits", cmd_logits, "write raw next-token logits at chosen positions (for oracles)"},
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
+    {"eval", cmd_eval, "logit agreement of a model (and head) with its F32 reference"},
+    {"requant-head", cmd_requant_head, "copy a GGUF with a quantized output.weight (LM head)"},
     {"gen-model", cmd_gen_model, "write a synthetic gemma3 GGUF with random weights"},
     {NULL, NULL, NULL},
 };
@@ -29,7 +33,8 @@ static void usage(FILE *f) {
           fg_version_string());
   for (const command *c = k_commands; c->name; c++) fprintf(f, "  %-12s %s\n", c->name, c->summary);
   fprintf(f, "\n'fgemma COMMAND --help' describes a command. The environment variable FGEMMA_MODEL names a\n"
-             "default model for commands that take -m.\n");
+             "default model for commands that take -m; those also take --head-type q8_0|q4_0 (a replacement LM\n"
+             "head made at load).\n");
 }
 
 int main(int argc, char **argv) {

@@ -41,6 +41,56 @@ static int find_opt(const cli_opt *opts, const char *name, size_t len, char shor
   return -1;
 }
 
+// ----------------------------------------------------------------------------------------------
+// Options every command of a kind takes without listing them: --head-type (commands that load a
+// model: their table has "model") and --kv-type (commands that run sessions: their table has
+// "threads"). cli_parse takes them, cli_usage documents them, cli_load_model and
+// cli_session_params_init apply them.
+
+static fg_model_params g_model_params = {0, FG_MODEL_HEAD_AS_FILE};
+static uint32_t g_kv_type = 0; /* FG_TYPE_F32 */
+
+const fg_model_params *cli_model_params(void) { return &g_model_params; }
+
+void cli_session_params_init(fg_session_params *p) {
+  fg_session_params_init(p);
+  p->kv_type = g_kv_type;
+}
+
+static bool parse_head_type(const char *s) {
+  if (strcmp(s, "q8_0") == 0) return g_model_params.head_type = 8, true;
+  if (strcmp(s, "q4_0") == 0) return g_model_params.head_type = 2, true;
+  if (strcmp(s, "file") == 0) return g_model_params.head_type = FG_MODEL_HEAD_AS_FILE, true;
+  cli_error("--head-type: unknown head type '%s' (q8_0, q4_0, or file = as in the file)", s);
+  return false;
+}
+
+static bool parse_kv_type(const char *s) {
+  if (strcmp(s, "f32") == 0) return g_kv_type = 0, true;
+  if (strcmp(s, "f16") == 0) return g_kv_type = 1, true;
+  cli_error("--kv-type: unknown KV cache type '%s' (f32 or f16)", s);
+  return false;
+}
+
+static const struct cli_global {
+  const char *name;
+  const char *needs; /* the option a command's table must have */
+  bool (*parse)(const char *value);
+  const char *help;
+} g_globals[] = {
+    {"head-type", "model", parse_head_type, "replacement LM head made at load: q8_0 | q4_0 | file (default: the file's head)"},
+    {"kv-type", "threads", parse_kv_type, "KV cache element type: f32 (default) | f16 (half the KV memory)"},
+};
+
+/* The global option named by the n bytes at name that this command takes, or NULL. */
+static const struct cli_global *find_global(const cli_opt *opts, const char *name, size_t n) {
+  for (size_t g = 0; g < sizeof g_globals / sizeof g_globals[0]; g++)
+    if (strlen(g_globals[g].name) == n && memcmp(g_globals[g].name, name, n) == 0 &&
+        find_opt(opts, g_globals[g].needs, strlen(g_globals[g].needs), 0) >= 0)
+      return &g_globals[g];
+  return NULL;
+}
+
 int cli_parse(const char *cmd, const cli_opt *opts, int argc, char **argv, cli_args *out) {
   memset(out, 0, sizeof *out);
   bool only_pos = false;
@@ -67,6 +117,18 @@ int cli_parse(const char *cmd, const cli_opt *opts, int argc, char **argv, cli_a
       if (eq) inline_val = eq + 1;
     } else {
       idx = a[2] == '\0' ? find_opt(opts, NULL, 0, a[1]) : -1;
+    }
+    const struct cli_global *glob =
+        idx < 0 && a[1] == '-' ? find_global(opts, a + 2, inline_val ? (size_t)(inline_val - 1 - (a + 2)) : strlen(a + 2))
+                               : NULL;
+    if (glob) {
+      const char *v = inline_val ? inline_val : (i + 1 < argc ? argv[++i] : NULL);
+      if (!v) {
+        cli_error("%s: option '%s' needs a value", cmd, a);
+        return 2;
+      }
+      if (!glob->parse(v)) return 2;
+      continue;
     }
     if (idx < 0) {
       cli_error("%s: unknown option '%s' (see 'fgemma %s --help')", cmd, a, cmd);
@@ -109,6 +171,12 @@ void cli_usage(FILE *f, const char *cmd, const char *synopsis, const char *what,
     else
       snprintf(left, sizeof left, "    --%s%s", opts[i].name, opts[i].takes_value ? " V" : "");
     fprintf(f, "  %-24s %s\n", left, opts[i].help);
+  }
+  for (size_t g = 0; g < sizeof g_globals / sizeof g_globals[0]; g++) {
+    if (find_opt(opts, g_globals[g].needs, strlen(g_globals[g].needs), 0) < 0) continue;
+    char left[64];
+    snprintf(left, sizeof left, "    --%s V", g_globals[g].name);
+    fprintf(f, "  %-24s %s\n", left, g_globals[g].help);
   }
 }
 
@@ -174,7 +242,7 @@ fg_model *cli_load_model(const char *path) {
   }
   fg_model *m = NULL;
   fg_error err = {0};
-  fg_status st = fg_model_load(path, NULL, &m, &err);
+  fg_status st = fg_model_load(path, &g_model_params, &m, &err);
   if (st != FG_OK) {
     cli_status_error(st, "cannot load model", err.msg);
     return NULL;
