@@ -1,6 +1,6 @@
 /* bench_kernels.c — throughput of fg_ops_matmul per kernel table, weight type and thread count.
  *
- *   bench_kernels [--isa ref|avx2|avx512] [--quick] [--cpu-time] [--only TYPE]
+ *   bench_kernels [--isa ref|avx2|avx512] [--quick] [--cpu-time] [--hot] [--only TYPE] [--nb N]
  *
  * --hot keeps matvec weights cache-resident (the kernels' compute ceiling, not DRAM).
  * --cpu-time times 1-thread runs with the thread's CPU clock (a busy machine steals wall time);
@@ -8,7 +8,7 @@
  *
  * matvec (nb = 1, decode): GB/s of weights streamed. Small matrices are replicated until the set
  * is larger than the last-level cache, so every call reads its weights from DRAM as decode does.
- * matmul (nb = 64, prefill): GFLOP/s (2 * rows * cols * nb per call).
+ * matmul (nb = 64 or --nb N, prefill): GFLOP/s (2 * rows * cols * nb per call).
  * memread: a plain parallel read of 512 MiB, the machine's bandwidth ceiling. */
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
@@ -158,14 +158,16 @@ int main(int argc, char **argv) {
   const char *isa = NULL;
   int quick = 0;
   const char *only = NULL;
+  size_t mm_nb = 64;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--isa") == 0 && i + 1 < argc) isa = argv[++i];
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (strcmp(argv[i], "--cpu-time") == 0) g_cpu_time = 1;
     else if (strcmp(argv[i], "--hot") == 0) g_hot = 1;
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
+    else if (strcmp(argv[i], "--nb") == 0 && i + 1 < argc) mm_nb = (size_t)strtoul(argv[++i], NULL, 10);
     else {
-      fprintf(stderr, "usage: %s [--isa ref|avx2|avx512] [--quick]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--isa ref|avx2|avx512] [--quick] [--cpu-time] [--hot] [--only TYPE] [--nb N]\n", argv[0]);
       return 2;
     }
   }
@@ -195,9 +197,12 @@ int main(int argc, char **argv) {
   static const uint32_t types[] = {FG_TYPE_Q8_0, FG_TYPE_Q4_0, FG_TYPE_BF16, FG_TYPE_F16, FG_TYPE_F32};
   static const size_t shapes[][2] = {{640, 2048}, {2048, 640}, {262144, 640}};
   const double min_s = quick ? 0.05 : 0.25;
-  float *x = malloc(64 * 2048 * sizeof *x);
-  float *y = malloc(64 * (size_t)262144 * sizeof *y);
-  for (size_t i = 0; i < 64 * 2048; i++) x[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
+  if (mm_nb < 1 || mm_nb > 8192) mm_nb = 64;
+  const size_t x_rows = FG_MAX(mm_nb, (size_t)64);
+  float *x = malloc(x_rows * 2048 * sizeof *x);                          /* (x_rows, 2048) */
+  float *y = malloc(FG_MAX(64 * (size_t)262144, mm_nb * 2048) * sizeof *y); /* (nb, rows) */
+  if (!x || !y) return 1;
+  for (size_t i = 0; i < x_rows * 2048; i++) x[i] = (float)((i * 2654435761u) % 1000) * 1e-3f - 0.5f;
 
   printf("\n%-6s %-14s %10s %10s %10s %10s\n", "type", "rows x cols", "1T GB/s", "2T GB/s", "1T us", "2T us");
   for (size_t ti = 0; ti < sizeof types / sizeof types[0]; ti++) {
@@ -225,7 +230,7 @@ int main(int argc, char **argv) {
     for (size_t si = 0; si < 2; si++) {
       wset w;
       if (!wset_make(&w, types[ti], shapes[si][0], shapes[si][1], 0)) return 1;
-      const size_t nb = 64;
+      const size_t nb = mm_nb;
       const double flops = 2.0 * (double)w.rows * (double)w.cols * (double)nb;
       double t1 = time_matmul(ops[0], &w, x, nb, y, min_s), t2 = g_cpu_time ? 1e30 : time_matmul(ops[1], &w, x, nb, y, min_s);
       char shape[32];

@@ -99,18 +99,24 @@ void fg_ops_set_kernels(fg_ops *ops, const fg_kernels *k);
 
 #define FG_PF_MAX_ROWS 16
 
-/* Software prefetch of the next row tile into L2 while computing this one (many concurrent row
- * streams defeat the hardware prefetchers): the next tile's lines are spread evenly over this tile's
- * steps. Measured on Zen 4, one thread, Q8_0 decode from DRAM: 8.5 GB/s without, 17 GB/s into L1,
+/* Software prefetch of a later row tile (FG_PF_AHEAD tiles on) into L2 while computing this one (many
+ * concurrent row streams defeat the hardware prefetchers): its lines are spread evenly over this
+ * tile's steps. Measured on Zen 4, one thread, Q8_0 decode from DRAM: 8.5 GB/s without, 17 GB/s into L1,
  * 20 GB/s into L2 (BF16: 12 / 28 / 29). */
 typedef struct fg_pf {
-  const uint8_t *rows[FG_PF_MAX_ROWS]; /* next tile's rows */
+  const uint8_t *rows[FG_PF_MAX_ROWS]; /* the prefetched tile's rows */
   size_t n_rows, per_step;
   size_t row, off;         /* next line to prefetch: rows[row] + off */
   size_t row_bytes;
 } fg_pf;
 
-static inline void fg_pf_init(fg_pf *pf, const fg_mm_args *a, size_t t1, size_t i1, size_t tile, size_t steps) {
+#ifndef FG_PF_AHEAD
+#define FG_PF_AHEAD 3 /* distance in tiles of the prefetched tile: 2 and 3 measured 1.3-1.5x the GB/s of 1 on
+                       * a loaded machine (bench_kernels, head-sized Q4_0/Q8_0 matvec) */
+#endif
+
+/* Sets pf up to prefetch the tile of rows t1 .. min(t1 + tile, i1) over `steps` steps. */
+static inline void fg_pf_init_at(fg_pf *pf, const fg_mm_args *a, size_t t1, size_t i1, size_t tile, size_t steps) {
   pf->n_rows = t1 < i1 ? FG_MIN(FG_MIN(tile, i1 - t1), (size_t)FG_PF_MAX_ROWS) : 0;
   for (size_t r = 0; r < pf->n_rows; r++) {
     const size_t row = a->rows ? (size_t)a->rows[t1 + r] : t1 + r;
@@ -121,6 +127,11 @@ static inline void fg_pf_init(fg_pf *pf, const fg_mm_args *a, size_t t1, size_t 
   pf->per_step = steps ? (total + steps - 1) / steps : total;
   pf->row = 0;
   pf->off = 0;
+}
+
+/* Called for the tile before t1 (t1 = its end): prefetches the tile FG_PF_AHEAD tiles ahead of it. */
+static inline void fg_pf_init(fg_pf *pf, const fg_mm_args *a, size_t t1, size_t i1, size_t tile, size_t steps) {
+  fg_pf_init_at(pf, a, t1 + (FG_PF_AHEAD - 1) * tile, i1, tile, steps);
 }
 
 static inline void fg_pf_step(fg_pf *pf) {
@@ -134,11 +145,13 @@ static inline void fg_pf_step(fg_pf *pf) {
   }
 }
 
-/* Prefetches the first tile of a row range at once (nothing before it warmed it up). */
+/* Prefetches the first FG_PF_AHEAD tiles of a row range at once (nothing before them warmed them up). */
 static inline void fg_pf_first(const fg_mm_args *a, size_t i0, size_t i1, size_t tile) {
-  fg_pf pf;
-  fg_pf_init(&pf, a, i0, i1, tile, 1);
-  fg_pf_step(&pf);
+  for (size_t t = 0; t < FG_PF_AHEAD && i0 + t * tile < i1; t++) {
+    fg_pf pf;
+    fg_pf_init_at(&pf, a, i0 + t * tile, i1, tile, 1);
+    fg_pf_step(&pf);
+  }
 }
 
 // ----------------------------------------------------------------------------

@@ -11,6 +11,11 @@
 #include <string.h>
 
 #define FG_OPS_CHUNKS_PER_THREAD 8   /* load balancing granularity of a matmul */
+#ifndef FG_OPS_VEC_CHUNKS_PER_THREAD
+#define FG_OPS_VEC_CHUNKS_PER_THREAD 2 /* the same for a vec (decode) kernel: each chunk is a row stream
+                                        * that starts cold (its first prefetch has nothing to hide
+                                        * behind), so decode wants few, long chunks */
+#endif
 #define FG_OPS_PREP_PARALLEL 32768   /* nb * cols above which activation prep is threaded */
 
 struct fg_ops {
@@ -206,7 +211,8 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, size_t n_out) {
 
   const size_t tile = kern->row_tile ? kern->row_tile : 1;
   const size_t n_tiles = (n_out + tile - 1) / tile;
-  const size_t want_chunks = (size_t)ops->n_threads * FG_OPS_CHUNKS_PER_THREAD;
+  const size_t per_thread = kern == &k->vec[type] ? FG_OPS_VEC_CHUNKS_PER_THREAD : FG_OPS_CHUNKS_PER_THREAD;
+  const size_t want_chunks = (size_t)ops->n_threads * per_thread;
   const size_t tiles_per_chunk = threaded ? FG_MAX((size_t)1, n_tiles / want_chunks) : n_tiles;
   job.n_out = n_out;
   job.chunk = tiles_per_chunk * tile;

@@ -8,7 +8,8 @@
  *  - Q8_0/Q4_0 vec: lanes = 16 weight rows; each block's int8 dots are reduced across lanes so lane
  *    r holds row r's exact integer dot, then scaled and accumulated in block order.
  *  - Q8_0/Q4_0 gemm: lanes = 16 activations, repacked once per call as 4-byte groups; a broadcast
- *    weight group feeds vpdpbusd for 16 activations; 8 rows × 16 activations register-blocked. */
+ *    weight group feeds vpdpbusd for 16 activations; 8 rows × 16 activations register-blocked (a last
+ *    tile of <= 8 activations runs in ymm registers: same lanes, same operations, half the cost). */
 #include "kernels/kernels.h"
 
 #include <immintrin.h>
@@ -295,6 +296,73 @@ static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a,
 
 #define FG_QG_ROWS 8
 
+/* One tile of 16 activations (b0..) against the staged rows t0.. (nr of them), blocks k0..k1. */
+FG_INLINE void fg_q_gemm_tile16(const fg_mm_args *a, const uint8_t *tile, size_t nblk, size_t b0, size_t t0, size_t nr,
+                                size_t k0, size_t k1, const uint8_t *wst, const float *dws) {
+  const float *xd = (const float *)(const void *)(tile + nblk * 512);
+  const int32_t *xbias = (const int32_t *)(const void *)(tile + nblk * 576);
+  __m512 acc[FG_QG_ROWS];
+  if (k0 == 0)
+    for (size_t r = 0; r < FG_QG_ROWS; r++) acc[r] = _mm512_setzero_ps();
+  else
+    fg_load_block8(a, b0, t0, nr, acc);
+  for (size_t k = k0; k < k1; k++) {
+    const __m512i bias = _mm512_load_si512(xbias + k * 16);
+    __m512i s[FG_QG_ROWS];
+    for (int r = 0; r < FG_QG_ROWS; r++) s[r] = bias;
+    const uint8_t *wk = wst + (k - k0) * FG_QG_ROWS * 32;
+    const uint8_t *xk = tile + k * 512;
+    for (int g = 0; g < 8; g++) {
+      const __m512i xv = _mm512_load_si512(xk + g * 64);
+      for (int r = 0; r < FG_QG_ROWS; r++)
+        s[r] = _mm512_dpbusd_epi32(s[r], _mm512_set1_epi32((int)fg_ld_u32(wk + r * 32 + g * 4)), xv);
+    }
+    const __m512 dx = _mm512_load_ps(xd + k * 16);
+    for (int r = 0; r < FG_QG_ROWS; r++) {
+      const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dws[(k - k0) * FG_QG_ROWS + r]), dx);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[r]), scale, acc[r]);
+    }
+  }
+  fg_store_block8(a, b0, t0, nr, acc);
+}
+
+/* The same for a last tile with at most 8 activations: the low 8 lanes in ymm registers, which Zen 4
+ * runs at twice the zmm rate, so a 36-activation chunk costs 40 lanes instead of 48. Lane for lane the
+ * same operations as fg_q_gemm_tile16. */
+FG_INLINE void fg_q_gemm_tile8(const fg_mm_args *a, const uint8_t *tile, size_t nblk, size_t b0, size_t t0, size_t nr,
+                               size_t k0, size_t k1, const uint8_t *wst, const float *dws) {
+  const float *xd = (const float *)(const void *)(tile + nblk * 512);
+  const int32_t *xbias = (const int32_t *)(const void *)(tile + nblk * 576);
+  __m256 acc[FG_QG_ROWS];
+  if (k0 == 0) {
+    for (size_t r = 0; r < FG_QG_ROWS; r++) acc[r] = _mm256_setzero_ps();
+  } else {
+    __m512 v[FG_QG_ROWS];
+    fg_load_block8(a, b0, t0, nr, v);
+    for (size_t r = 0; r < FG_QG_ROWS; r++) acc[r] = _mm512_castps512_ps256(v[r]);
+  }
+  for (size_t k = k0; k < k1; k++) {
+    const __m256i bias = _mm256_load_si256((const __m256i *)(const void *)(xbias + k * 16));
+    __m256i s[FG_QG_ROWS];
+    for (int r = 0; r < FG_QG_ROWS; r++) s[r] = bias;
+    const uint8_t *wk = wst + (k - k0) * FG_QG_ROWS * 32;
+    const uint8_t *xk = tile + k * 512;
+    for (int g = 0; g < 8; g++) {
+      const __m256i xv = _mm256_load_si256((const __m256i *)(const void *)(xk + g * 64));
+      for (int r = 0; r < FG_QG_ROWS; r++)
+        s[r] = _mm256_dpbusd_epi32(s[r], _mm256_set1_epi32((int)fg_ld_u32(wk + r * 32 + g * 4)), xv);
+    }
+    const __m256 dx = _mm256_load_ps(xd + k * 16);
+    for (int r = 0; r < FG_QG_ROWS; r++) {
+      const __m256 scale = _mm256_mul_ps(_mm256_set1_ps(dws[(k - k0) * FG_QG_ROWS + r]), dx);
+      acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[r]), scale, acc[r]);
+    }
+  }
+  __m512 v[FG_QG_ROWS];
+  for (int r = 0; r < FG_QG_ROWS; r++) v[r] = _mm512_zextps256_ps512(acc[r]);
+  fg_store_block8(a, b0, t0, nr, v);
+}
+
 FG_INLINE void fg_q_gemm(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4) {
   const size_t nblk = a->cols / 32, bsz = is_q4 ? 18 : 34;
   const size_t tb = fg_q8_tile_bytes(a->cols), ntiles = (a->nb + 15) / 16;
@@ -324,31 +392,8 @@ FG_INLINE void fg_q_gemm(const fg_mm_args *a, size_t i0, size_t i1, const int is
       }
       for (size_t t = 0; t < ntiles; t++) {
         const uint8_t *tile = (const uint8_t *)a->act + t * tb;
-        const float *xd = (const float *)(const void *)(tile + nblk * 512);
-        const int32_t *xbias = (const int32_t *)(const void *)(tile + nblk * 576);
-        __m512 acc[FG_QG_ROWS];
-        if (k0 == 0)
-          for (size_t r = 0; r < FG_QG_ROWS; r++) acc[r] = _mm512_setzero_ps();
-        else
-          fg_load_block8(a, t * 16, t0, nr, acc);
-        for (size_t k = k0; k < k1; k++) {
-          const __m512i bias = _mm512_load_si512(xbias + k * 16);
-          __m512i s[FG_QG_ROWS];
-          for (int r = 0; r < FG_QG_ROWS; r++) s[r] = bias;
-          const uint8_t *wk = wst + (k - k0) * FG_QG_ROWS * 32;
-          const uint8_t *xk = tile + k * 512;
-          for (int g = 0; g < 8; g++) {
-            const __m512i xv = _mm512_load_si512(xk + g * 64);
-            for (int r = 0; r < FG_QG_ROWS; r++)
-              s[r] = _mm512_dpbusd_epi32(s[r], _mm512_set1_epi32((int)fg_ld_u32(wk + r * 32 + g * 4)), xv);
-          }
-          const __m512 dx = _mm512_load_ps(xd + k * 16);
-          for (int r = 0; r < FG_QG_ROWS; r++) {
-            const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dws[(k - k0) * FG_QG_ROWS + r]), dx);
-            acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[r]), scale, acc[r]);
-          }
-        }
-        fg_store_block8(a, t * 16, t0, nr, acc);
+        if (a->nb - t * 16 <= 8) fg_q_gemm_tile8(a, tile, nblk, t * 16, t0, nr, k0, k1, wst, dws);
+        else fg_q_gemm_tile16(a, tile, nblk, t * 16, t0, nr, k0, k1, wst, dws);
       }
     }
   }
