@@ -183,7 +183,7 @@ typedef bool (*fg_abort_fn)(void *user_data);
 typedef struct fg_session_params {
   uint32_t n_ctx;      /* maximum positions; 0 = the model's context length */
   uint32_t n_threads;  /* 0 = available cores */
-  uint32_t n_batch;    /* positions per internal chunk of a prefill; 0 = 64 */
+  uint32_t n_batch;    /* positions per internal chunk of a prefill; 0 = 256 */
   uint32_t kv_type;    /* GGML type of the KV cache: 0 = F32 (default), 1 = F16 */
   fg_abort_fn abort_cb; /* polled between layers; returning true stops the call with FG_ERR_ABORTED */
   void *abort_user_data;

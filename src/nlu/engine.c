@@ -73,7 +73,7 @@ static bool snapshot_matches(const fg_snapshot *snap, const fg_session *s, const
 }
 
 static fg_status prefill_prefix(fg_nlu *e) {
-  const size_t step = 64;
+  const size_t step = e->session->params.n_batch; /* one internal batch per progress report */
   for (size_t done = 0; done < e->n_prefix;) {
     size_t k = FG_MIN(step, e->n_prefix - done);
     fg_status st = fg_session_prefill(e->session, e->prefix_ids + done, k, NULL);

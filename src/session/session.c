@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#define FG_DEFAULT_BATCH 64u
+#define FG_DEFAULT_BATCH 256u
 
 // ----------------------------------------------------------------------------------------------
 // Shared logits
