@@ -122,28 +122,39 @@ fg_setup_arm() {
   host_arch=$(dpkg --print-architecture)
   if ! command -v arm-linux-gnueabihf-gcc >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null ||
      ! command -v qemu-arm >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
+    [ "${FG_SETUP_NO_APT:-0}" != 1 ] || die "ARM: cross compilers or qemu-user missing (FG_SETUP_NO_APT=1, not installing)"
+    [ "$(id -u)" -eq 0 ] || die "ARM: cross compilers or qemu-user missing; run this script as root to install them"
+    say "ARM: installing the cross compilers and qemu-user"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
       gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user
   fi
-  local arch triple tmp apt_arch
+  local arch triple tmp
+  local need=() apt_arch=(-o "APT::Architectures::=$host_arch")
   for arch in armhf arm64; do
     triple=arm-linux-gnueabihf
     [ "$arch" = arm64 ] && triple=aarch64-linux-gnu
-    if [ -f "$prefix/$arch/usr/include/cjson/cJSON.h" ] && [ -e "$prefix/$arch/usr/lib/$triple/libcjson.so.1" ]; then
-      continue
+    if [ ! -f "$prefix/$arch/usr/include/cjson/cJSON.h" ] || [ ! -e "$prefix/$arch/usr/lib/$triple/libcjson.so.1" ]; then
+      need+=("$arch")
+      apt_arch+=(-o "APT::Architectures::=$arch")
     fi
-    apt_arch=(-o "APT::Architectures::=$host_arch" -o "APT::Architectures::=$arch")
-    # an index of another architecture that fails to download (mirror sync) must not stop us: the
-    # download below says clearly whether the packages were found
-    apt-get "${apt_arch[@]}" update -qq || true
-    tmp=$(mktemp -d)
-    chown _apt "$tmp" 2>/dev/null || true # apt downloads as user _apt where it can
-    (cd "$tmp" && apt-get "${apt_arch[@]}" download "libcjson1:$arch" "libcjson-dev:$arch")
-    mkdir -p "$prefix/$arch"
-    for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$prefix/$arch"; done
-    rm -rf "$tmp"
   done
+  if [ ${#need[@]} -gt 0 ]; then
+    [ "${FG_SETUP_NO_APT:-0}" != 1 ] || die "ARM: no cJSON for ${need[*]} under $prefix (FG_SETUP_NO_APT=1, not fetching)"
+    [ "$(id -u)" -eq 0 ] || die "ARM: no cJSON for ${need[*]} under $prefix; run this script as root to fetch it"
+    say "ARM: fetching Debian's libcjson1 and libcjson-dev for ${need[*]} into $prefix"
+    # one index update for every architecture needed; an index that fails to download (mirror sync)
+    # must not stop us: the download below says clearly whether the packages were found
+    apt-get "${apt_arch[@]}" update -qq || true
+    for arch in "${need[@]}"; do
+      tmp=$(mktemp -d)
+      chown _apt "$tmp" 2>/dev/null || true # apt downloads as user _apt where it can
+      (cd "$tmp" && apt-get "${apt_arch[@]}" download "libcjson1:$arch" "libcjson-dev:$arch")
+      mkdir -p "$prefix/$arch"
+      for deb in "$tmp"/*.deb; do dpkg-deb -x "$deb" "$prefix/$arch"; done
+      rm -rf "$tmp"
+    done
+  fi
   say "ARM: cross compilers, qemu-user and the targets' cJSON ($prefix/armhf, $prefix/arm64) present"
 }
 if [ "${FG_SETUP_ARM:-0}" = 1 ]; then

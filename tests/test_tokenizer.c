@@ -22,12 +22,15 @@
 #ifndef FG_TEST_SANITIZED
 #  define FG_TEST_SANITIZED 0
 #endif
-/* Speed is asserted only in optimised builds without sanitizers (always printed). */
+/* Speed is asserted only in optimised builds without sanitizers (always printed), and not under an
+ * emulator: the ARM toolchain files (cmake/toolchain-*.cmake) run every test through qemu-user with
+ * FG_TEST_EMULATED=1 in its environment, 10-50x slower than native. Every correctness check stays on. */
 #if defined(__OPTIMIZE__) && !FG_TEST_SANITIZED
-#  define FG_TEST_TIMING 1
+#  define FG_TEST_TIMING_BUILD 1
 #else
-#  define FG_TEST_TIMING 0
+#  define FG_TEST_TIMING_BUILD 0
 #endif
+static bool g_timing; /* wall-clock bounds are checked: set at the start of main */
 
 // ----------------------------------------------------------------------------------------------
 // Helpers
@@ -486,7 +489,7 @@ static void test_reference_85(const fg_vocab *v) {
     for (int r = 0; r < reps; r++) CHECK_OK(fg_vocab_encode(v, big, big_len, FG_VOCAB_ADD_BOS, out, 4096, &nb, &err));
     double us = (fg_time_s() - t0) * 1e6 / reps;
     printf("encode: %zu tokens in %.1f us = %.2f us per 100 tokens\n", nb, us, us * 100 / (double)nb);
-    if (FG_TEST_TIMING) CHECK_MSG(us * 100 / (double)nb < 1000.0, "%.1f us per 100 tokens", us * 100 / (double)nb);
+    if (g_timing) CHECK_MSG(us * 100 / (double)nb < 1000.0, "%.1f us per 100 tokens", us * 100 / (double)nb);
     free(out);
     free(big);
     free(ids);
@@ -734,7 +737,7 @@ static void test_big_inputs(const fg_vocab *v) {
   printf("encode 1 MB mixed: %zu tokens in %.1f ms (1/16 of it: %.2f ms, ratio %.1f)\n", n_big, t_big * 1e3,
          t_small * 1e3, t_big / t_small);
   /* linear: ratio ~16; quadratic would be ~256 (slack for a shared, busy machine) */
-  if (FG_TEST_TIMING)
+  if (g_timing)
     CHECK_MSG(t_big < 64 * t_small + 0.1, "1 MB took %.3f s, 64 KB %.3f s: not linear", t_big, t_small);
   check_roundtrip(v, big, mixed_len, 0, "1 MB mixed text");
 
@@ -759,12 +762,16 @@ static void test_big_inputs(const fg_vocab *v) {
   double t_a = time_encode(v, big, MB, &n);
   check_roundtrip(v, big, MB, 0, "1 MB of 'a'");
   printf("encode 1 MB of newlines %.1f ms, spaces %.1f ms, 'a' %.1f ms\n", t_nl * 1e3, t_sp * 1e3, t_a * 1e3);
-  if (FG_TEST_TIMING) CHECK(t_nl < 5.0 && t_sp < 5.0 && t_a < 5.0);
+  if (g_timing) CHECK(t_nl < 5.0 && t_sp < 5.0 && t_a < 5.0);
   free(ids);
   free(big);
 }
 
 int main(void) {
+  const char *emulated = getenv("FG_TEST_EMULATED");
+  g_timing = FG_TEST_TIMING_BUILD && !(emulated && emulated[0] && strcmp(emulated, "0") != 0);
+  if (!g_timing)
+    printf("wall-clock bounds not checked (%s)\n", FG_TEST_TIMING_BUILD ? "FG_TEST_EMULATED" : "not an optimised build");
   test_small_rules();
   test_create_errors();
   test_alloc_failures();
@@ -775,7 +782,7 @@ int main(void) {
   if (v) {
     printf("vocabulary: %u tokens loaded in %.1f ms\n", fg_vocab_size(v), load_ms);
     /* target < 50 ms; the bound leaves room for a loaded machine and sanitizers */
-    if (FG_TEST_TIMING) CHECK_MSG(load_ms < 250.0, "load took %.1f ms", load_ms);
+    if (g_timing) CHECK_MSG(load_ms < 250.0, "load took %.1f ms", load_ms);
     test_real_specials(v);
     test_reference_85(v);
     test_corpus(v);
