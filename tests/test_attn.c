@@ -236,7 +236,48 @@ static void test_pv_odd(const fg_attn_kernels *k) {
   CHECK_MSG(worst <= 1e-5, "%s: pv with 37 columns differs from the C table by %.3g", k->name, worst);
 }
 
+/* The C table (ARM's) computes exactly what the AVX2 table computes (attn.c): attention of many
+ * rows over 4 blocks, GELU (incl. a tail of 5) and exp, bit for bit, f32 and f16 K/V. */
+static void test_c_equals_avx2(void) {
+  const fg_attn_kernels *a = fg_attn_by_name("avx2"), *c = fg_attn_ref();
+  if (!a) {
+    printf("avx2   not supported here: C-vs-AVX2 bit equality not checked on this CPU\n");
+    return;
+  }
+  static kv_data d;
+  static float q[RMAX * HK], oa[RMAX * HV], oc[RMAX * HV];
+  uint32_t first[RMAX], last[RMAX];
+  int differ = 0;
+  for (uint32_t type = 0; type <= 1; type++) { /* FG_TYPE_F32, FG_TYPE_F16 */
+    kv_fill(&d, type);
+    for (int r = 0; r < RMAX; r++) {
+      for (int i = 0; i < HK; i++) q[r * HK + i] = frand(-0.5f, 0.5f);
+      last[r] = 60 + (uint32_t)r * 2;
+      first[r] = r % 3 == 0 ? 0 : last[r] - 40;
+    }
+    run_attn(a, &d, type, q, RMAX, first, last, oa);
+    run_attn(c, &d, type, q, RMAX, first, last, oc);
+    differ += memcmp(oa, oc, sizeof oa) != 0;
+  }
+  enum { NG = 4096 + 5 };
+  static float g[NG], g2[NG], up[NG], xa[NG], xc[NG];
+  for (int i = 0; i < NG; i++) {
+    g[i] = g2[i] = frand(-12, 12);
+    up[i] = frand(-2, 2);
+    xa[i] = frand(-80, 80);
+  }
+  a->gelu_mul(g, up, NG);
+  c->gelu_mul(g2, up, NG);
+  differ += memcmp(g, g2, sizeof g) != 0;
+  a->exp(xa, g, NG - 5); /* whole vectors: the AVX2 tail uses the scalar fg_attn_exp1 */
+  c->exp(xa, xc, NG - 5);
+  differ += memcmp(g, xc, (NG - 5) * sizeof(float)) != 0;
+  CHECK_MSG(differ == 0, "the C attention table differs from the AVX2 table in %d of 4 comparisons", differ);
+  printf("ref == avx2 bit for bit: attention (f32, f16 K/V), gelu_mul, exp\n");
+}
+
 int main(void) {
+  test_c_equals_avx2();
   const char *names[] = {"ref", "avx2", "avx512"};
   int tested = 0;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {

@@ -1,6 +1,9 @@
 /* attn.c — the plain-C attention/GELU table (the portable fallback, also ARM's) and the choice of
- * table. The C table uses unfused multiply-adds (this file is built without FMA contraction), so its
- * results differ from the SIMD tables in the last bits; each table is self-consistent (attn.h). */
+ * table. The C table computes exactly what the AVX2 table computes: explicit fmaf() wherever AVX2
+ * fuses a multiply-add, the same exp polynomial, and the softmax sum in AVX2's 8-lane order (this
+ * file is built without FMA contraction, so every other operation is rounded on its own). An ARM
+ * build therefore attends bit for bit like an x86 AVX2 build (tests/arm.cmake compares greedy ids);
+ * the AVX-512 table sums 16 lanes and differs from both in the last bits. */
 #include "kernels/attn.h"
 #include "kernels/kernels.h"
 
@@ -34,6 +37,27 @@ float fg_attn_exp1(float x) {
   return y * scale;
 }
 
+/* The vector tables' exp, one lane: the same clamp (NaN -> FG_EXP_HI), fused reductions and polynomial. */
+static inline float exp_lane(float x) {
+  x = x < FG_EXP_HI ? x : FG_EXP_HI;
+  x = x > FG_EXP_LO ? x : FG_EXP_LO;
+  const float n = rintf(x * FG_EXP_LOG2E);
+  float r = fmaf(-n, FG_EXP_C1, x);
+  r = fmaf(-n, FG_EXP_C2, r);
+  float y = FG_EXP_P0;
+  y = fmaf(y, r, FG_EXP_P1);
+  y = fmaf(y, r, FG_EXP_P2);
+  y = fmaf(y, r, FG_EXP_P3);
+  y = fmaf(y, r, FG_EXP_P4);
+  y = fmaf(y, r, FG_EXP_P5);
+  y = fmaf(y, r * r, r);
+  y = y + 1.0f;
+  const uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
+  float scale;
+  memcpy(&scale, &bits, sizeof scale);
+  return y * scale;
+}
+
 // ----------------------------------------------------------------------------------------------
 // the C table
 
@@ -56,7 +80,7 @@ static void qk_c(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, co
     for (size_t r = 0; r < R; r++) {
       const float w = q[r * ldq + i];
       float *FG_RESTRICT sr = s + r * FG_ATTN_BLK;
-      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) sr[j] += w * krow[j];
+      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) sr[j] = fmaf(w, krow[j], sr[j]);
     }
   }
 }
@@ -75,12 +99,13 @@ static void softmax_c(float *FG_RESTRICT s, size_t R, const uint32_t *FG_RESTRIC
     for (uint32_t j = a + 1; j < b; j++) mx = sr[j] > mx ? sr[j] : mx;
     const float mn = m[r] > mx ? m[r] : mx;
     c[r] = m[r] == -INFINITY ? 0.0f : fg_attn_exp1(m[r] - mn);
-    float sum = 0.0f;
+    float lane[8] = {0}; /* the 8 lanes of the AVX2 sum: lane k adds j = k, k+8, k+16, k+24 */
     for (uint32_t j = 0; j < FG_ATTN_BLK; j++) {
-      const float p = j >= a && j < b ? fg_attn_exp1(sr[j] - mn) : 0.0f;
+      const float p = j >= a && j < b ? exp_lane(sr[j] - mn) : 0.0f;
       sr[j] = p;
-      sum += p;
+      lane[j % 8] += p;
     }
+    const float sum = ((lane[0] + lane[4]) + (lane[2] + lane[6])) + ((lane[1] + lane[5]) + (lane[3] + lane[7]));
     l[r] = l[r] * c[r] + sum;
     m[r] = mn;
   }
@@ -112,7 +137,7 @@ static void pv_c(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const fl
       for (size_t r = 0; r < R; r++) {
         const float w = p[r * FG_ATTN_BLK + j];
         float *FG_RESTRICT orow = o + r * ldo + i0;
-        for (size_t i = 0; i < n; i++) orow[i] += w * vs[i];
+        for (size_t i = 0; i < n; i++) orow[i] = fmaf(w, vs[i], orow[i]);
       }
     }
   }
@@ -121,13 +146,13 @@ static void pv_c(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const fl
 static void gelu_mul_c(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const float x = g[i];
-    const float u = FG_GELU_K * (x + FG_GELU_A * x * x * x);
-    g[i] = x / (1.0f + fg_attn_exp1(-2.0f * u)) * up[i];
+    const float u = (FG_GELU_K * x) * fmaf(FG_GELU_A, x * x, 1.0f); /* K x (1 + A x^2), as the SIMD tables */
+    g[i] = x / (1.0f + exp_lane(-2.0f * u)) * up[i];
   }
 }
 
 static void exp_c(const float *FG_RESTRICT x, float *FG_RESTRICT y, size_t n) {
-  for (size_t i = 0; i < n; i++) y[i] = fg_attn_exp1(x[i]);
+  for (size_t i = 0; i < n; i++) y[i] = exp_lane(x[i]);
 }
 
 static void to_f16_c(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, size_t n) {
