@@ -16,20 +16,6 @@
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  b[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 static fg_catalog *catalog_text(const char *json) {
   fg_catalog *c = NULL;
   fg_error err = {0};
@@ -41,7 +27,7 @@ static fg_catalog *catalog_file(const char *file) {
   char path[512];
   snprintf(path, sizeof path, "%s/tests/data/nlu/%s", FG_SOURCE_DIR, file);
   size_t len;
-  char *json = slurp(path, &len);
+  char *json = fg_test_read_file(path, &len);
   CHECK(json != NULL);
   if (!json) return NULL;
   fg_catalog *c = NULL;
@@ -430,7 +416,7 @@ int main(void) {
   size_t ul;
   char path[512];
   snprintf(path, sizeof path, "%s/tests/data/nlu/utterances-de.txt", FG_SOURCE_DIR);
-  char *text = slurp(path, &ul);
+  char *text = fg_test_read_file(path, &ul);
   CHECK(text != NULL);
   if (!text) return fg_test_finish("test_constrain");
   for (char *line = strtok(text, "\n"); line && n_utt < 32; line = strtok(NULL, "\n")) utts[n_utt++] = line;

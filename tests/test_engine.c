@@ -8,20 +8,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = malloc((size_t)n + 1);
-  if (fread(b, 1, (size_t)n, f) != (size_t)n) n = 0;
-  b[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
 static int32_t *tok(const fg_model *m, const char *text, size_t len, uint32_t flags, size_t *n) {
   size_t need = 0;
   fg_status st = fg_tokenize(m, text, len, flags, NULL, 0, &need);
@@ -35,7 +21,7 @@ static fg_catalog *catalog(const char *file) {
   char path[512];
   snprintf(path, sizeof path, "%s/tests/data/nlu/%s", FG_SOURCE_DIR, file);
   size_t len;
-  char *json = slurp(path, &len);
+  char *json = fg_test_read_file(path, &len);
   CHECK(json != NULL);
   fg_catalog *c = NULL;
   fg_error err;
@@ -95,7 +81,7 @@ int main(void) {
   size_t ul;
   char path[512];
   snprintf(path, sizeof path, "%s/tests/data/nlu/utterances-de.txt", FG_SOURCE_DIR);
-  char *text = slurp(path, &ul);
+  char *text = fg_test_read_file(path, &ul);
   for (char *line = strtok(text, "\n"); line && n_utt < 32; line = strtok(NULL, "\n")) utts[n_utt++] = line;
   CHECK_EQ_INT(n_utt, 12);
   test_split_tokenization(m, c, utts, n_utt);

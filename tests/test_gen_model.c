@@ -49,22 +49,6 @@ typedef struct loaded {
   bool ok;
 } loaded;
 
-static uint8_t *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseeko(f, 0, SEEK_END);
-  const off_t n = ftello(f);
-  fseeko(f, 0, SEEK_SET);
-  uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  *size = (size_t)n;
-  return buf;
-}
-
 static bool file_exists(const char *path) {
   struct stat sb;
   return stat(path, &sb) == 0;
@@ -72,7 +56,7 @@ static bool file_exists(const char *path) {
 
 static void load(const char *path, loaded *m) {
   memset(m, 0, sizeof *m);
-  m->data = read_all(path, &m->size);
+  m->data = (uint8_t *)fg_test_read_file(path, &m->size);
   CHECK_MSG(m->data != NULL, "cannot read %s", path);
   if (!m->data) return;
   fg_error err = {0};
@@ -679,7 +663,8 @@ static void test_determinism(void) {
   CHECK_OK(gen(p2, "tiny", FG_TYPE_Q8_0, FG_GEN_HEAD_TIED, 7, NULL, &err));
   CHECK_OK(gen(p3, "tiny", FG_TYPE_Q8_0, FG_GEN_HEAD_TIED, 8, NULL, &err));
   size_t n1 = 0, n2 = 0, n3 = 0;
-  uint8_t *a = read_all(p1, &n1), *b = read_all(p2, &n2), *c = read_all(p3, &n3);
+  uint8_t *a = (uint8_t *)fg_test_read_file(p1, &n1), *b = (uint8_t *)fg_test_read_file(p2, &n2);
+  uint8_t *c = (uint8_t *)fg_test_read_file(p3, &n3);
   CHECK(a && b && c);
   if (a && b && c) {
     CHECK_MSG(n1 == n2 && memcmp(a, b, n1) == 0, "same seed gave different files");
@@ -706,8 +691,8 @@ static void test_determinism(void) {
   const char *d1 = model_path("det_d.gguf"), *d2 = model_path("det_e.gguf");
   CHECK_OK(gen(d1, "tiny", FG_TYPE_BF16, FG_GEN_HEAD_TIED, 0, NULL, &err));
   CHECK_OK(gen(d2, "tiny", FG_TYPE_BF16, FG_GEN_HEAD_TIED, 0, NULL, &err));
-  a = read_all(d1, &n1);
-  b = read_all(d2, &n2);
+  a = (uint8_t *)fg_test_read_file(d1, &n1);
+  b = (uint8_t *)fg_test_read_file(d2, &n2);
   CHECK(a && b && n1 == n2 && memcmp(a, b, n1) == 0);
   free(a);
   free(b);
@@ -856,7 +841,7 @@ static void test_real_vocab(void) {
 
   /* the test's own reading of the json */
   size_t jn = 0;
-  char *jtext = (char *)read_all(json_path, &jn);
+  char *jtext = fg_test_read_file(json_path, &jn);
   cJSON *root = jtext ? cJSON_ParseWithLength(jtext, jn) : NULL;
   free(jtext);
   CHECK(root != NULL);

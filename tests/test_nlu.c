@@ -18,23 +18,6 @@
 // ----------------------------------------------------------------------------
 // Helpers
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    fprintf(stderr, "cannot open %s\n", path);
-    return NULL;
-  }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  size_t got = fread(buf, 1, (size_t)n, f);
-  fclose(f);
-  buf[got] = '\0';
-  if (len) *len = got;
-  return buf;
-}
-
 static fg_catalog *parse_str(const char *json) {
   fg_catalog *c = NULL;
   fg_error e = {0};
@@ -47,7 +30,7 @@ static fg_catalog *parse_file(const char *name) {
   char path[512];
   snprintf(path, sizeof path, DATA "%s", name);
   size_t n;
-  char *s = read_file(path, &n);
+  char *s = fg_test_read_file(path, &n);
   if (!s) {
     CHECK(s != NULL);
     return NULL;
@@ -142,7 +125,7 @@ static int str_list(const cJSON *v, const char *const *want) {
 
 static void test_official_rendering(void) {
   size_t n;
-  char *s = read_file(DATA "functiongemma_official_format_cases.json", &n);
+  char *s = fg_test_read_file(DATA "functiongemma_official_format_cases.json", &n);
   if (!s) {
     CHECK(0);
     return;
@@ -225,7 +208,7 @@ static int call_matches(const cJSON *got, const cJSON *want) {
 }
 
 static void test_official_parsing(void) {
-  char *s = read_file(DATA "functiongemma_official_format_cases.json", NULL);
+  char *s = fg_test_read_file(DATA "functiongemma_official_format_cases.json", NULL);
   if (!s) {
     CHECK(0);
     return;
@@ -273,7 +256,7 @@ static void test_official_parsing(void) {
 }
 
 static void test_get_weather_prompt(void) {
-  char *s = read_file(DATA "functiongemma_official_get_weather_tokenization.json", NULL);
+  char *s = fg_test_read_file(DATA "functiongemma_official_get_weather_tokenization.json", NULL);
   if (!s) {
     CHECK(0);
     return;
@@ -911,7 +894,7 @@ static void test_stop_rule(void) {
 
 static void test_alloc_failures(void) {
   size_t n;
-  char *json = read_file(DATA "tv-catalog.json", &n);
+  char *json = fg_test_read_file(DATA "tv-catalog.json", &n);
   if (!json) return;
   int saw_nomem = 0, saw_ok = 0;
   for (uint64_t k = 1; k < 400 && !saw_ok; k++) {
@@ -992,7 +975,7 @@ static void test_fuzz_corpora(void) {
       char file[1400];
       snprintf(file, sizeof file, "%s/%s", path, de->d_name);
       size_t n;
-      char *data = read_file(file, &n);
+      char *data = fg_test_read_file(file, &n);
       if (!data) continue;
       if (d == 0)
         replay_catalog(data, n);

@@ -1046,18 +1046,6 @@ static void test_abort(void) {
  * u32 first kept position + K/V rows | logits | u64 FNV-1a of everything before it. */
 enum { OFF_VERSION = 8, OFF_HDR_BYTES = 12, OFF_FP = 16, OFF_DIMS = 32, OFF_TOKENS = 68 };
 
-static uint8_t *read_all(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
-  *size = fread(b, 1, (size_t)n, f);
-  fclose(f);
-  return b;
-}
-
 static void write_all(const char *path, const uint8_t *b, size_t n) {
   FILE *f = fopen(path, "wb");
   CHECK(f != NULL && fwrite(b, 1, n, f) == n);
@@ -1106,7 +1094,7 @@ static void test_snapshot_files(void) {
   CHECK_OK(fg_session_fork(ref.at20, &p, &fork_before));
 
   size_t size = 0;
-  uint8_t *good = read_all(ref.snap20_path, &size);
+  uint8_t *good = (uint8_t *)fg_test_read_file(ref.snap20_path, &size);
   CHECK(good != NULL && size > OFF_TOKENS + 8);
   if (!good) return;
   uint8_t *b = malloc(size + 64);
@@ -1360,7 +1348,7 @@ static fg_status load_damaged(const char *path, const char *what, int *n_loaded)
 static void test_model_files(void) {
   printf("6. damaged model files\n");
   size_t size = 0;
-  uint8_t *good = read_all(fg_test_model_path("tiny-f32.gguf"), &size);
+  uint8_t *good = (uint8_t *)fg_test_read_file(fg_test_model_path("tiny-f32.gguf"), &size);
   CHECK(good != NULL && size > 4096);
   if (!good) return;
   const char *bad = scratch_path("bad.gguf");
@@ -1448,7 +1436,7 @@ static void test_table(void) {
   printf("7. hostile inputs, one of each kind%s\n", g_table ? " (| area | input | status | message |)" : "");
   /* GGUF */
   size_t size = 0;
-  uint8_t *good = read_all(fg_test_model_path("tiny-f32.gguf"), &size);
+  uint8_t *good = (uint8_t *)fg_test_read_file(fg_test_model_path("tiny-f32.gguf"), &size);
   if (!good) return;
   uint8_t *b = malloc(size);
   model_row("empty file", good, 0, FG_ERR_FORMAT);

@@ -4,11 +4,32 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 int fg_test_checks;
 int fg_test_failures;
+
+char *fg_test_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  if (fseeko(f, 0, SEEK_END) == 0) {
+    const off_t n = ftello(f);
+    if (n >= 0 && (uint64_t)n < SIZE_MAX && fseeko(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) != NULL) {
+      if (fread(buf, 1, (size_t)n, f) == (size_t)n) {
+        buf[n] = '\0';
+        if (len) *len = (size_t)n;
+      } else {
+        free(buf);
+        buf = NULL;
+      }
+    }
+  }
+  fclose(f);
+  return buf;
+}
 
 double fg_test_rel_diff(const float *a, const float *b, size_t n) {
   double md = 0, mb = 0;

@@ -53,6 +53,10 @@ extern int fg_test_failures;
 /* max |a-b| / (1 + max|b|): logit differences relative to the logit scale. */
 double fg_test_rel_diff(const float *a, const float *b, size_t n);
 
+/* The whole file, malloc'd, with a NUL after its bytes (so text can be used as a string); *len (may be
+ * NULL) receives the byte count. NULL when it cannot be opened or read (nothing printed). */
+char *fg_test_read_file(const char *path, size_t *len);
+
 /* Prints "<name>: N checks, N failed" and returns the process exit code. */
 int fg_test_finish(const char *name);
 
