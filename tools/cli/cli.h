@@ -34,6 +34,9 @@ bool cli_u64(const char *opt, const char *s, uint64_t *out);
 /* "2 105 7" or "2,105,7" -> malloc'd array (caller frees). */
 bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n);
 
+/* A whole file ("-" = stdin), malloc'd and NUL-terminated; *len (may be NULL) gets its size. NULL
+ * after printing an error. */
+char *cli_read_file(const char *path, size_t *len);
 int cli_error(const char *fmt, ...);           /* "fgemma: error: ..." on stderr; returns 1 */
 int cli_status_error(fg_status st, const char *what, const char *msg); /* returns 1 */
 bool cli_stderr_is_tty(void);

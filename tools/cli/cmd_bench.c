@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define HELP_OPT {"help", 'h', false, "show this help"}
 
@@ -170,22 +171,6 @@ typedef struct nlu_numbers {
   size_t n;
 } nlu_numbers;
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
-    free(b);
-    b = NULL;
-  }
-  fclose(f);
-  if (b) b[n] = '\0', *len = (size_t)n;
-  return b;
-}
-
 static int32_t *tokenize_alloc(const fg_model *m, const char *text, size_t len, uint32_t flags, size_t *n) {
   size_t need = 0;
   fg_tokenize(m, text, len, flags, NULL, 0, &need);
@@ -200,8 +185,8 @@ static int32_t *tokenize_alloc(const fg_model *m, const char *text, size_t len, 
 static int run_nlu(bench_ctx *b, const char *model_path, const char *tools, const char *utts, nlu_numbers *out) {
   memset(out, 0, sizeof *out);
   size_t jl, ul;
-  char *json = slurp(tools, &jl), *text = slurp(utts, &ul);
-  if (!json || !text) return free(json), free(text), cli_error("bench: cannot read %s or %s", tools, utts);
+  char *json = cli_read_file(tools, &jl), *text = json ? cli_read_file(utts, &ul) : NULL;
+  if (!text) return free(json), 1;
   fg_catalog *c = NULL;
   fg_error err = {0};
   if (fg_catalog_parse(json, jl, &c, &err) != FG_OK) return free(json), free(text), cli_error("%s: %s", tools, err.msg);
@@ -312,8 +297,8 @@ typedef struct nlu_constrained {
 
 static int run_nlu_constrained(bench_ctx *b, const char *tools, const char *utts, nlu_constrained *out) {
   size_t jl, ul;
-  char *json = slurp(tools, &jl), *text = slurp(utts, &ul);
-  if (!json || !text) return free(json), free(text), cli_error("bench: cannot read %s or %s", tools, utts);
+  char *json = cli_read_file(tools, &jl), *text = json ? cli_read_file(utts, &ul) : NULL;
+  if (!text) return free(json), 1;
   fg_catalog *c = NULL;
   fg_error err = {0};
   if (fg_catalog_parse(json, jl, &c, &err) != FG_OK) return free(json), free(text), cli_error("%s: %s", tools, err.msg);
@@ -401,6 +386,9 @@ int cmd_bench(int argc, char **argv) {
   if ((v = cli_get(opts, &a, "reps")) && !cli_u32("--reps", v, 1, 1000, &b.reps)) return 2;
   const char *tools = cli_get(opts, &a, "tools"), *utts = cli_get(opts, &a, "utterances");
   if ((tools == NULL) != (utts == NULL)) return cli_error("bench: --tools and --utterances go together"), 2;
+  /* fail before minutes of micro benchmarks, not after */
+  if (tools && access(tools, R_OK) != 0) return cli_error("bench: cannot read %s", tools);
+  if (utts && access(utts, R_OK) != 0) return cli_error("bench: cannot read %s", utts);
   nlu_constrained ncon = {0};
   if ((v = cli_get(opts, &a, "constrained"))) {
     if (strcmp(v, "call-only") == 0) ncon.mode = FG_NLU_CONSTRAIN_CALL_ONLY;
@@ -441,6 +429,7 @@ int cmd_bench(int argc, char **argv) {
   int rc = 0;
   if (tools) rc = run_nlu(&b, path, tools, utts, &nlu);
   if (tools && ncon.mode && !rc) rc = run_nlu_constrained(&b, tools, utts, &ncon);
+  const bool nlu_ok = tools && rc == 0; /* a failed NLU run prints its error, not a table of zeros */
   if (b.progress) fputs("\r\033[K", stderr);
   const double gb_tok = (double)b.info.decode_bytes / 1e9;
   if (json) {
@@ -452,12 +441,12 @@ int cmd_bench(int argc, char **argv) {
     printf(",\"decode_tok_s\":{\"0\":%.2f,\"880\":%.2f}", dec0 ? 1 / dec0 : 0, dec880 ? 1 / dec880 : 0);
     printf(",\"decode_gb_s\":%.2f,\"read_gb_s\":%.2f,\"decode_bytes_per_token\":%llu", dec0 ? gb_tok / dec0 : 0, bw,
            (unsigned long long)b.info.decode_bytes);
-    if (tools)
+    if (nlu_ok)
       printf(",\"nlu\":{\"prefix_tokens\":%u,\"prefix_ms\":%.1f,\"utterances\":%zu,\"chunk_tokens_avg\":%.1f,"
              "\"p50_ms\":%.2f,\"p95_ms\":%.2f,\"ready_cold_ms\":%.1f,\"ready_snapshot_ms\":%.1f}",
              nlu.prefix_tokens, nlu.prefix_s * 1e3, nlu.n, nlu.chunk_tokens_avg, nlu.p50_ms, nlu.p95_ms,
              nlu.ready_cold_s * 1e3, nlu.ready_warm_s * 1e3);
-    if (ncon.mode)
+    if (nlu_ok && ncon.mode)
       printf(",\"nlu_constrained\":{\"mode\":\"%s\",\"utterances\":%zu,\"p50_ms\":%.1f,\"p95_ms\":%.1f,"
              "\"decode_tokens_avg\":%.1f,\"full_head_avg\":%.1f,\"sparse_head_avg\":%.1f,\"forced_avg\":%.1f}",
              ncon.mode == FG_NLU_CONSTRAIN_CALL_ONLY ? "call-only" : "call-or-text", ncon.n, ncon.p50_ms, ncon.p95_ms,
@@ -478,7 +467,7 @@ int cmd_bench(int argc, char **argv) {
       printf("decode bandwidth            %8.2f GB/s of %.2f GB/s measured read bandwidth (%.0f%%)\n", gb_tok / dec0, bw,
              bw > 0 ? 100 * gb_tok / dec0 / bw : 0);
     }
-    if (tools) {
+    if (nlu_ok) {
       printf("NLU prefix                  %8u tokens in %.1f ms\n", nlu.prefix_tokens, nlu.prefix_s * 1e3);
       printf("NLU per utterance           p50 %.1f ms, p95 %.1f ms (%zu utterances, %.1f chunk tokens avg, 16 decoded)\n",
              nlu.p50_ms, nlu.p95_ms, nlu.n, nlu.chunk_tokens_avg);

@@ -132,27 +132,6 @@ static void compare(const float *a, const float *ref, size_t n, eval_acc *groups
 // ----------------------------------------------------------------------------------------------
 // Helpers
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 14, n = 0;
-  char *buf = malloc(cap + 1);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(buf, (cap *= 2) + 1);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  const bool bad = ferror(f);
-  fclose(f);
-  if (!buf || bad) return free(buf), NULL;
-  buf[n] = '\0';
-  *len = n;
-  return buf;
-}
-
 /* Tokenizes text into a malloc'd array. */
 static fg_status tokenize(const fg_model *m, const char *text, size_t len, uint32_t flags, int32_t **ids, size_t *n) {
   size_t need = 0;
@@ -274,14 +253,12 @@ int cmd_eval(int argc, char **argv) {
   const char *utts[256];
   size_t n_utts = 0;
   if (cli_get(opts, &a, "catalog")) {
-    if (!(catalog_buf = read_file(cli_get(opts, &a, "catalog"), &catalog_len)))
-      return cli_error("eval: cannot read %s", cli_get(opts, &a, "catalog"));
+    if (!(catalog_buf = cli_read_file(cli_get(opts, &a, "catalog"), &catalog_len))) return 1;
     catalog = catalog_buf;
   }
   if (cli_get(opts, &a, "utterances")) {
     size_t len;
-    if (!(utt_buf = read_file(cli_get(opts, &a, "utterances"), &len)))
-      return free(catalog_buf), cli_error("eval: cannot read %s", cli_get(opts, &a, "utterances"));
+    if (!(utt_buf = cli_read_file(cli_get(opts, &a, "utterances"), &len))) return free(catalog_buf), 1;
     for (char *line = strtok(utt_buf, "\r\n"); line && n_utts < sizeof utts / sizeof utts[0]; line = strtok(NULL, "\r\n"))
       if (*line) utts[n_utts++] = line;
   } else {

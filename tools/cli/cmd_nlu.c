@@ -6,40 +6,13 @@
 
 #define HELP_OPT {"help", 'h', false, "show this help"}
 
-/* Reads a whole file; NULL and a printed error on failure. */
-static char *read_all(const char *path, size_t *len) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    cli_error("cannot open %s", path);
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
-    n += got;
-    if (n == cap) {
-      char *nb = realloc(buf, (cap *= 2) + 1);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  if (f != stdin) fclose(f);
-  if (!buf) {
-    cli_error("out of memory reading %s", path);
-    return NULL;
-  }
-  buf[n] = '\0';
-  *len = n;
-  return buf;
-}
-
 static fg_catalog *load_catalog(const char *path) {
   if (!path) {
     cli_error("--tools CATALOG.json is required");
     return NULL;
   }
   size_t len;
-  char *json = read_all(path, &len);
+  char *json = cli_read_file(path, &len);
   if (!json) return NULL;
   fg_catalog *c = NULL;
   fg_error err = {0};

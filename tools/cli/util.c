@@ -249,3 +249,31 @@ fg_model *cli_load_model(const char *path) {
   }
   return m;
 }
+
+char *cli_read_file(const char *path, size_t *len) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) {
+    cli_error("cannot open %s", path);
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  for (size_t got; buf && (got = fread(buf + n, 1, cap - n, f)) > 0;) {
+    n += got;
+    if (n == cap) {
+      char *nb = realloc(buf, (cap *= 2) + 1);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  const bool bad = ferror(f);
+  if (f != stdin) fclose(f);
+  if (!buf || bad) {
+    free(buf);
+    cli_error(bad ? "cannot read %s" : "out of memory reading %s", path);
+    return NULL;
+  }
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
