@@ -3,7 +3,7 @@
 # TV catalog, one JSON object per line, followed by the per-utterance latency table.
 #   scripts/demo.sh [MODEL.gguf]      (or FGEMMA_MODEL=MODEL.gguf scripts/demo.sh)
 # Without a model it generates a synthetic model of FunctionGemma-270M's exact shape (Q8_0) with
-# the real Gemma 3 vocabulary: its answers are noise, its timings are real. The catalog prefix is
+# the real Gemma 3 vocabulary: its choices are noise (constrained to valid calls), its timings are real. The catalog prefix is
 # prefilled once and saved as a snapshot next to the model; run the demo twice to see the start-up
 # with the persisted snapshot.
 set -euo pipefail
@@ -27,5 +27,7 @@ fi
 build/fgemma info -m "$model"
 echo
 snap="${model%.gguf}.tv-catalog.fgsnap"
-build/fgemma call -m "$model" --tools examples/tv-catalog.json --snapshot "$snap" --max-tokens 16 --table \
+# --constrained call-only: every answer is a call the catalog allows (docs/CONSTRAINED.md), even from
+# the synthetic model's noise; without it the engine decodes freely (try --max-tokens 16 instead).
+build/fgemma call -m "$model" --tools examples/tv-catalog.json --snapshot "$snap" --constrained call-only --table \
   < examples/utterances-de.txt
