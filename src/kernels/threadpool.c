@@ -1,6 +1,14 @@
 /* threadpool.c — persistent workers parked on a generation counter: a new job bumps the counter;
  * workers spin on it for a few tens of microseconds (decode issues hundreds of small jobs per token)
- * and then sleep on a condition variable. The last worker to finish wakes the caller the same way. */
+ * and then sleep on a condition variable. The last worker to finish wakes the caller the same way.
+ *
+ * Going to sleep is a store-then-load handshake on both sides (sleeper: "I sleep" then "is there
+ * work?"; waker: "there is work" then "does anyone sleep?"): each side puts a seq_cst fence between
+ * its store and its load, so at least one of them sees the other. Seq_cst atomics alone were not
+ * enough in practice: qemu-user translates aarch64's store-release/load-acquire pair for an x86
+ * host without a store-load barrier, and test_constrain hung once in CI with the caller asleep on
+ * cv_done and the worker asleep on cv_work (a lost wake-up); the fences are explicit barriers
+ * (DMB ISH / MFENCE) that every implementation honours. */
 #include "kernels/threadpool.h"
 
 #include <pthread.h>
@@ -83,7 +91,8 @@ static void *fg_worker_main(void *arg) {
   for (;;) {
     if (!fg_spin_until_change(&tp->gen, seen)) {
       pthread_mutex_lock(&tp->mu);
-      atomic_fetch_add(&tp->sleepers, 1); /* seq_cst: pairs with the caller's gen store */
+      atomic_fetch_add(&tp->sleepers, 1); /* pairs with the caller's gen update (fences: see below) */
+      atomic_thread_fence(memory_order_seq_cst);
       while (atomic_load(&tp->gen) == seen && !atomic_load(&tp->stop)) pthread_cond_wait(&tp->cv_work, &tp->mu);
       atomic_fetch_sub(&tp->sleepers, 1);
       pthread_mutex_unlock(&tp->mu);
@@ -93,7 +102,9 @@ static void *fg_worker_main(void *arg) {
     if (g == seen) continue;
     seen = g;
     tp->fn(tp->ud, wk->index, tp->n_threads);
-    if (atomic_fetch_sub(&tp->pending, 1) == 1) { /* seq_cst: pairs with caller_sleeping */
+    const uint32_t was = atomic_fetch_sub(&tp->pending, 1); /* pairs with caller_sleeping */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (was == 1) {
       if (atomic_load(&tp->caller_sleeping)) {
         pthread_mutex_lock(&tp->mu);
         pthread_cond_signal(&tp->cv_done);
@@ -191,7 +202,8 @@ void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   tp->fn = fn;
   tp->ud = ud;
   atomic_store_explicit(&tp->pending, tp->n_threads - 1, memory_order_relaxed);
-  atomic_fetch_add(&tp->gen, 1); /* seq_cst: publishes fn/ud/pending; pairs with sleepers */
+  atomic_fetch_add(&tp->gen, 1); /* publishes fn/ud/pending; pairs with sleepers */
+  atomic_thread_fence(memory_order_seq_cst);
   if (atomic_load(&tp->sleepers) != 0) {
     pthread_mutex_lock(&tp->mu);
     pthread_cond_broadcast(&tp->cv_work);
@@ -205,7 +217,8 @@ void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   for (uint32_t i = 0; atomic_load_explicit(&tp->pending, memory_order_acquire) != 0; i++) {
     if (!fg_spin_step(i, &t_start)) {
       pthread_mutex_lock(&tp->mu);
-      atomic_store(&tp->caller_sleeping, 1); /* seq_cst: pairs with the workers' pending update */
+      atomic_store(&tp->caller_sleeping, 1); /* pairs with the workers' pending update */
+      atomic_thread_fence(memory_order_seq_cst);
       while (atomic_load(&tp->pending) != 0) pthread_cond_wait(&tp->cv_done, &tp->mu);
       atomic_store(&tp->caller_sleeping, 0);
       pthread_mutex_unlock(&tp->mu);
