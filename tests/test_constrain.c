@@ -23,20 +23,6 @@ static fg_catalog *catalog_text(const char *json) {
   return c;
 }
 
-static fg_catalog *catalog_file(const char *file) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/tests/data/nlu/%s", FG_SOURCE_DIR, file);
-  size_t len;
-  char *json = fg_test_read_file(path, &len);
-  CHECK(json != NULL);
-  if (!json) return NULL;
-  fg_catalog *c = NULL;
-  fg_error err;
-  CHECK_OK(fg_catalog_parse(json, len, &c, &err));
-  free(json);
-  return c;
-}
-
 static int32_t *tok(const fg_model *m, const char *text, size_t *n) {
   size_t need = 0;
   fg_tokenize(m, text, strlen(text), 0, NULL, 0, &need);
@@ -423,7 +409,7 @@ int main(void) {
   CHECK_EQ_INT(n_utt, 12);
 
   test_api_errors();
-  fg_catalog *tv = catalog_file("tv-catalog.json"), *small = catalog_file("tv-catalog-small.json");
+  fg_catalog *tv = fg_test_catalog_file("tv-catalog.json"), *small = fg_test_catalog_file("tv-catalog-small.json");
   if (tv && small) {
     /* Under an emulator (FG_TEST_EMULATED: the ARM runs under qemu-user) a subset: the tiny preset on
      * 3 utterances, no 270m part (about 20 minutes there); the native runs of this test do it all,

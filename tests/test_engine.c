@@ -17,19 +17,6 @@ static int32_t *tok(const fg_model *m, const char *text, size_t len, uint32_t fl
   return ids;
 }
 
-static fg_catalog *catalog(const char *file) {
-  char path[512];
-  snprintf(path, sizeof path, "%s/tests/data/nlu/%s", FG_SOURCE_DIR, file);
-  size_t len;
-  char *json = fg_test_read_file(path, &len);
-  CHECK(json != NULL);
-  fg_catalog *c = NULL;
-  fg_error err;
-  CHECK_OK(fg_catalog_parse(json, len, &c, &err));
-  free(json);
-  return c;
-}
-
 static void test_split_tokenization(const fg_model *m, const fg_catalog *c, char **utts, int n_utt) {
   size_t pn = 0;
   fg_catalog_render_prefix(c, NULL, 0, &pn);
@@ -74,7 +61,7 @@ int main(void) {
   fg_error err;
   CHECK_OK(fg_model_load(fg_test_model_path("tiny-vocab-f32.gguf"), NULL, &m, &err));
   if (!m) return fg_test_finish("test_engine");
-  fg_catalog *c = catalog("tv-catalog-small.json"), *other = catalog("toy-catalog.json");
+  fg_catalog *c = fg_test_catalog_file("tv-catalog-small.json"), *other = fg_test_catalog_file("toy-catalog.json");
 
   char *utts[32];
   int n_utt = 0;

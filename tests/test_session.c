@@ -33,15 +33,20 @@ static void random_ids(int32_t *ids, size_t n) {
  * margins the generator builds in. */
 #define TOL_F32 1e-4
 
-static fg_session *new_session(uint32_t n_batch, uint32_t n_threads) {
+static fg_session *new_session_kv(uint32_t n_batch, uint32_t n_threads, uint32_t kv_type) {
   fg_session_params p;
   fg_session_params_init(&p);
   p.n_batch = n_batch;
   p.n_threads = n_threads;
   p.n_ctx = 256;
+  p.kv_type = kv_type;
   fg_session *s = NULL;
   CHECK_OK(fg_session_create(g_model, &p, &s));
   return s;
+}
+
+static fg_session *new_session(uint32_t n_batch, uint32_t n_threads) {
+  return new_session_kv(n_batch, n_threads, 0 /* FG_TYPE_F32 */);
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -488,18 +493,6 @@ static void test_threads(void) {
  * much per layer; through 6 layers the logits moved by at most 1.2e-3 (measured: avx512, avx2 and ref
  * tables, tiny preset, 40 positions; f32 KV 2.7e-6). */
 #define TOL_F16 3e-3
-
-static fg_session *new_session_kv(uint32_t n_batch, uint32_t n_threads, uint32_t kv_type) {
-  fg_session_params p;
-  fg_session_params_init(&p);
-  p.n_batch = n_batch;
-  p.n_threads = n_threads;
-  p.n_ctx = 256;
-  p.kv_type = kv_type;
-  fg_session *s = NULL;
-  CHECK_OK(fg_session_create(g_model, &p, &s));
-  return s;
-}
 
 static void test_f16_kv_vs_reference(void) {
   int32_t ids[N_PROMPT];

@@ -31,6 +31,20 @@ char *fg_test_read_file(const char *path, size_t *len) {
   return buf;
 }
 
+fg_catalog *fg_test_catalog_file(const char *file) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/tests/data/nlu/%s", FG_SOURCE_DIR, file);
+  size_t len = 0;
+  char *json = fg_test_read_file(path, &len);
+  CHECK_MSG(json != NULL, "cannot read %s", path);
+  if (!json) return NULL;
+  fg_catalog *c = NULL;
+  fg_error err = {0};
+  CHECK_OK(fg_catalog_parse(json, len, &c, &err));
+  free(json);
+  return c;
+}
+
 double fg_test_rel_diff(const float *a, const float *b, size_t n) {
   double md = 0, mb = 0;
   for (size_t i = 0; i < n; i++) {

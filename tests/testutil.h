@@ -57,6 +57,10 @@ double fg_test_rel_diff(const float *a, const float *b, size_t n);
  * NULL) receives the byte count. NULL when it cannot be opened or read (nothing printed). */
 char *fg_test_read_file(const char *path, size_t *len);
 
+/* A catalog of tests/data/nlu/ (parsed; a failure counts as a failed check and gives NULL). */
+typedef struct fg_catalog fg_catalog; /* as in fgemma.h (C11 allows the repeat) */
+fg_catalog *fg_test_catalog_file(const char *file);
+
 /* Prints "<name>: N checks, N failed" and returns the process exit code. */
 int fg_test_finish(const char *name);
 
