@@ -486,6 +486,42 @@ static void test_threads(void) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// 8b. past several attention segments (64 keys): decode folds its segments in parallel, prefill
+// inside its tiles; the same token must come out bit for bit either way, with any thread count
+
+#define N_LONG 200
+
+static void test_long_decode_equals_prefill(void) {
+  int32_t ids[N_LONG];
+  random_ids(ids, N_LONG);
+  size_t at = N_LONG - 1;
+  float *ref = malloc(sizeof(float) * g_vocab);
+  fg_error err;
+  CHECK_OK(fg_ref_forward(g_model, ids, NULL, N_LONG, &at, 1, ref, &err));
+  const uint32_t types[] = {FG_TYPE_F32, FG_TYPE_F16};
+  for (size_t ti = 0; ti < 2; ti++) {
+    fg_session *a = new_session_kv(256, 1, types[ti]); /* one batch: tiles */
+    fg_session *b = new_session_kv(64, 2, types[ti]);  /* 150 in batches, then 50 decode steps */
+    fg_session *c = new_session_kv(8, 3, types[ti]);   /* every position decoded alone */
+    CHECK_OK(fg_session_prefill(a, ids, N_LONG, NULL));
+    CHECK_OK(fg_session_prefill(b, ids, 150, NULL));
+    for (int i = 150; i < N_LONG; i++) CHECK_OK(fg_session_step(b, ids[i], NULL));
+    for (int i = 0; i < N_LONG; i++) CHECK_OK(fg_session_step(c, ids[i], NULL));
+    CHECK_MSG(memcmp(fg_session_logits(a), fg_session_logits(b), sizeof(float) * g_vocab) == 0,
+              "kv type %u: 200 prefilled != 150 prefilled + 50 decoded", types[ti]);
+    CHECK_MSG(memcmp(fg_session_logits(a), fg_session_logits(c), sizeof(float) * g_vocab) == 0,
+              "kv type %u: 200 prefilled != 200 decoded on 3 threads", types[ti]);
+    const double d = fg_test_rel_diff(fg_session_logits(b), ref, g_vocab);
+    const double tol = types[ti] == FG_TYPE_F32 ? TOL_F32 : 3e-3;
+    CHECK_MSG(d <= tol, "kv type %u: position %d: relative logit difference %.3g > %.3g", types[ti], N_LONG - 1, d, tol);
+    fg_session_free(a);
+    fg_session_free(b);
+    fg_session_free(c);
+  }
+  free(ref);
+}
+
+// ----------------------------------------------------------------------------------------------
 // 9. f16 KV cache: against the reference, against the f32 cache, and the snapshot contract
 
 /* Relative logit tolerance of an f16 KV cache against the f32 reference: K and V rounded to 11
@@ -714,6 +750,7 @@ int main(void) {
   test_bounded_memory();
   test_embeddings();
   test_threads();
+  test_long_decode_equals_prefill();
   test_f16_kv_vs_reference();
   test_f16_kv_snapshots();
   test_logits_reuse();

@@ -10,7 +10,8 @@
 // Scratch
 
 void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
-  float **p[] = {&sc->x, &sc->xn, &sc->q, &sc->k, &sc->v, &sc->o, &sc->t, &sc->gate, &sc->up, &sc->attn, &sc->rope_cs};
+  float **p[] = {&sc->x,  &sc->xn, &sc->q,    &sc->k,         &sc->v,       &sc->o,
+                 &sc->t,  &sc->gate, &sc->up, &sc->attn, &sc->attn_part, &sc->rope_cs};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
     fg_aligned_free(*p[i]);
     *p[i] = NULL;
@@ -21,6 +22,12 @@ void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
 }
 
 #define ATTN_TILE_ROWS 32 /* query rows per attention tile (positions × group heads), at least one group */
+/* Keys per softmax segment, a multiple of FG_KV_BLOCK: a query row's keys are taken in segments of
+ * ATTN_SEG aligned positions, each with a fresh online softmax, and the segments' (max, sum, output)
+ * are folded in key order (attn_fold). Prefill folds inside its tiles; decode computes the segments
+ * of its one position in parallel and folds them afterwards: the same arithmetic either way, so a
+ * decoded token still equals the same token prefilled, bit for bit, whatever the thread count. */
+#define ATTN_SEG 64u
 
 static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
 
@@ -30,9 +37,17 @@ static uint64_t round16_u64(uint64_t n) { return (n + 15) / 16 * 16; }
  * the allocation that uses it checks the size_t range, and attn_tile's offsets stay below it) */
 static uint64_t attn_floats(const fg_hparams *hp, size_t R) {
   const uint64_t r = R;
-  return round16_u64(r * hp->head_dim_k) + round16_u64(r * FG_ATTN_BLK) + round16_u64(r * hp->head_dim_v) +
-         5 * round16_u64(r);
+  return round16_u64(r * hp->head_dim_k) + round16_u64(r * FG_ATTN_BLK) + 2 * round16_u64(r * hp->head_dim_v) +
+         7 * round16_u64(r);
 }
+
+/* floats of one decode segment's partial result: (m, l, o) of the group's rows */
+static uint64_t attn_part_floats(const fg_hparams *hp) {
+  return (uint64_t)(hp->n_head / hp->n_head_kv) * (2 + (uint64_t)hp->head_dim_v);
+}
+
+/* decode work items per KV head: the segments a query at any position < n_ctx can touch */
+static uint64_t attn_max_segs(uint32_t n_ctx) { return (uint64_t)n_ctx / ATTN_SEG + 2; }
 
 fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t max_nb, uint32_t n_ctx,
                               uint32_t n_threads, fg_error *err) {
@@ -52,6 +67,7 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
       {&sc->gate, (uint64_t)max_nb * hp->n_ff},
       {&sc->up, (uint64_t)max_nb * hp->n_ff},
       {&sc->attn, (uint64_t)n_threads * attn_floats(hp, sc->attn_rows)},
+      {&sc->attn_part, (uint64_t)hp->n_head_kv * attn_max_segs(n_ctx) * attn_part_floats(hp)},
       {&sc->rope_cs, (uint64_t)max_nb * 2 * hk},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
@@ -133,6 +149,8 @@ typedef struct attn_job {
   size_t nb;
   size_t T;       /* positions per tile */
   size_t n_tiles;
+  uint32_t seg0;  /* decode: the first segment of the position's keys */
+  size_t n_seg;   /* decode: segments per KV head (0: tiles instead) */
   fg_fwd_scratch *sc;
 } attn_job;
 
@@ -141,31 +159,62 @@ static uint32_t attn_first(const fg_hparams *hp, const fg_layer *L, uint32_t p) 
   return (L->is_swa && p + 1 > hp->sliding_window) ? p + 1 - hp->sliding_window : 0;
 }
 
-static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, float *ws /* (attn_stride) */) {
+/* Folds one segment's (m, l, o) of R rows into the running (M, L, O): rows without a key in the segment
+ * (l = 0) are skipped, an empty running row takes the segment as is, otherwise both are rescaled to
+ * the larger max (O = O c1 + o c2 through the table's pv, L = fma(c2, l, L c1)). */
+static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, const float *m, const float *l, const float *o,
+                      float *M, float *L, float *O) {
+  for (size_t r = 0; r < R; r++) {
+    if (l[r] == 0.0f) continue;
+    if (L[r] == 0.0f) {
+      M[r] = m[r];
+      L[r] = l[r];
+      memcpy(O + r * hv, o + r * hv, hv * sizeof(float));
+      continue;
+    }
+    const float mn = M[r] > m[r] ? M[r] : m[r];
+    const float c1 = fg_attn_exp1(M[r] - mn), c2 = fg_attn_exp1(m[r] - mn);
+    ak->pv(O + r * hv, hv, 1, hv, &c1, &c2, 0, 1, o + r * hv, hv * sizeof(float), FG_TYPE_F32);
+    L[r] = fmaf(c2, l[r], L[r] * c1);
+    M[r] = mn;
+  }
+}
+
+/* The rows of query positions [t0, t0 + nt) of the batch (× the group's heads of KV head kvh) against
+ * the keys [klo, khi] (each row also limited to what its position sees): (M, L, O) = the folded
+ * segments, O unnormalized. ws: one thread's attn_stride floats. */
+static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uint32_t klo, uint32_t khi, float *ws,
+                      float *M, float *L, float *O) {
   const fg_hparams *hp = j->hp;
   const fg_kv *kv = j->kv;
   const size_t hk = hp->head_dim_k, hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv;
-  const size_t nq = (size_t)hp->n_head * hk, no = (size_t)hp->n_head * hv, elt = kv->elt;
-  const size_t t0 = tile * j->T, nt = FG_MIN(j->T, j->nb - t0), R = nt * group;
+  const size_t nq = (size_t)hp->n_head * hk, elt = kv->elt, R = nt * group;
   float *qp = ws;                                 /* (R, hk) query rows of the tile */
   float *s = qp + round16(R * hk);                /* (R, FG_ATTN_BLK) scores, then weights */
-  float *o = s + round16(R * FG_ATTN_BLK);        /* (R, hv) unnormalized outputs */
-  float *m = o + round16(R * hv);                 /* (R) running max */
-  float *l = m + round16(R);                      /* (R) running sum */
+  float *o = s + round16(R * FG_ATTN_BLK);        /* (R, hv) unnormalized outputs of the segment */
+  float *m = o + round16(R * hv);                 /* (R) running max of the segment */
+  float *l = m + round16(R);                      /* (R) running sum of the segment */
   float *c = l + round16(R);                      /* (R) rescale of this block */
   uint32_t *j0 = (uint32_t *)(void *)(c + round16(R)); /* (R) valid keys of this block: [j0, j1) */
   uint32_t *j1 = j0 + round16(R);
   for (size_t tt = 0; tt < nt; tt++)
     memcpy(qp + tt * group * hk, j->sc->q + (t0 + tt) * nq + (size_t)kvh * group * hk, group * hk * sizeof(float));
   for (size_t r = 0; r < R; r++) {
-    m[r] = -INFINITY;
-    l[r] = 0.0f;
+    M[r] = -INFINITY;
+    L[r] = 0.0f;
   }
-  memset(o, 0, R * hv * sizeof(float));
-  const uint32_t p_lo = j->pos0 + (uint32_t)t0, p_hi = p_lo + (uint32_t)nt - 1;
-  const uint32_t kmin = attn_first(hp, j->L, p_lo), kmax = p_hi;
-  for (uint32_t bs = kmin / FG_KV_BLOCK * FG_KV_BLOCK; bs <= kmax; bs += FG_KV_BLOCK) {
-    const uint32_t ja = FG_MAX(bs, kmin) - bs, jb = FG_MIN(bs + FG_KV_BLOCK, kmax + 1) - bs;
+  const uint32_t p_lo = j->pos0 + (uint32_t)t0;
+  const uint32_t first = klo / FG_KV_BLOCK * FG_KV_BLOCK;
+  for (uint32_t bs = first; bs <= khi; bs += FG_KV_BLOCK) {
+    if (bs == first || bs % ATTN_SEG == 0) { /* a new segment */
+      if (bs != first) attn_fold(j->ak, R, hv, m, l, o, M, L, O);
+      for (size_t r = 0; r < R; r++) {
+        m[r] = -INFINITY;
+        l[r] = 0.0f;
+      }
+      memset(o, 0, R * hv * sizeof(float));
+    }
+    const uint32_t ja = FG_MAX(bs, klo) - bs, jb = FG_MIN(bs + FG_KV_BLOCK, khi + 1) - bs;
     j->ak->qk(qp, hk, R, hk, (const uint8_t *)fg_kv_kt(kv, j->layer, bs) + (size_t)kvh * hk * FG_KV_BLOCK * elt,
               kv->type, s);
     for (size_t r = 0; r < R; r++) {
@@ -178,10 +227,58 @@ static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, float *ws /*
     j->ak->pv(o, hv, R, hv, c, s, ja, jb, (const uint8_t *)fg_kv_v(kv, j->layer, bs + ja) + (size_t)kvh * hv * elt,
               (size_t)kv->v_dim * elt, kv->type);
   }
+  attn_fold(j->ak, R, hv, m, l, o, M, L, O);
+}
+
+/* O / L of R rows into the batch's attention output, rows of positions from t0 */
+static void attn_store(const attn_job *j, size_t t0, size_t R, uint32_t kvh, const float *L, const float *O) {
+  const fg_hparams *hp = j->hp;
+  const size_t hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv, no = (size_t)hp->n_head * hv;
   for (size_t r = 0; r < R; r++) {
-    const float inv = 1.0f / l[r];
+    const float inv = 1.0f / L[r];
     float *dst = j->sc->o + (t0 + r / group) * no + ((size_t)kvh * group + r % group) * hv;
-    for (size_t i = 0; i < hv; i++) dst[i] = o[r * hv + i] * inv;
+    for (size_t i = 0; i < hv; i++) dst[i] = O[r * hv + i] * inv;
+  }
+}
+
+static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, float *ws /* (attn_stride) */) {
+  const fg_hparams *hp = j->hp;
+  const size_t group = hp->n_head / hp->n_head_kv, hv = hp->head_dim_v, hk = hp->head_dim_k;
+  const size_t t0 = tile * j->T, nt = FG_MIN(j->T, j->nb - t0), Rmax = j->sc->attn_rows;
+  /* the running (M, L, O) sit behind attn_rows' part of ws (laid out for attn_rows rows) */
+  float *O = ws + round16(Rmax * hk) + round16(Rmax * FG_ATTN_BLK) + round16(Rmax * hv) + 5 * round16(Rmax);
+  float *M = O + round16(Rmax * hv), *L = M + round16(Rmax);
+  const uint32_t p_lo = j->pos0 + (uint32_t)t0, p_hi = p_lo + (uint32_t)nt - 1;
+  attn_rows(j, t0, nt, kvh, attn_first(hp, j->L, p_lo), p_hi, ws, M, L, O);
+  attn_store(j, t0, nt * group, kvh, L, O);
+}
+
+/* decode: work item = (KV head, segment) of the one position; its partial (m, l, o) goes to attn_part */
+static void attn_seg_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
+  attn_job *j = ud;
+  const fg_hparams *hp = j->hp;
+  const size_t group = hp->n_head / hp->n_head_kv, part = (size_t)attn_part_floats(hp);
+  float *ws = j->sc->attn + (size_t)tid * j->sc->attn_stride;
+  for (size_t idx = i0; idx < i1; idx++) {
+    const uint32_t kvh = (uint32_t)(idx / j->n_seg), seg = j->seg0 + (uint32_t)(idx % j->n_seg);
+    const uint32_t p = j->pos0, klo = FG_MAX(seg * ATTN_SEG, attn_first(hp, j->L, p));
+    const uint32_t khi = FG_MIN(seg * ATTN_SEG + ATTN_SEG - 1, p);
+    float *M = j->sc->attn_part + idx * part, *L = M + group, *O = L + group;
+    attn_rows(j, 0, 1, kvh, klo, khi, ws, M, L, O);
+  }
+}
+
+/* decode: folds each KV head's segments in key order and stores the normalized output */
+static void attn_seg_merge(const attn_job *j) {
+  const fg_hparams *hp = j->hp;
+  const size_t group = hp->n_head / hp->n_head_kv, hv = hp->head_dim_v, part = (size_t)attn_part_floats(hp);
+  for (uint32_t kvh = 0; kvh < hp->n_head_kv; kvh++) {
+    float *M = j->sc->attn_part + (size_t)kvh * j->n_seg * part, *L = M + group, *O = L + group;
+    for (size_t sg = 1; sg < j->n_seg; sg++) {
+      const float *m = M + sg * part, *l = m + group, *o = l + group;
+      attn_fold(j->ak, group, hv, m, l, o, M, L, O);
+    }
+    attn_store(j, 0, group, kvh, L, O);
   }
 }
 
@@ -321,7 +418,14 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       const size_t T = FG_MAX((size_t)1, FG_MIN(sc->attn_rows / group, (nb * n_kv + want - 1) / want));
       attn_job job = {.hp = hp, .L = L, .kv = kv, .ops = ops, .ak = sc->ak, .layer = il, .pos0 = a->pos0,
                       .nb = nb, .T = T, .n_tiles = (nb + T - 1) / T, .sc = sc};
-      fg_ops_parallel_for(ops, job.n_tiles * n_kv, attn_range, &job);
+      if (nb == 1) { /* decode: the position's key segments in parallel, folded afterwards */
+        job.seg0 = attn_first(hp, L, a->pos0) / ATTN_SEG;
+        job.n_seg = a->pos0 / ATTN_SEG - job.seg0 + 1;
+        fg_ops_parallel_for(ops, job.n_seg * n_kv, attn_seg_range, &job);
+        attn_seg_merge(&job);
+      } else {
+        fg_ops_parallel_for(ops, job.n_tiles * n_kv, attn_range, &job);
+      }
     }
     if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
     rj.phase = ROWS_POST_ATTN;

@@ -21,7 +21,9 @@ typedef struct fg_fwd_scratch {
   float *t;      /* (max_nb, max(d, n_kv*hk)) */
   float *gate;   /* (max_nb, ff) */
   float *up;     /* (max_nb, ff) */
-  float *attn;   /* (n_threads, attn_stride) per-thread attention tile: Q rows, scores, O rows, m, l, c, masks */
+  float *attn;   /* (n_threads, attn_stride) per-thread attention tile: Q rows, scores, O rows, m, l, c, masks,
+                    the running M, L, O */
+  float *attn_part; /* (n_kv, n_ctx / 64 + 2, group, 2 + hv) decode: per-segment m, l, o */
   float *rope_cs;/* (max_nb, 2 bases, hk) cos then sin per pair */
   double *rope_freq; /* (2 bases, hk / 2) base^(-2i/hk): global layers, then sliding layers */
   size_t attn_rows;   /* query rows per attention tile (a multiple of n_head / n_head_kv) */
@@ -51,9 +53,11 @@ typedef struct fg_fwd_args {
  * fail or abort, so a caller may pass its current logits buffer: on failure it is left untouched.
  *
  * Attention: work items are (tile of query positions, KV head); a tile's query rows (positions × the
- * group's query heads) meet each 32-position KV block once: scores by fg_ops_matmul against the block's
- * K rows in place (f32 or f16 fg_mat), then the online-softmax update and P·V of attn.h. A row's
- * arithmetic does not depend on the tile it falls in (see attn.h), so chunking does not change results. */
+ * group's query heads) meet each 32-position KV block once, in place (f32 or f16): scores, the
+ * online-softmax update and P·V of attn.h. A row's keys are taken in segments of 64 aligned positions,
+ * each with a fresh softmax, folded in key order; a decode step (one position) computes its segments
+ * as separate work items on all threads and folds them afterwards. A row's arithmetic depends neither
+ * on the tile it falls in (see attn.h) nor on the thread count, so chunking does not change results. */
 fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scratch *sc, const fg_fwd_args *a,
                            fg_error *err);
 
