@@ -439,6 +439,44 @@ static void test_parallel_for(fg_ops *const *ops, size_t n_ops) {
   }
 }
 
+/* fg_ops_argmax against the plain scan it replaces (first maximum, a NaN first entry kept, NaN never
+ * wins) on long vectors split over 1, 2, 3 and 5 threads: ties across range boundaries, NaN at the
+ * start of a range, all -inf, NaN everywhere but one entry */
+static size_t plain_argmax(const float *x, size_t n) {
+  size_t best = 0;
+  for (size_t i = 1; i < n; i++)
+    if (x[i] > x[best]) best = i;
+  return best;
+}
+
+static void test_argmax(fg_ops *const *ops, size_t n_ops, rng *r) {
+  static const size_t ns[] = {1, 5, 32767, 32768, 65537, 262144};
+  float *x = malloc(sizeof(float) * 262144);
+  for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+    const size_t n = ns[ni];
+    for (int kind = 0; kind < 7; kind++) {
+      for (size_t i = 0; i < n; i++) x[i] = kind == 4 ? -INFINITY : rng_unif(r);
+      if (kind == 1) /* the same maximum in every range: the first one wins */
+        for (size_t p = 1; p <= 5; p++) x[n * p / 6] = 2.0f, x[n - 1] = 2.0f;
+      if (kind == 2) x[0] = NAN;
+      if (kind == 3) /* NaN at the start of each range, the maximum right behind one */
+        for (size_t parts = 2; parts <= 5; parts++)
+          for (size_t p = 1; p < parts; p++) x[n * p / parts] = NAN;
+      if (kind == 3 && n > 2) x[n / 2 + 1] = 3.0f;
+      if (kind == 5)
+        for (size_t i = 0; i < n; i++) x[i] = i == n / 3 ? 0.5f : NAN;
+      if (kind == 6) x[n - 1] = 5.0f;
+      const size_t want = plain_argmax(x, n);
+      for (size_t t = 0; t < n_ops; t++) {
+        const size_t got = fg_ops_argmax(ops[t], x, n);
+        CHECK_MSG(got == want, "argmax n=%zu kind %d threads %u: %zu, want %zu", n, kind, fg_ops_n_threads(ops[t]), got,
+                  want);
+      }
+    }
+  }
+  free(x);
+}
+
 /* matmuls issued from inside parallel_for callbacks (several threads at once on one fg_ops) run
  * inline with private scratch and must give the same bits as a plain call */
 typedef struct nested_state {
@@ -638,6 +676,7 @@ int main(void) {
   rng r = {12345};
   test_args(ops[1]);
   test_parallel_for(ops, 4);
+  test_argmax(ops, 4, &r);
   test_sleep_wake(ops, 4);
   test_nested_pfor(ops, 4);
   test_alloc_failures();

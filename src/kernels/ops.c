@@ -126,6 +126,42 @@ void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud) {
 }
 
 // ----------------------------------------------------------------------------
+// argmax
+
+#define FG_ARGMAX_PARTS 16                /* at most this many ranges */
+#define FG_ARGMAX_MIN ((size_t)1 << 15) /* shorter vectors: one thread */
+
+typedef struct fg_argmax_job {
+  const float *x;
+  size_t n, n_parts;
+  size_t best[FG_ARGMAX_PARTS]; /* per range: first maximum among non-NaN entries, or SIZE_MAX */
+} fg_argmax_job;
+
+static void fg_argmax_range(void *ud, size_t p0, size_t p1, uint32_t tid) {
+  (void)tid;
+  fg_argmax_job *j = ud;
+  for (size_t p = p0; p < p1; p++) {
+    const size_t i0 = j->n * p / j->n_parts, i1 = j->n * (p + 1) / j->n_parts;
+    size_t best = SIZE_MAX;
+    for (size_t i = i0; i < i1; i++)
+      if (j->x[i] == j->x[i] && (best == SIZE_MAX || j->x[i] > j->x[best])) best = i;
+    j->best[p] = best;
+  }
+}
+
+size_t fg_ops_argmax(fg_ops *ops, const float *x, size_t n) {
+  if (n == 0 || x[0] != x[0]) return 0; /* fg_argmax keeps a NaN first entry */
+  fg_argmax_job j = {.x = x, .n = n, .n_parts = 1};
+  const uint32_t nt = fg_ops_n_threads(ops);
+  if (n >= FG_ARGMAX_MIN && nt > 1) j.n_parts = FG_MIN((size_t)nt, (size_t)FG_ARGMAX_PARTS);
+  fg_ops_parallel_for(ops, j.n_parts, fg_argmax_range, &j);
+  size_t best = 0;
+  for (size_t p = 0; p < j.n_parts; p++)
+    if (j.best[p] != SIZE_MAX && x[j.best[p]] > x[best]) best = j.best[p];
+  return best;
+}
+
+// ----------------------------------------------------------------------------
 // matmul
 
 typedef struct fg_mm_job {

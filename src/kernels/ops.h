@@ -37,4 +37,8 @@ fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, 
 typedef void (*fg_ops_range_fn)(void *ud, size_t i0, size_t i1, uint32_t thread_index);
 void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud);
 
+/* The index fg_argmax would return (the first maximum; x[0] when it is NaN; NaN never wins), with long
+ * vectors split over the threads. */
+size_t fg_ops_argmax(fg_ops *ops, const float *x, size_t n);
+
 #endif /* FG_OPS_H */

@@ -164,7 +164,7 @@ static fg_status session_append(fg_session *s, const int32_t *ids, const float *
     for (uint32_t il = 0; il < m->hp.n_layer; il++)
       if (m->layers[il].is_swa) fg_kv_drop_before(&s->kv, il, pos1 + 1 - m->hp.sliding_window);
   }
-  if (next_id) *next_id = fg_argmax(lg->data, m->hp.n_vocab);
+  if (next_id) *next_id = (int32_t)fg_ops_argmax(s->ops, lg->data, m->hp.n_vocab);
   return FG_OK;
 }
 
