@@ -593,6 +593,79 @@ static void test_sleep_wake(fg_ops *const *ops, size_t n_ops) {
   }
 }
 
+/* fg_ops_matmul_n: every output equals fg_ops_matmul's, bit for bit, for each type, batch size and
+ * thread count (row counts that do not divide into the job's chunks); mixed types fall back to one
+ * product after the other; a NULL matrix is refused */
+static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
+  static const size_t rows[3] = {33, 7, 130};
+  static const size_t nbs[] = {1, 3, 7, 40};
+  const size_t cols = 96, max_nb = 40;
+  float *x = amalloc(sizeof(float) * max_nb * cols), *tmp = amalloc(sizeof(float) * cols);
+  for (size_t i = 0; i < max_nb * cols; i++) x[i] = rng_unif(r);
+  for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++) {
+    const uint32_t type = k_types[ti];
+    uint64_t rb64 = 0;
+    FG_ASSERT(fg_type_row_bytes(type, cols, &rb64));
+    const size_t rb = (size_t)rb64;
+    fg_mat mats[3];
+    uint8_t *wd[3];
+    for (int m = 0; m < 3; m++) {
+      wd[m] = amalloc(rb * rows[m]);
+      for (size_t i = 0; i < rows[m]; i++) {
+        for (size_t j = 0; j < cols; j++) tmp[j] = rng_unif(r);
+        fg_quantize_row(type, tmp, wd[m] + i * rb, cols);
+      }
+      mats[m] = (fg_mat){type, (uint32_t)rows[m], (uint32_t)cols, rb, wd[m]};
+    }
+    const fg_mat *w[3] = {&mats[0], &mats[1], &mats[2]};
+    for (size_t bi = 0; bi < sizeof nbs / sizeof nbs[0]; bi++) {
+      const size_t nb = nbs[bi];
+      for (size_t t = 0; t < n_ops; t++) {
+        float *want[3], *got[3];
+        size_t ld[3];
+        for (int m = 0; m < 3; m++) {
+          ld[m] = rows[m] + 1;
+          want[m] = calloc(nb * ld[m], sizeof(float));
+          got[m] = calloc(nb * ld[m], sizeof(float));
+          CHECK_OK(fg_ops_matmul(ops[t], w[m], x, cols, nb, want[m], ld[m]));
+        }
+        CHECK_OK(fg_ops_matmul_n(ops[t], 3, w, x, cols, nb, got, ld));
+        for (int m = 0; m < 3; m++)
+          CHECK_MSG(memcmp(want[m], got[m], nb * ld[m] * sizeof(float)) == 0,
+                    "matmul_n %s nb=%zu threads=%u: matrix %d differs from matmul", fg_type_name(type), nb,
+                    fg_ops_n_threads(ops[t]), m);
+        for (int m = 0; m < 3; m++) {
+          free(want[m]);
+          free(got[m]);
+        }
+      }
+    }
+    for (int m = 0; m < 3; m++) free(wd[m]);
+  }
+  /* mixed types: the products one after the other */
+  uint8_t *w32 = amalloc(4 * cols * 5), *w8 = amalloc(((cols / 32) * 34) * 5);
+  for (size_t i = 0; i < 5; i++) {
+    for (size_t j = 0; j < cols; j++) tmp[j] = rng_unif(r);
+    fg_quantize_row(FG_TYPE_F32, tmp, w32 + i * 4 * cols, cols);
+    fg_quantize_row(FG_TYPE_Q8_0, tmp, w8 + i * (cols / 32) * 34, cols);
+  }
+  const fg_mat a = {FG_TYPE_F32, 5, (uint32_t)cols, 4 * cols, w32}, b = {FG_TYPE_Q8_0, 5, (uint32_t)cols, (cols / 32) * 34, w8};
+  const fg_mat *mixed[2] = {&a, &b};
+  float ya[5], yb[5], ga[5], gb[5];
+  float *gy[2] = {ga, gb};
+  const size_t ld[2] = {5, 5};
+  CHECK_OK(fg_ops_matmul(ops[1], &a, x, cols, 1, ya, 5));
+  CHECK_OK(fg_ops_matmul(ops[1], &b, x, cols, 1, yb, 5));
+  CHECK_OK(fg_ops_matmul_n(ops[1], 2, mixed, x, cols, 1, gy, ld));
+  CHECK(memcmp(ya, ga, sizeof ya) == 0 && memcmp(yb, gb, sizeof yb) == 0);
+  const fg_mat *with_null[2] = {&a, NULL};
+  CHECK_EQ_INT(fg_ops_matmul_n(ops[1], 2, with_null, x, cols, 1, gy, ld), FG_ERR_INVALID_ARG);
+  free(w32);
+  free(w8);
+  free(x);
+  free(tmp);
+}
+
 /* allocation failures: creating ops, and the activation scratch of a quantized matmul */
 static void test_alloc_failures(void) {
   for (uint64_t k = 1; k <= 4; k++) {
@@ -692,6 +765,7 @@ int main(void) {
     }
     test_table(ops, 4, k, &r);
     for (size_t t = 0; t < 4; t++) fg_ops_set_kernels(ops[t], k);
+    test_matmul_n(ops, 4, &r);
     test_nested(ops[2], &r);
   }
   for (size_t t = 0; t < 4; t++) fg_ops_free(ops[t]);

@@ -164,24 +164,29 @@ size_t fg_ops_argmax(fg_ops *ops, const float *x, size_t n) {
 // ----------------------------------------------------------------------------
 // matmul
 
+#define FG_MM_MAX_MATS 3 /* matrices of one job (matmul_n): Q, K, V or gate, up */
+
 typedef struct fg_mm_job {
   const fg_mm_kernel *kern;
-  fg_mm_args args;
-  size_t n_out;        /* outputs per activation row */
-  size_t chunk;        /* rows per work item */
-  size_t n_chunks;
-  _Atomic size_t next; /* next work item */
+  size_t n_mats;
+  fg_mm_args args[FG_MM_MAX_MATS];
+  size_t n_out[FG_MM_MAX_MATS];     /* outputs per activation row */
+  size_t first[FG_MM_MAX_MATS + 1]; /* work items of matrix m: [first[m], first[m+1]) */
+  size_t chunk;                     /* rows per work item */
+  _Atomic size_t next;              /* next work item */
 } fg_mm_job;
 
 static void fg_mm_worker(void *ud, uint32_t ith, uint32_t nth) {
   (void)ith;
   (void)nth;
   fg_mm_job *job = ud;
+  size_t m = 0;
   for (;;) {
     size_t c = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-    if (c >= job->n_chunks) break;
-    const size_t i0 = c * job->chunk;
-    job->kern->run(&job->args, i0, FG_MIN(i0 + job->chunk, job->n_out));
+    if (c >= job->first[job->n_mats]) break;
+    while (c >= job->first[m + 1]) m++; /* items come in increasing order to each thread */
+    const size_t i0 = (c - job->first[m]) * job->chunk;
+    job->kern->run(&job->args[m], i0, FG_MIN(i0 + job->chunk, job->n_out[m]));
   }
 }
 
@@ -199,9 +204,11 @@ static void fg_prep_range(void *ud, size_t u0, size_t u1, uint32_t ith) {
   p->kern->act_prep(p->args->x, p->args->ldx, p->args->cols, p->args->nb, b0, b1, p->act);
 }
 
-/* A call made while a job runs on this ops (from inside a parallel_for callback, possibly on several
+/* n_mats products that share the weight type, the columns and the activations (in[m].x, ldx, nb),
+ * as one job: the activations are prepared once, the work items of all matrices share one queue.
+ * A call made while a job runs on this ops (from inside a parallel_for callback, possibly on several
  * threads at once) runs inline with its own activation buffer: the shared scratch is the owner's. */
-static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, size_t n_out) {
+static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n_out, size_t n_mats) {
   const fg_kernels *k = ops->k;
   const uint32_t type = in->type;
   const fg_mm_kernel *kern = &k->vec[type];
@@ -216,8 +223,12 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, size_t n_out) {
 
   fg_mm_job job;
   job.kern = kern;
-  job.args = *in;
-  job.args.act = NULL;
+  job.n_mats = n_mats;
+  for (size_t m = 0; m < n_mats; m++) {
+    job.args[m] = in[m];
+    job.args[m].act = NULL;
+    job.n_out[m] = n_out[m];
+  }
   if (kern->act_size) {
     const size_t bytes = kern->act_size(in->cols, in->nb);
     if (bytes == SIZE_MAX) {
@@ -237,25 +248,26 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, size_t n_out) {
       }
       act = tmp;
     }
-    job.args.act = act;
-    fg_prep_job prep = {kern, &job.args, act};
+    fg_prep_job prep = {kern, &job.args[0], act};
     const size_t unit = kern->act_unit ? kern->act_unit : 1;
     const size_t n_units = (in->nb + unit - 1) / unit;
     if (threaded && in->nb * in->cols >= FG_OPS_PREP_PARALLEL && n_units > 1) fg_pfor_owned(ops, n_units, fg_prep_range, &prep);
     else fg_prep_range(&prep, 0, n_units, 0);
+    for (size_t m = 0; m < n_mats; m++) job.args[m].act = act;
   }
 
   const size_t tile = kern->row_tile ? kern->row_tile : 1;
-  const size_t n_tiles = (n_out + tile - 1) / tile;
+  size_t n_tiles = 0;
+  for (size_t m = 0; m < n_mats; m++) n_tiles += (n_out[m] + tile - 1) / tile;
   const size_t per_thread = kern == &k->vec[type] ? FG_OPS_VEC_CHUNKS_PER_THREAD : FG_OPS_CHUNKS_PER_THREAD;
   const size_t want_chunks = (size_t)ops->n_threads * per_thread;
-  const size_t tiles_per_chunk = threaded ? FG_MAX((size_t)1, n_tiles / want_chunks) : n_tiles;
-  job.n_out = n_out;
-  job.chunk = tiles_per_chunk * tile;
-  job.n_chunks = (n_out + job.chunk - 1) / job.chunk;
+  job.chunk = (threaded ? FG_MAX((size_t)1, n_tiles / want_chunks) : n_tiles) * tile;
+  job.first[0] = 0;
+  for (size_t m = 0; m < n_mats; m++) job.first[m + 1] = job.first[m] + (n_out[m] + job.chunk - 1) / job.chunk;
   atomic_init(&job.next, 0);
-  if (threaded && job.n_chunks > 1) fg_threadpool_run(ops->tp, fg_mm_worker, &job);
-  else kern->run(&job.args, 0, n_out);
+  if (threaded && job.first[n_mats] > 1) fg_threadpool_run(ops->tp, fg_mm_worker, &job);
+  else
+    for (size_t m = 0; m < n_mats; m++) kern->run(&job.args[m], 0, n_out[m]);
 
 done:
   fg_aligned_free(tmp);
@@ -285,7 +297,30 @@ fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx
     for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, W->rows * sizeof(float));
     return FG_OK;
   }
-  return fg_mm_common(ops, &a, W->rows);
+  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1);
+}
+
+fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
+                          float *const *Y, const size_t *ldy) {
+  if (!W || !Y || !ldy || n == 0) return n == 0 ? FG_OK : FG_ERR_INVALID_ARG;
+  bool shared = n <= FG_MM_MAX_MATS && nb > 0;
+  fg_mm_args a[FG_MM_MAX_MATS];
+  size_t n_out[FG_MM_MAX_MATS];
+  for (size_t m = 0; m < n && shared; m++) {
+    if (!W[m]) return FG_ERR_INVALID_ARG;
+    shared = W[m]->type == W[0]->type && W[m]->cols == W[0]->cols && W[m]->cols > 0 && W[m]->rows > 0;
+    if (!shared) break;
+    a[m] = (fg_mm_args){W[m]->type, W[m]->data, W[m]->row_bytes, NULL, W[m]->cols, X, ldx, NULL, nb, Y[m], ldy[m]};
+    n_out[m] = W[m]->rows;
+    const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
+    if (st != FG_OK) return st;
+  }
+  if (shared) return fg_mm_common(ops, a, n_out, n);
+  for (size_t m = 0; m < n; m++) { /* mixed types or shapes: one product after the other */
+    const fg_status st = fg_ops_matmul(ops, W[m], X, ldx, nb, Y[m], ldy[m]);
+    if (st != FG_OK) return st;
+  }
+  return FG_OK;
 }
 
 fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
@@ -301,5 +336,5 @@ fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, 
     for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, n_rows * sizeof(float));
     return FG_OK;
   }
-  return fg_mm_common(ops, &a, n_rows);
+  return fg_mm_common(ops, &a, &n_rows, 1);
 }

@@ -29,6 +29,12 @@ const char *fg_ops_isa(void); /* "ref", "avx2", "avx512", ... the table in use *
  * X: nb × W->cols f32 (row stride ldx), Y: nb × ldy f32. Split over the pool's threads. */
 fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy);
 
+/* Y[m] = W[m] · X for m < n as one job (n <= 3 products sharing weight type, columns and X: the
+ * activations are prepared once and all rows share one work queue; otherwise one product after the
+ * other). Each Y[m] gets exactly what fg_ops_matmul would write. */
+fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
+                          float *const *Y, const size_t *ldy);
+
 /* Only the listed rows: Y[b*ldy + i] = W[rows[i]] · X[b]  for i < n_rows (sparse LM head). */
 fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
                              size_t ldx, size_t nb, float *Y, size_t ldy);

@@ -406,9 +406,12 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
     const fg_layer *L = &m->layers[il];
     rj.L = L;
     rj.layer = il;
-    if ((st = fg_ops_matmul(ops, &L->wq, sc->xn, d, nb, sc->q, nq)) != FG_OK) goto fail;
-    if ((st = fg_ops_matmul(ops, &L->wk, sc->xn, d, nb, sc->k, nk)) != FG_OK) goto fail;
-    if ((st = fg_ops_matmul(ops, &L->wv, sc->xn, d, nb, sc->v, nv)) != FG_OK) goto fail;
+    {
+      const fg_mat *w[] = {&L->wq, &L->wk, &L->wv};
+      float *y[] = {sc->q, sc->k, sc->v};
+      const size_t ld[] = {nq, nk, nv};
+      if ((st = fg_ops_matmul_n(ops, 3, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
+    }
     rj.phase = ROWS_QKV;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
     {
@@ -430,8 +433,12 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
     if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
     rj.phase = ROWS_POST_ATTN;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
-    if ((st = fg_ops_matmul(ops, &L->w_gate, sc->xn, d, nb, sc->gate, ff)) != FG_OK) goto fail;
-    if ((st = fg_ops_matmul(ops, &L->w_up, sc->xn, d, nb, sc->up, ff)) != FG_OK) goto fail;
+    {
+      const fg_mat *w[] = {&L->w_gate, &L->w_up};
+      float *y[] = {sc->gate, sc->up};
+      const size_t ld[] = {ff, ff};
+      if ((st = fg_ops_matmul_n(ops, 2, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
+    }
     gelu_job gj = {sc->ak, sc->gate, sc->up, ff};
     fg_ops_parallel_for(ops, nb, gelu_range, &gj);
     if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate, ff, nb, sc->t, d)) != FG_OK) goto fail;
