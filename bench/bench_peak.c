@@ -12,14 +12,14 @@
 #include <string.h>
 #include <time.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#  include <immintrin.h>
+
 static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
-
-#if defined(__x86_64__) || defined(__i386__)
-#  include <immintrin.h>
 
 #  define R12(m) m(0) m(1) m(2) m(3) m(4) m(5) m(6) m(7) m(8) m(9) m(10) m(11)
 
