@@ -23,94 +23,49 @@ static double now_s(void) {
 
 #  define R12(m) m(0) m(1) m(2) m(3) m(4) m(5) m(6) m(7) m(8) m(9) m(10) m(11)
 
-/* Each loop runs n rounds of 12 independent multiply-adds and returns a value that depends on all of
- * them, so nothing can be folded away; seed keeps the inputs unknown to the compiler. */
+/* PEAK_LOOP defines a function that runs n rounds of 12 independent multiply-adds (STEP(acc)) on
+ * accumulators of type VT started by INIT(i), and returns a value that depends on all of them (LANE0
+ * of each), so nothing can be folded away; seed keeps the inputs unknown to the compiler. */
+#  define PEAK_LOOP(name, isa, VT, INIT, STEP, LANE0)                                    \
+    __attribute__((target(isa))) static float name(long n, float seed) {               \
+      VT a[12];                                                                         \
+      for (int i = 0; i < 12; i++) a[i] = INIT(i);                                      \
+      for (long k = 0; k < n; k++) {                                                    \
+        R12(PEAK_STEP)                                                                  \
+      }                                                                                 \
+      float s = 0;                                                                      \
+      for (int i = 0; i < 12; i++) s += (float)LANE0(a[i]);                             \
+      return s;                                                                         \
+    }
+/* the 12 steps are spelled out so the accumulators stay in registers */
+#  define PEAK_STEP(i) a[i] = STEP(a[i]);
 
-__attribute__((target("avx2,fma"))) static float loop_fma256(long n, float seed) {
-#  define D(i) __m256 a##i = _mm256_set1_ps(seed * (float)(i + 1));
-  R12(D)
-#  undef D
-  const __m256 x = _mm256_set1_ps(seed), y = _mm256_set1_ps(1.0f - seed);
-  for (long k = 0; k < n; k++) {
-#  define S(i) a##i = _mm256_fmadd_ps(a##i, x, y);
-    R12(S)
-#  undef S
-  }
-  float s = 0;
-#  define A(i) s += _mm256_cvtss_f32(a##i);
-  R12(A)
-#  undef A
-  return s;
-}
-
-__attribute__((target("avx512f"))) static float loop_fma512(long n, float seed) {
-#  define D(i) __m512 a##i = _mm512_set1_ps(seed * (float)(i + 1));
-  R12(D)
-#  undef D
-  const __m512 x = _mm512_set1_ps(seed), y = _mm512_set1_ps(1.0f - seed);
-  for (long k = 0; k < n; k++) {
-#  define S(i) a##i = _mm512_fmadd_ps(a##i, x, y);
-    R12(S)
-#  undef S
-  }
-  float s = 0;
-#  define A(i) s += _mm512_cvtss_f32(a##i);
-  R12(A)
-#  undef A
-  return s;
-}
-
-__attribute__((target("avx512f,avx512bf16"))) static float loop_bf16dp512(long n, float seed) {
-#  define D(i) __m512 a##i = _mm512_set1_ps(seed * (float)(i + 1));
-  R12(D)
-#  undef D
-  const __m512bh x = (__m512bh)_mm512_set1_epi16((short)(0x3f80 + (int)seed));
-  const __m512bh y = (__m512bh)_mm512_set1_epi16(0x3f81);
-  for (long k = 0; k < n; k++) {
-#  define S(i) a##i = _mm512_dpbf16_ps(a##i, x, y);
-    R12(S)
-#  undef S
-  }
-  float s = 0;
-#  define A(i) s += _mm512_cvtss_f32(a##i);
-  R12(A)
-#  undef A
-  return s;
-}
-
-__attribute__((target("avx512f,avx512vnni"))) static float loop_vnni512(long n, float seed) {
-#  define D(i) __m512i a##i = _mm512_set1_epi32((int)seed + i);
-  R12(D)
-#  undef D
-  const __m512i x = _mm512_set1_epi8((char)(3 + (int)seed)), y = _mm512_set1_epi8(5);
-  for (long k = 0; k < n; k++) {
-#  define S(i) a##i = _mm512_dpbusd_epi32(a##i, x, y);
-    R12(S)
-#  undef S
-  }
-  int s = 0;
-#  define A(i) s += _mm_cvtsi128_si32(_mm512_castsi512_si128(a##i));
-  R12(A)
-#  undef A
-  return (float)s;
-}
-
-__attribute__((target("avx2,avxvnni"))) static float loop_vnni256(long n, float seed) {
-#  define D(i) __m256i a##i = _mm256_set1_epi32((int)seed + i);
-  R12(D)
-#  undef D
-  const __m256i x = _mm256_set1_epi8((char)(3 + (int)seed)), y = _mm256_set1_epi8(5);
-  for (long k = 0; k < n; k++) {
-#  define S(i) a##i = _mm256_dpbusd_avx_epi32(a##i, x, y);
-    R12(S)
-#  undef S
-  }
-  int s = 0;
-#  define A(i) s += _mm_cvtsi128_si32(_mm256_castsi256_si128(a##i));
-  R12(A)
-#  undef A
-  return (float)s;
-}
+#  define STEP(acc) _mm256_fmadd_ps(acc, _mm256_set1_ps(seed), _mm256_set1_ps(1.0f - seed))
+#  define INIT(i) _mm256_set1_ps(seed * (float)((i) + 1))
+PEAK_LOOP(loop_fma256, "avx2,fma", __m256, INIT, STEP, _mm256_cvtss_f32)
+#  undef STEP
+#  undef INIT
+#  define STEP(acc) _mm512_fmadd_ps(acc, _mm512_set1_ps(seed), _mm512_set1_ps(1.0f - seed))
+#  define INIT(i) _mm512_set1_ps(seed * (float)((i) + 1))
+PEAK_LOOP(loop_fma512, "avx512f", __m512, INIT, STEP, _mm512_cvtss_f32)
+#  undef STEP
+#  define STEP(acc) \
+    _mm512_dpbf16_ps(acc, (__m512bh)_mm512_set1_epi16((short)(0x3f80 + (int)seed)), (__m512bh)_mm512_set1_epi16(0x3f81))
+PEAK_LOOP(loop_bf16dp512, "avx512f,avx512bf16", __m512, INIT, STEP, _mm512_cvtss_f32)
+#  undef STEP
+#  undef INIT
+#  define LANE0_512I(v) _mm_cvtsi128_si32(_mm512_castsi512_si128(v))
+#  define LANE0_256I(v) _mm_cvtsi128_si32(_mm256_castsi256_si128(v))
+#  define STEP(acc) _mm512_dpbusd_epi32(acc, _mm512_set1_epi8((char)(3 + (int)seed)), _mm512_set1_epi8(5))
+#  define INIT(i) _mm512_set1_epi32((int)seed + (i))
+PEAK_LOOP(loop_vnni512, "avx512f,avx512vnni", __m512i, INIT, STEP, LANE0_512I)
+#  undef STEP
+#  undef INIT
+#  define STEP(acc) _mm256_dpbusd_avx_epi32(acc, _mm256_set1_epi8((char)(3 + (int)seed)), _mm256_set1_epi8(5))
+#  define INIT(i) _mm256_set1_epi32((int)seed + (i))
+PEAK_LOOP(loop_vnni256, "avx2,avxvnni", __m256i, INIT, STEP, LANE0_256I)
+#  undef STEP
+#  undef INIT
 
 typedef struct peak_case {
   const char *name;
