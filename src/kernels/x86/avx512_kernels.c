@@ -460,6 +460,20 @@ FG_INLINE float fg_fold16(__m512 v) {
   return _mm_cvtss_f32(q);
 }
 
+/* fg_fold16 of four vectors at once, stored to y[0..nr): the same additions on the same operands
+ * (lanes l + 8, then l + 4, l + 2, l + 1), arranged so that one shuffle serves four outputs. */
+FG_INLINE void fg_fold4_store(__m512 v0, __m512 v1, __m512 v2, __m512 v3, float *y, size_t nr) {
+  /* 128-bit chunks c0..c3: t01 = [v0.c0 + v0.c2, v0.c1 + v0.c3, v1.c0 + v1.c2, v1.c1 + v1.c3] */
+  const __m512 t01 = _mm512_add_ps(_mm512_shuffle_f32x4(v0, v1, 0x44), _mm512_shuffle_f32x4(v0, v1, 0xee));
+  const __m512 t23 = _mm512_add_ps(_mm512_shuffle_f32x4(v2, v3, 0x44), _mm512_shuffle_f32x4(v2, v3, 0xee));
+  /* chunk k of u: the four lane-l + 4 sums of v_k */
+  const __m512 u = _mm512_add_ps(_mm512_shuffle_f32x4(t01, t23, 0x88), _mm512_shuffle_f32x4(t01, t23, 0xdd));
+  const __m512 w = _mm512_add_ps(u, _mm512_permute_ps(u, 0xee)); /* lanes 0, 1: q0 + q2, q1 + q3 */
+  const __m512 z = _mm512_add_ps(w, _mm512_movehdup_ps(w));     /* lane 0: (q0 + q2) + (q1 + q3) */
+  const __m128 r = _mm512_castps512_ps128(_mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0), z));
+  _mm_mask_storeu_ps(y, (__mmask8)((1u << (nr < 4 ? nr : 4)) - 1u), r);
+}
+
 #define FG_FT_RMAX 8
 #define FG_FT_BMAX 6
 
@@ -516,7 +530,12 @@ FG_INLINE void fg_ftile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0
   if (j < cols) fg_fstep(acc, rp, xf, xb, j, cols - j, R, B, kind);
   for (int b = 0; b < B; b++) {
     float *y = a->y + (b0 + (size_t)b) * a->ldy + t0;
-    for (size_t r = 0; r < nr; r++) y[r] = fg_fold16(acc[r][b]);
+    if (R % 4 == 0) {
+      for (int g = 0; g * 4 < R && (size_t)g * 4 < nr; g++)
+        fg_fold4_store(acc[4 * g][b], acc[4 * g + 1][b], acc[4 * g + 2][b], acc[4 * g + 3][b], y + 4 * g, nr - 4 * (size_t)g);
+    } else {
+      for (size_t r = 0; r < nr; r++) y[r] = fg_fold16(acc[r][b]);
+    }
   }
 }
 
