@@ -302,20 +302,24 @@ fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx
 
 fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
                           float *const *Y, const size_t *ldy) {
-  if (!W || !Y || !ldy || n == 0) return n == 0 ? FG_OK : FG_ERR_INVALID_ARG;
+  if (n == 0) return FG_OK;
+  if (!W || !Y || !ldy) return FG_ERR_INVALID_ARG;
   bool shared = n <= FG_MM_MAX_MATS && nb > 0;
-  fg_mm_args a[FG_MM_MAX_MATS];
-  size_t n_out[FG_MM_MAX_MATS];
-  for (size_t m = 0; m < n && shared; m++) {
+  for (size_t m = 0; m < n; m++) {
     if (!W[m]) return FG_ERR_INVALID_ARG;
-    shared = W[m]->type == W[0]->type && W[m]->cols == W[0]->cols && W[m]->cols > 0 && W[m]->rows > 0;
-    if (!shared) break;
-    a[m] = (fg_mm_args){W[m]->type, W[m]->data, W[m]->row_bytes, NULL, W[m]->cols, X, ldx, NULL, nb, Y[m], ldy[m]};
-    n_out[m] = W[m]->rows;
-    const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
-    if (st != FG_OK) return st;
+    shared = shared && W[m]->type == W[0]->type && W[m]->cols == W[0]->cols && W[m]->cols > 0 && W[m]->rows > 0;
   }
-  if (shared) return fg_mm_common(ops, a, n_out, n);
+  if (shared) {
+    fg_mm_args a[FG_MM_MAX_MATS];
+    size_t n_out[FG_MM_MAX_MATS];
+    for (size_t m = 0; m < n; m++) {
+      a[m] = (fg_mm_args){W[m]->type, W[m]->data, W[m]->row_bytes, NULL, W[m]->cols, X, ldx, NULL, nb, Y[m], ldy[m]};
+      n_out[m] = W[m]->rows;
+      const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
+      if (st != FG_OK) return st;
+    }
+    return fg_mm_common(ops, a, n_out, n);
+  }
   for (size_t m = 0; m < n; m++) { /* mixed types or shapes: one product after the other */
     const fg_status st = fg_ops_matmul(ops, W[m], X, ldx, nb, Y[m], ldy[m]);
     if (st != FG_OK) return st;

@@ -29,16 +29,41 @@ void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
  * decoded token still equals the same token prefilled, bit for bit, whatever the thread count. */
 #define ATTN_SEG 64u
 
-static size_t round16(size_t n) { return (n + 15) / 16 * 16; }
-
 static uint64_t round16_u64(uint64_t n) { return (n + 15) / 16 * 16; }
 
-/* floats of one thread's attention tile scratch for R rows (64-bit: dimensions come from the file;
- * the allocation that uses it checks the size_t range, and attn_tile's offsets stay below it) */
-static uint64_t attn_floats(const fg_hparams *hp, size_t R) {
-  const uint64_t r = R;
-  return round16_u64(r * hp->head_dim_k) + round16_u64(r * FG_ATTN_BLK) + 2 * round16_u64(r * hp->head_dim_v) +
-         7 * round16_u64(r);
+/* One thread's attention scratch for up to R query rows. */
+typedef struct attn_ws {
+  float *qp;         /* (R, hk) query rows of the tile */
+  float *s;          /* (R, FG_ATTN_BLK) scores, then weights */
+  float *o;          /* (R, hv) unnormalized outputs of the current segment */
+  float *m, *l;      /* (R) running max and sum of the segment */
+  float *c;          /* (R) rescale of this block */
+  uint32_t *j0, *j1; /* (R) valid keys of this block: [j0, j1) */
+  float *O, *M, *L;  /* (R, hv), (R), (R): the folded segments */
+} attn_ws;
+
+/* Floats of the scratch for R rows; with w, also its pointers from base. 64-bit: dimensions come from
+ * the file; the allocation checks the size_t range, and the offsets stay below it. */
+static uint64_t attn_ws_layout(const fg_hparams *hp, uint64_t R, float *base, attn_ws *w) {
+  uint64_t off = 0;
+#define ATTN_TAKE(field, type, n)                              \
+  do {                                                         \
+    if (w) w->field = (type *)(void *)(base + (size_t)off);    \
+    off += round16_u64(n);                                     \
+  } while (0)
+  ATTN_TAKE(qp, float, R * hp->head_dim_k);
+  ATTN_TAKE(s, float, R * FG_ATTN_BLK);
+  ATTN_TAKE(o, float, R * hp->head_dim_v);
+  ATTN_TAKE(m, float, R);
+  ATTN_TAKE(l, float, R);
+  ATTN_TAKE(c, float, R);
+  ATTN_TAKE(j0, uint32_t, R);
+  ATTN_TAKE(j1, uint32_t, R);
+  ATTN_TAKE(O, float, R * hp->head_dim_v);
+  ATTN_TAKE(M, float, R);
+  ATTN_TAKE(L, float, R);
+#undef ATTN_TAKE
+  return off;
 }
 
 /* floats of one decode segment's partial result: (m, l, o) of the group's rows */
@@ -55,7 +80,7 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t group = hp->n_head / hp->n_head_kv;
   sc->attn_rows = FG_MAX((size_t)1, ATTN_TILE_ROWS / group) * group;
-  sc->attn_stride = (size_t)attn_floats(hp, sc->attn_rows);
+  sc->attn_stride = (size_t)attn_ws_layout(hp, sc->attn_rows, NULL, NULL);
   struct { float **p; uint64_t n; } a[] = {
       {&sc->x, (uint64_t)max_nb * d},
       {&sc->xn, (uint64_t)max_nb * d},
@@ -66,7 +91,7 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
       {&sc->t, (uint64_t)max_nb * FG_MAX(d, (size_t)hp->n_head_kv * hk)},
       {&sc->gate, (uint64_t)max_nb * hp->n_ff},
       {&sc->up, (uint64_t)max_nb * hp->n_ff},
-      {&sc->attn, (uint64_t)n_threads * attn_floats(hp, sc->attn_rows)},
+      {&sc->attn, (uint64_t)n_threads * attn_ws_layout(hp, sc->attn_rows, NULL, NULL)},
       {&sc->attn_part, (uint64_t)hp->n_head_kv * attn_max_segs(n_ctx) * attn_part_floats(hp)},
       {&sc->rope_cs, (uint64_t)max_nb * 2 * hk},
   };
@@ -150,7 +175,7 @@ typedef struct attn_job {
   size_t T;       /* positions per tile */
   size_t n_tiles;
   uint32_t seg0;  /* decode: the first segment of the position's keys */
-  size_t n_seg;   /* decode: segments per KV head (0: tiles instead) */
+  size_t n_seg;   /* decode: segments per KV head */
   fg_fwd_scratch *sc;
 } attn_job;
 
@@ -182,21 +207,15 @@ static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, const floa
 
 /* The rows of query positions [t0, t0 + nt) of the batch (× the group's heads of KV head kvh) against
  * the keys [klo, khi] (each row also limited to what its position sees): (M, L, O) = the folded
- * segments, O unnormalized. ws: one thread's attn_stride floats. */
-static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uint32_t klo, uint32_t khi, float *ws,
-                      float *M, float *L, float *O) {
+ * segments, O unnormalized. w: one thread's scratch (its M, L, O are not used here). */
+static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uint32_t klo, uint32_t khi,
+                      const attn_ws *w, float *M, float *L, float *O) {
   const fg_hparams *hp = j->hp;
   const fg_kv *kv = j->kv;
   const size_t hk = hp->head_dim_k, hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv;
   const size_t nq = (size_t)hp->n_head * hk, elt = kv->elt, R = nt * group;
-  float *qp = ws;                                 /* (R, hk) query rows of the tile */
-  float *s = qp + round16(R * hk);                /* (R, FG_ATTN_BLK) scores, then weights */
-  float *o = s + round16(R * FG_ATTN_BLK);        /* (R, hv) unnormalized outputs of the segment */
-  float *m = o + round16(R * hv);                 /* (R) running max of the segment */
-  float *l = m + round16(R);                      /* (R) running sum of the segment */
-  float *c = l + round16(R);                      /* (R) rescale of this block */
-  uint32_t *j0 = (uint32_t *)(void *)(c + round16(R)); /* (R) valid keys of this block: [j0, j1) */
-  uint32_t *j1 = j0 + round16(R);
+  float *qp = w->qp, *s = w->s, *o = w->o, *m = w->m, *l = w->l, *c = w->c;
+  uint32_t *j0 = w->j0, *j1 = w->j1;
   for (size_t tt = 0; tt < nt; tt++)
     memcpy(qp + tt * group * hk, j->sc->q + (t0 + tt) * nq + (size_t)kvh * group * hk, group * hk * sizeof(float));
   for (size_t r = 0; r < R; r++) {
@@ -241,42 +260,52 @@ static void attn_store(const attn_job *j, size_t t0, size_t R, uint32_t kvh, con
   }
 }
 
-static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, float *ws /* (attn_stride) */) {
-  const fg_hparams *hp = j->hp;
-  const size_t group = hp->n_head / hp->n_head_kv, hv = hp->head_dim_v, hk = hp->head_dim_k;
-  const size_t t0 = tile * j->T, nt = FG_MIN(j->T, j->nb - t0), Rmax = j->sc->attn_rows;
-  /* the running (M, L, O) sit behind attn_rows' part of ws (laid out for attn_rows rows) */
-  float *O = ws + round16(Rmax * hk) + round16(Rmax * FG_ATTN_BLK) + round16(Rmax * hv) + 5 * round16(Rmax);
-  float *M = O + round16(Rmax * hv), *L = M + round16(Rmax);
+/* this thread's scratch, laid out for attn_rows rows */
+static attn_ws attn_ws_of(const attn_job *j, uint32_t tid) {
+  attn_ws w;
+  attn_ws_layout(j->hp, j->sc->attn_rows, j->sc->attn + (size_t)tid * j->sc->attn_stride, &w);
+  return w;
+}
+
+static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, const attn_ws *w) {
+  const size_t t0 = tile * j->T, nt = FG_MIN(j->T, j->nb - t0);
   const uint32_t p_lo = j->pos0 + (uint32_t)t0, p_hi = p_lo + (uint32_t)nt - 1;
-  attn_rows(j, t0, nt, kvh, attn_first(hp, j->L, p_lo), p_hi, ws, M, L, O);
-  attn_store(j, t0, nt * group, kvh, L, O);
+  attn_rows(j, t0, nt, kvh, attn_first(j->hp, j->L, p_lo), p_hi, w, w->M, w->L, w->O);
+  attn_store(j, t0, nt * (j->hp->n_head / j->hp->n_head_kv), kvh, w->L, w->O);
+}
+
+/* decode: the partial (m, l, o) of work item idx in attn_part */
+static void attn_part_at(const attn_job *j, size_t idx, float **m, float **l, float **o) {
+  const size_t group = j->hp->n_head / j->hp->n_head_kv;
+  *m = j->sc->attn_part + idx * (size_t)attn_part_floats(j->hp);
+  *l = *m + group;
+  *o = *l + group;
 }
 
 /* decode: work item = (KV head, segment) of the one position; its partial (m, l, o) goes to attn_part */
 static void attn_seg_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   attn_job *j = ud;
-  const fg_hparams *hp = j->hp;
-  const size_t group = hp->n_head / hp->n_head_kv, part = (size_t)attn_part_floats(hp);
-  float *ws = j->sc->attn + (size_t)tid * j->sc->attn_stride;
+  const attn_ws w = attn_ws_of(j, tid);
   for (size_t idx = i0; idx < i1; idx++) {
     const uint32_t kvh = (uint32_t)(idx / j->n_seg), seg = j->seg0 + (uint32_t)(idx % j->n_seg);
-    const uint32_t p = j->pos0, klo = FG_MAX(seg * ATTN_SEG, attn_first(hp, j->L, p));
+    const uint32_t p = j->pos0, klo = FG_MAX(seg * ATTN_SEG, attn_first(j->hp, j->L, p));
     const uint32_t khi = FG_MIN(seg * ATTN_SEG + ATTN_SEG - 1, p);
-    float *M = j->sc->attn_part + idx * part, *L = M + group, *O = L + group;
-    attn_rows(j, 0, 1, kvh, klo, khi, ws, M, L, O);
+    float *M, *L, *O;
+    attn_part_at(j, idx, &M, &L, &O);
+    attn_rows(j, 0, 1, kvh, klo, khi, &w, M, L, O);
   }
 }
 
 /* decode: folds each KV head's segments in key order and stores the normalized output */
 static void attn_seg_merge(const attn_job *j) {
   const fg_hparams *hp = j->hp;
-  const size_t group = hp->n_head / hp->n_head_kv, hv = hp->head_dim_v, part = (size_t)attn_part_floats(hp);
+  const size_t group = hp->n_head / hp->n_head_kv;
   for (uint32_t kvh = 0; kvh < hp->n_head_kv; kvh++) {
-    float *M = j->sc->attn_part + (size_t)kvh * j->n_seg * part, *L = M + group, *O = L + group;
+    float *M, *L, *O, *m, *l, *o;
+    attn_part_at(j, (size_t)kvh * j->n_seg, &M, &L, &O);
     for (size_t sg = 1; sg < j->n_seg; sg++) {
-      const float *m = M + sg * part, *l = m + group, *o = l + group;
-      attn_fold(j->ak, group, hv, m, l, o, M, L, O);
+      attn_part_at(j, (size_t)kvh * j->n_seg + sg, &m, &l, &o);
+      attn_fold(j->ak, group, hp->head_dim_v, m, l, o, M, L, O);
     }
     attn_store(j, 0, group, kvh, L, O);
   }
@@ -284,13 +313,13 @@ static void attn_seg_merge(const attn_job *j) {
 
 static void attn_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   attn_job *j = ud;
-  float *ws = j->sc->attn + (size_t)tid * j->sc->attn_stride;
+  const attn_ws w = attn_ws_of(j, tid);
   for (size_t idx = i0; idx < i1; idx++) {
     const uint32_t kvh = (uint32_t)(idx % j->hp->n_head_kv);
     const size_t u = idx / j->hp->n_head_kv;
     /* tiles 0, n-1, 1, n-2, ...: contiguous index ranges get balanced causal work */
     const size_t tile = u % 2 == 0 ? u / 2 : j->n_tiles - 1 - u / 2;
-    attn_tile(j, tile, kvh, ws);
+    attn_tile(j, tile, kvh, &w);
   }
 }
 
