@@ -643,13 +643,15 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
     for (int m = 0; m < 3; m++) free(wd[m]);
   }
   /* mixed types: the products one after the other */
-  uint8_t *w32 = amalloc(4 * cols * 5), *w8 = amalloc(((cols / 32) * 34) * 5);
+  uint64_t rb8 = 0;
+  FG_ASSERT(fg_type_row_bytes(FG_TYPE_Q8_0, cols, &rb8));
+  uint8_t *w32 = amalloc(4 * cols * 5), *w8 = amalloc((size_t)rb8 * 5);
   for (size_t i = 0; i < 5; i++) {
     for (size_t j = 0; j < cols; j++) tmp[j] = rng_unif(r);
     fg_quantize_row(FG_TYPE_F32, tmp, w32 + i * 4 * cols, cols);
-    fg_quantize_row(FG_TYPE_Q8_0, tmp, w8 + i * (cols / 32) * 34, cols);
+    fg_quantize_row(FG_TYPE_Q8_0, tmp, w8 + i * (size_t)rb8, cols);
   }
-  const fg_mat a = {FG_TYPE_F32, 5, (uint32_t)cols, 4 * cols, w32}, b = {FG_TYPE_Q8_0, 5, (uint32_t)cols, (cols / 32) * 34, w8};
+  const fg_mat a = {FG_TYPE_F32, 5, (uint32_t)cols, 4 * cols, w32}, b = {FG_TYPE_Q8_0, 5, (uint32_t)cols, (size_t)rb8, w8};
   const fg_mat *mixed[2] = {&a, &b};
   float ya[5], yb[5], ga[5], gb[5];
   float *gy[2] = {ga, gb};
