@@ -41,7 +41,7 @@ extern "C" {
 #endif
 
 #define FG_VERSION_MAJOR 0
-#define FG_VERSION_MINOR 2
+#define FG_VERSION_MINOR 3
 #define FG_VERSION_PATCH 0
 #define FG_VERSION_NUMBER (FG_VERSION_MAJOR * 10000 + FG_VERSION_MINOR * 100 + FG_VERSION_PATCH)
 
@@ -191,7 +191,9 @@ typedef struct fg_session_params {
 
 FG_API void fg_session_params_init(fg_session_params *p);
 
-FG_API fg_status fg_session_create(const fg_model *model, const fg_session_params *params, fg_session **out);
+/* err (may be NULL) receives the reason of a failure, e.g. which parameter is out of range. */
+FG_API fg_status fg_session_create(const fg_model *model, const fg_session_params *params, fg_session **out,
+                                   fg_error *err);
 FG_API void fg_session_free(fg_session *s);
 
 /* Appends n >= 1 tokens (chunked internally); *next_id = greedy next token after the last one.
@@ -215,7 +217,8 @@ FG_API fg_status fg_session_snapshot(fg_session *s, fg_snapshot **out);
 /* s continues from snap (snap must come from the same model). */
 FG_API fg_status fg_session_restore(fg_session *s, const fg_snapshot *snap);
 /* A new session that continues from snap; params as for fg_session_create (NULL = defaults). */
-FG_API fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_params *params, fg_session **out);
+FG_API fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_params *params, fg_session **out,
+                                 fg_error *err);
 FG_API void fg_snapshot_free(fg_snapshot *snap);
 FG_API uint32_t fg_snapshot_position(const fg_snapshot *snap);
 

@@ -62,7 +62,7 @@ int main(void) {
   p.n_ctx = 2048;
   p.n_threads = 2;
   fg_session *s = NULL;
-  CHECK_OK(fg_session_create(m, &p, &s));
+  CHECK_OK(fg_session_create(m, &p, &s, NULL));
   int32_t ids[PREFIX];
   uint64_t x = 99;
   ids[0] = 2;
@@ -76,7 +76,7 @@ int main(void) {
   fg_snapshot *snap = NULL;
   CHECK_OK(fg_session_snapshot(s, &snap));
   fg_session *f = NULL;
-  CHECK_OK(fg_session_fork(snap, &p, &f));
+  CHECK_OK(fg_session_fork(snap, &p, &f, NULL));
   for (int i = 0; i < STEPS; i++) CHECK_OK(fg_session_step(f, next, &next));
   const double dt = fg_time_s() - t0;
   const maps_sum used = read_maps(file);

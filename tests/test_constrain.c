@@ -189,8 +189,8 @@ static void test_matcher(const fg_model *m) {
 /* The sparse head after a chunk without head equals the full logits of an ordinary prefill. */
 static void test_sparse_head(const fg_model *m, const fg_snapshot *prefix, const int32_t *ids, size_t n) {
   fg_session *a = NULL, *b = NULL;
-  CHECK_OK(fg_session_fork(prefix, NULL, &a));
-  CHECK_OK(fg_session_fork(prefix, NULL, &b));
+  CHECK_OK(fg_session_fork(prefix, NULL, &a, NULL));
+  CHECK_OK(fg_session_fork(prefix, NULL, &b, NULL));
   if (!a || !b) return;
   const uint32_t nv = m->hp.n_vocab, d = m->hp.n_embd;
   float *hidden = malloc(sizeof(float) * d), *sparse = malloc(sizeof(float) * 4096);
@@ -252,7 +252,7 @@ static void slow_decode(const fg_model *m, const fg_nlu *e, const fg_catalog *c,
   int32_t *ids = tok(m, u, &n);
   free(u);
   fg_session *s = NULL;
-  CHECK_OK(fg_session_fork(fg_nlu_snapshot(e), NULL, &s));
+  CHECK_OK(fg_session_fork(fg_nlu_snapshot(e), NULL, &s, NULL));
   fg_constrain *k = NULL;
   fg_error err = {0};
   CHECK_OK(fg_constrain_create(c, m->vocab, &k, &err));

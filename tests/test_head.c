@@ -33,7 +33,7 @@ static void session_logits(const fg_model *m, float *out) {
   sp.n_threads = 1;
   sp.n_ctx = 64;
   fg_session *s = NULL;
-  CHECK_OK(fg_session_create(m, &sp, &s));
+  CHECK_OK(fg_session_create(m, &sp, &s, NULL));
   if (!s) return;
   CHECK_OK(fg_session_prefill(s, k_ids, N_IDS, NULL));
   const float *l = fg_session_logits(s);
@@ -49,7 +49,7 @@ static void session_hidden(const fg_model *m, float *out) {
   sp.n_threads = 1;
   sp.n_ctx = 64;
   fg_session *s = NULL;
-  CHECK_OK(fg_session_create(m, &sp, &s));
+  CHECK_OK(fg_session_create(m, &sp, &s, NULL));
   if (!s) return;
   CHECK_OK(fg_session_append_hidden(s, k_ids, N_IDS, out));
   fg_session_free(s);

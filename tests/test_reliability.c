@@ -250,7 +250,7 @@ static void create_setup1(void) { fx.params = small_params(8, 1, 256); }
 static void create_setup2(void) { fx.params = small_params(8, 2, 256); }
 static fg_status create_attempt(void) {
   fx.s = (fg_session *)&fx; /* must come back NULL on failure */
-  return fg_session_create(g_model, &fx.params, &fx.s);
+  return fg_session_create(g_model, &fx.params, &fx.s, NULL);
 }
 static void create_check(fg_status st) {
   if (st != FG_OK) CHECK(fx.s == NULL);
@@ -274,7 +274,7 @@ static void append_finish(fg_status st, const char *what) {
 
 static void prefill_setup_fresh(void) {
   fx.params = small_params(8, 1, 512);
-  CHECK_OK(fg_session_create(g_model, &fx.params, &fx.s));
+  CHECK_OK(fg_session_create(g_model, &fx.params, &fx.s, NULL));
   memcpy(fx.ids, ref.more, 45 * sizeof(int32_t));
   fx.n_ids = 45;
   fx.want = ref.fresh45;
@@ -282,7 +282,7 @@ static void prefill_setup_fresh(void) {
 }
 static void prefill_setup_fork20(void) {
   fx.params = small_params(8, 1, 512);
-  CHECK_OK(fg_session_fork(ref.at20, &fx.params, &fx.s));
+  CHECK_OK(fg_session_fork(ref.at20, &fx.params, &fx.s, NULL));
   memcpy(fx.ids, ref.more, 45 * sizeof(int32_t));
   fx.n_ids = 45;
   fx.want = ref.at20_45;
@@ -290,7 +290,7 @@ static void prefill_setup_fork20(void) {
 }
 static void prefill_setup_fork250(void) {
   fx.params = small_params(8, 1, 512);
-  CHECK_OK(fg_session_fork(ref.at250, &fx.params, &fx.s));
+  CHECK_OK(fg_session_fork(ref.at250, &fx.params, &fx.s, NULL));
   memcpy(fx.ids, ref.more, 20 * sizeof(int32_t));
   fx.n_ids = 20;
   fx.want = ref.at250_20;
@@ -321,7 +321,7 @@ static void step_check(fg_status st) { append_finish(st, "step"); }
 
 static void snapshot_setup(void) {
   fx.params = small_params(8, 1, 512);
-  CHECK_OK(fg_session_fork(ref.at20, &fx.params, &fx.s));
+  CHECK_OK(fg_session_fork(ref.at20, &fx.params, &fx.s, NULL));
   CHECK_OK(fg_session_step(fx.s, ref.more[0], NULL)); /* a state of its own */
   record_session();
 }
@@ -336,7 +336,7 @@ static void snapshot_check(fg_status st) {
   } else {
     CHECK_EQ_INT(fg_snapshot_position(fx.snap), 21);
     fg_session *f = NULL;
-    CHECK_OK(fg_session_fork(fx.snap, &fx.params, &f));
+    CHECK_OK(fg_session_fork(fx.snap, &fx.params, &f, NULL));
     CHECK(same_logits(fg_session_logits(f), ref.at20_1));
     fg_session_free(f);
   }
@@ -349,7 +349,7 @@ static void snapshot_check(fg_status st) {
 static void fork_setup(void) { fx.params = small_params(8, 1, 512); }
 static fg_status fork_attempt(void) {
   fx.s = (fg_session *)&fx;
-  return fg_session_fork(ref.at20, &fx.params, &fx.s);
+  return fg_session_fork(ref.at20, &fx.params, &fx.s, NULL);
 }
 static void fork_check(fg_status st) {
   if (st != FG_OK) {
@@ -364,7 +364,7 @@ static void fork_check(fg_status st) {
 
 static void restore_setup(void) {
   fx.params = small_params(8, 1, 512);
-  CHECK_OK(fg_session_create(g_model, &fx.params, &fx.s));
+  CHECK_OK(fg_session_create(g_model, &fx.params, &fx.s, NULL));
   CHECK_OK(fg_session_prefill(fx.s, ref.more, 30, NULL));
   record_session();
 }
@@ -400,7 +400,7 @@ static void snapload_check(fg_status st) {
   } else {
     fg_session_params p = small_params(8, 1, 512);
     fg_session *f = NULL;
-    CHECK_OK(fg_session_fork(fx.snap, &p, &f));
+    CHECK_OK(fg_session_fork(fx.snap, &p, &f, NULL));
     CHECK_OK(fg_session_step(f, ref.more[0], NULL));
     CHECK(same_logits(fg_session_logits(f), ref.at20_1));
     fg_session_free(f);
@@ -529,8 +529,8 @@ static void nlu_ask_check(fg_status st) {
 static float *session_logits_after(const fg_snapshot *from, const int32_t *ids, size_t n, uint32_t n_batch) {
   fg_session_params p = small_params(n_batch, 1, 512);
   fg_session *s = NULL;
-  if (from) CHECK_OK(fg_session_fork(from, &p, &s));
-  else CHECK_OK(fg_session_create(g_model, &p, &s));
+  if (from) CHECK_OK(fg_session_fork(from, &p, &s, NULL));
+  else CHECK_OK(fg_session_create(g_model, &p, &s, NULL));
   CHECK_OK(fg_session_prefill(s, ids, n, NULL));
   float *l = logits_copy(s);
   fg_session_free(s);
@@ -542,7 +542,7 @@ static void make_references(void) {
   random_ids(ref.more, 64);
   fg_session_params p = small_params(8, 1, 512);
   fg_session *s = NULL;
-  CHECK_OK(fg_session_create(g_model, &p, &s));
+  CHECK_OK(fg_session_create(g_model, &p, &s, NULL));
   CHECK_OK(fg_session_prefill(s, ref.prefix, 20, NULL));
   CHECK_OK(fg_session_snapshot(s, &ref.at20));
   CHECK_OK(fg_session_prefill(s, ref.prefix + 20, 230, NULL));
@@ -702,9 +702,9 @@ static void test_bad_arguments(void) {
 
   /* session create: bad models, outs and params */
   fg_session *s = (fg_session *)&err;
-  CHECK_EQ_INT(fg_session_create(NULL, NULL, &s), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_create(NULL, NULL, &s, NULL), FG_ERR_INVALID_ARG);
   CHECK(s == NULL);
-  CHECK_EQ_INT(fg_session_create(g_model, NULL, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_create(g_model, NULL, NULL, NULL), FG_ERR_INVALID_ARG);
   const struct { uint32_t n_ctx, n_threads, n_batch, kv_type; fg_status want; } bad_params[] = {
       {2049, 1, 8, 0, FG_ERR_INVALID_ARG},      {0xffffffffu, 1, 8, 0, FG_ERR_INVALID_ARG},
       {64, 257, 8, 0, FG_ERR_INVALID_ARG},      {64, 0xffffffffu, 8, 0, FG_ERR_INVALID_ARG},
@@ -715,7 +715,7 @@ static void test_bad_arguments(void) {
     fg_session_params p = small_params(bad_params[i].n_batch, bad_params[i].n_threads, bad_params[i].n_ctx);
     p.kv_type = bad_params[i].kv_type;
     s = (fg_session *)&err;
-    fg_status st = fg_session_create(g_model, &p, &s);
+    fg_status st = fg_session_create(g_model, &p, &s, NULL);
     CHECK_MSG(st == bad_params[i].want && s == NULL, "params #%zu: %s", i, fg_status_str(st));
     char what[128];
     snprintf(what, sizeof what, "create with n_ctx %u, n_threads %u, n_batch %u, kv_type %u", bad_params[i].n_ctx,
@@ -727,7 +727,7 @@ static void test_bad_arguments(void) {
 
   /* a session: appends */
   fg_session_params p = small_params(4, 1, 16);
-  CHECK_OK(fg_session_create(g_model, &p, &s));
+  CHECK_OK(fg_session_create(g_model, &p, &s, NULL));
   CHECK(fg_session_logits(s) == NULL);
   CHECK(fg_session_model(s) == g_model);
   int32_t next = -9;
@@ -774,22 +774,22 @@ static void test_bad_arguments(void) {
   CHECK_EQ_INT(fg_snapshot_position(snap), 16);
   CHECK_EQ_INT(fg_snapshot_position(NULL), 0);
   fg_session *f = (fg_session *)&err;
-  CHECK_EQ_INT(fg_session_fork(NULL, NULL, &f), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_fork(NULL, NULL, &f, NULL), FG_ERR_INVALID_ARG);
   CHECK(f == NULL);
-  CHECK_EQ_INT(fg_session_fork(snap, NULL, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_fork(snap, NULL, NULL, NULL), FG_ERR_INVALID_ARG);
   fg_session_params small = small_params(4, 1, 8); /* smaller than the snapshot */
   f = (fg_session *)&err;
-  CHECK_EQ_INT(fg_session_fork(snap, &small, &f), FG_ERR_CONTEXT_FULL);
+  CHECK_EQ_INT(fg_session_fork(snap, &small, &f, NULL), FG_ERR_CONTEXT_FULL);
   table_row("session API", "fork of a 16-token snapshot with n_ctx 8", FG_ERR_CONTEXT_FULL, "out = NULL");
   CHECK(f == NULL);
   fg_session_params huge = small_params(4, 1, 100000);
   f = (fg_session *)&err;
-  CHECK_EQ_INT(fg_session_fork(snap, &huge, &f), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_fork(snap, &huge, &f, NULL), FG_ERR_INVALID_ARG);
   CHECK(f == NULL);
   CHECK_EQ_INT(fg_session_restore(NULL, snap), FG_ERR_INVALID_ARG);
   CHECK_EQ_INT(fg_session_restore(s, NULL), FG_ERR_INVALID_ARG);
   fg_session *s8 = NULL;
-  CHECK_OK(fg_session_create(g_model, &small, &s8));
+  CHECK_OK(fg_session_create(g_model, &small, &s8, NULL));
   CHECK_EQ_INT(fg_session_restore(s8, snap), FG_ERR_CONTEXT_FULL);
   table_row("session API", "restore a 16-token snapshot into n_ctx 8", FG_ERR_CONTEXT_FULL, fg_session_errmsg(s8));
   CHECK_EQ_INT(fg_session_position(s8), 0);
@@ -963,7 +963,7 @@ static void abort_run(uint32_t n_threads) {
   p.abort_cb = abort_poll;
   p.abort_user_data = &ctl;
   fg_session *s = NULL, *r = NULL;
-  CHECK_OK(fg_session_create(g_model, &p, &s));
+  CHECK_OK(fg_session_create(g_model, &p, &s, NULL));
   CHECK_OK(fg_session_prefill(s, ref.prefix, 10, NULL));
   fx.s = s;
   record_session();
@@ -986,7 +986,7 @@ static void abort_run(uint32_t n_threads) {
   atomic_store(&ctl.stop, 0);
   CHECK_OK(fg_session_prefill(s, ids, N_LONG, NULL));
   fg_session_params q = small_params(8, n_threads, 2048);
-  CHECK_OK(fg_session_create(g_model, &q, &r));
+  CHECK_OK(fg_session_create(g_model, &q, &r, NULL));
   CHECK_OK(fg_session_prefill(r, ref.prefix, 10, NULL));
   CHECK_OK(fg_session_prefill(r, ids, N_LONG, NULL));
   CHECK_EQ_INT(fg_session_position(s), 10 + N_LONG);
@@ -1091,7 +1091,7 @@ static void test_snapshot_files(void) {
   /* a session forked before the file tests, and its logits: must be untouched by them */
   fg_session_params p = small_params(8, 1, 512);
   fg_session *fork_before = NULL;
-  CHECK_OK(fg_session_fork(ref.at20, &p, &fork_before));
+  CHECK_OK(fg_session_fork(ref.at20, &p, &fork_before, NULL));
 
   size_t size = 0;
   uint8_t *good = (uint8_t *)fg_test_read_file(ref.snap20_path, &size);
@@ -1154,7 +1154,7 @@ static void test_snapshot_files(void) {
   /* and a file of the other model offered to this one */
   fg_session *so = NULL;
   fg_snapshot *sno = NULL;
-  CHECK_OK(fg_session_create(other, &p, &so));
+  CHECK_OK(fg_session_create(other, &p, &so, NULL));
   CHECK_OK(fg_session_prefill(so, ref.prefix, 20, NULL));
   CHECK_OK(fg_session_snapshot(so, &sno));
   const char *other_path = scratch_path("other.fgsnap");
@@ -1226,14 +1226,14 @@ static void test_snapshot_files(void) {
   CHECK_OK(fg_session_step(fork_before, ref.more[0], NULL));
   CHECK(same_logits(fg_session_logits(fork_before), ref.at20_1));
   fg_session *fork_after = NULL;
-  CHECK_OK(fg_session_fork(ref.at20, &p, &fork_after));
+  CHECK_OK(fg_session_fork(ref.at20, &p, &fork_after, NULL));
   CHECK_OK(fg_session_prefill(fork_after, ref.more, 45, NULL));
   CHECK(same_logits(fg_session_logits(fork_after), ref.at20_45));
   /* and the good file still loads to the same state */
   fg_snapshot *again = NULL;
   CHECK_OK(fg_snapshot_load(g_model, ref.snap20_path, &again));
   fg_session *fl = NULL;
-  CHECK_OK(fg_session_fork(again, &p, &fl));
+  CHECK_OK(fg_session_fork(again, &p, &fl, NULL));
   CHECK_OK(fg_session_step(fl, ref.more[0], NULL));
   CHECK(same_logits(fg_session_logits(fl), ref.at20_1));
   fg_session_free(fl);
@@ -1291,10 +1291,10 @@ static void test_free_after_model(void) {
   fg_session_params p = small_params(8, 2, 256);
   fg_session *s = NULL, *f = NULL;
   fg_snapshot *snap = NULL;
-  CHECK_OK(fg_session_create(m, &p, &s));
+  CHECK_OK(fg_session_create(m, &p, &s, NULL));
   CHECK_OK(fg_session_prefill(s, ref.prefix, 40, NULL));
   CHECK_OK(fg_session_snapshot(s, &snap));
-  CHECK_OK(fg_session_fork(snap, &p, &f));
+  CHECK_OK(fg_session_fork(snap, &p, &f, NULL));
   fg_nlu_params np = nlu_params(NULL);
   fg_nlu *e = NULL;
   CHECK_OK(fg_nlu_create(m, c, &np, &e, NULL));
@@ -1325,7 +1325,7 @@ static fg_status load_damaged(const char *path, const char *what, int *n_loaded)
   (*n_loaded)++;
   fg_session_params p = small_params(4, 1, 64);
   fg_session *s = NULL;
-  fg_status ss = fg_session_create(m, &p, &s);
+  fg_status ss = fg_session_create(m, &p, &s, NULL);
   if (ss == FG_OK) {
     fg_model_info info;
     fg_model_get_info(m, &info);

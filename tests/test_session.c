@@ -41,7 +41,7 @@ static fg_session *new_session_kv(uint32_t n_batch, uint32_t n_threads, uint32_t
   p.n_ctx = 256;
   p.kv_type = kv_type;
   fg_session *s = NULL;
-  CHECK_OK(fg_session_create(g_model, &p, &s));
+  CHECK_OK(fg_session_create(g_model, &p, &s, NULL));
   return s;
 }
 
@@ -75,7 +75,7 @@ static void test_chunked_equals_reference(void) {
       fg_snapshot *snap = NULL;
       if (base > 0) {
         CHECK_OK(fg_session_snapshot(main_s, &snap));
-        CHECK_OK(fg_session_fork(snap, NULL, &fork));
+        CHECK_OK(fg_session_fork(snap, NULL, &fork, NULL));
         s = fork;
       } else {
         s = new_session(c, 2);
@@ -140,8 +140,8 @@ static void test_snapshot_isolation(void) {
   fg_session_free(s); /* the snapshot outlives its session */
 
   fg_session *fa, *fb;
-  CHECK_OK(fg_session_fork(snap, NULL, &fa));
-  CHECK_OK(fg_session_fork(snap, NULL, &fb));
+  CHECK_OK(fg_session_fork(snap, NULL, &fa, NULL));
+  CHECK_OK(fg_session_fork(snap, NULL, &fb, NULL));
   for (int i = 0; i < 15; i++) {
     CHECK_OK(fg_session_step(fa, a[i], NULL));
     CHECK_OK(fg_session_step(fb, b[i], NULL));
@@ -160,7 +160,7 @@ static void test_snapshot_isolation(void) {
   CHECK(fg_test_rel_diff(fg_session_logits(fa), fg_session_logits(wa), g_vocab) <= TOL_F32);
 
   fg_session *fc;
-  CHECK_OK(fg_session_fork(snap, NULL, &fc));
+  CHECK_OK(fg_session_fork(snap, NULL, &fc, NULL));
   CHECK_EQ_INT(fg_session_position(fc), 21);
   CHECK(memcmp(fg_session_logits(fc), at_snap, sizeof(float) * g_vocab) == 0);
   CHECK_OK(fg_session_step(fc, a[0], NULL));
@@ -170,7 +170,7 @@ static void test_snapshot_isolation(void) {
 
   /* forks share blocks: no KV bytes copied beyond the partial last block of each layer */
   fg_session *fd;
-  CHECK_OK(fg_session_fork(snap, NULL, &fd));
+  CHECK_OK(fg_session_fork(snap, NULL, &fd, NULL));
   fg_session_stats st;
   CHECK_OK(fg_session_get_stats(fd, &st));
   CHECK_EQ_INT(st.kv_blocks_shared, st.kv_blocks);
@@ -204,7 +204,7 @@ static void test_failed_calls(void) {
   p.abort_cb = abort_cb;
   g_abort_after = 1 << 30;
   fg_session *s = NULL;
-  CHECK_OK(fg_session_create(g_model, &p, &s));
+  CHECK_OK(fg_session_create(g_model, &p, &s, NULL));
   CHECK(fg_session_logits(s) == NULL);
   CHECK_OK(fg_session_prefill(s, ids, 20, NULL));
   float *before = malloc(sizeof(float) * g_vocab);
@@ -230,7 +230,7 @@ static void test_failed_calls(void) {
   /* after the failures it continues exactly like a session that never failed */
   CHECK_OK(fg_session_prefill(s, ids + 20, 10, NULL));
   fg_session *r = NULL;
-  CHECK_OK(fg_session_create(g_model, &p, &r));
+  CHECK_OK(fg_session_create(g_model, &p, &r, NULL));
   CHECK_OK(fg_session_prefill(r, ids, 20, NULL));
   CHECK_OK(fg_session_prefill(r, ids + 20, 10, NULL));
   CHECK(memcmp(fg_session_logits(s), fg_session_logits(r), sizeof(float) * g_vocab) == 0);
@@ -261,9 +261,18 @@ static void test_failed_calls(void) {
   fg_session_params_init(&bp);
   bp.n_ctx = g_model->hp.n_ctx_train + 1;
   fg_session *x = (fg_session *)1;
-  CHECK_EQ_INT(fg_session_create(g_model, &bp, &x), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_session_create(g_model, &bp, &x, NULL), FG_ERR_INVALID_ARG);
   CHECK(x == NULL);
-  CHECK_EQ_INT(fg_session_create(NULL, NULL, &x), FG_ERR_INVALID_ARG);
+  /* the error out-parameter names the culprit */
+  fg_error e = {0};
+  CHECK_EQ_INT(fg_session_create(g_model, &bp, &x, &e), FG_ERR_INVALID_ARG);
+  CHECK(e.code == FG_ERR_INVALID_ARG && strstr(e.msg, "n_ctx") != NULL);
+  CHECK_EQ_INT(fg_session_create(NULL, NULL, &x, &e), FG_ERR_INVALID_ARG);
+  CHECK(strstr(e.msg, "model") != NULL);
+  CHECK_OK(fg_session_create(g_model, NULL, &x, &e));
+  CHECK(e.code == FG_OK && e.msg[0] == '\0');
+  fg_session_free(x);
+  x = NULL;
   fg_session_free(NULL);
   fg_snapshot_free(NULL);
 }
@@ -299,7 +308,7 @@ static void test_save_load(void) {
     fg_session_params_init(&cp);
     cp.n_threads = 1;
     int ok = fg_model_load(fg_test_model_path("tiny-f32.gguf"), NULL, &m2, NULL) == FG_OK &&
-             fg_snapshot_load(m2, path, &ls) == FG_OK && fg_session_fork(ls, &cp, &c) == FG_OK &&
+             fg_snapshot_load(m2, path, &ls) == FG_OK && fg_session_fork(ls, &cp, &c, NULL) == FG_OK &&
              fg_session_prefill(c, ids + 20, 7, NULL) == FG_OK;
     if (ok) {
       ssize_t w = write(fds[1], fg_session_logits(c), sizeof(float) * m2->hp.n_vocab);
@@ -363,14 +372,14 @@ static void test_save_load(void) {
   CHECK_EQ_INT(fg_snapshot_load(other, path, &x), FG_ERR_MISMATCH);
   CHECK(strstr(fg_snapshot_errmsg(), "another model") != NULL);
   fg_session *so = NULL;
-  CHECK_OK(fg_session_create(other, NULL, &so));
+  CHECK_OK(fg_session_create(other, NULL, &so, NULL));
   CHECK_EQ_INT(fg_session_restore(so, snap), FG_ERR_MISMATCH);
   fg_session_free(so);
   fg_model_free(other);
 
   /* the snapshot in memory is unaffected by all of that */
   fg_session *c;
-  CHECK_OK(fg_session_fork(snap, NULL, &c));
+  CHECK_OK(fg_session_fork(snap, NULL, &c, NULL));
   CHECK_OK(fg_session_prefill(c, ids + 20, 7, NULL));
   CHECK(fg_test_rel_diff(fg_session_logits(c), want, g_vocab) == 0.0);
   fg_session_free(c);
@@ -450,7 +459,7 @@ static void *fork_worker(void *ud) {
   fg_session_params p;
   fg_session_params_init(&p);
   p.n_threads = 1;
-  j->st = fg_session_fork(j->snap, &p, &s);
+  j->st = fg_session_fork(j->snap, &p, &s, NULL);
   int32_t next = j->first;
   for (int i = 0; i < 20 && j->st == FG_OK; i++) {
     j->st = fg_session_step(s, next, &next);
@@ -608,7 +617,7 @@ static void test_f16_kv_snapshots(void) {
   CHECK_OK(fg_session_snapshot(s, &snap));
   /* fork without params: the snapshot's KV type; continues like a fresh f16 session */
   fg_session *fk;
-  CHECK_OK(fg_session_fork(snap, NULL, &fk));
+  CHECK_OK(fg_session_fork(snap, NULL, &fk, NULL));
   for (int i = 21; i < 36; i++) CHECK_OK(fg_session_step(fk, ids[i], NULL));
   fg_session *r = new_session_kv(8, 2, FG_TYPE_F16);
   CHECK_OK(fg_session_prefill(r, ids, 21, NULL));
@@ -625,7 +634,7 @@ static void test_f16_kv_snapshots(void) {
   fg_session_params p32;
   fg_session_params_init(&p32);
   fg_session *x = (fg_session *)1;
-  CHECK_EQ_INT(fg_session_fork(snap, &p32, &x), FG_ERR_MISMATCH);
+  CHECK_EQ_INT(fg_session_fork(snap, &p32, &x, NULL), FG_ERR_MISMATCH);
   CHECK(x == NULL);
   fg_snapshot *snap32;
   CHECK_OK(fg_session_prefill(f32s, ids, 5, NULL));
@@ -642,7 +651,7 @@ static void test_f16_kv_snapshots(void) {
   fg_snapshot *ls = NULL;
   CHECK_OK(fg_snapshot_load(g_model, path, &ls));
   fg_session *c = NULL;
-  CHECK_OK(fg_session_fork(ls, NULL, &c));
+  CHECK_OK(fg_session_fork(ls, NULL, &c, NULL));
   for (int i = 21; i < 36; i++) CHECK_OK(fg_session_step(c, ids[i], NULL));
   CHECK(memcmp(fg_session_logits(c), want, sizeof(float) * g_vocab) == 0);
   CHECK_EQ_INT(fg_session_restore(f32s, ls), FG_ERR_MISMATCH);
@@ -673,8 +682,8 @@ static void test_f16_kv_snapshots(void) {
     fg_snapshot *l1 = NULL;
     CHECK_OK(fg_snapshot_load(g_model, path_v1, &l1));
     fg_session *c1 = NULL, *c32 = NULL;
-    CHECK_OK(fg_session_fork(l1, NULL, &c1));
-    CHECK_OK(fg_session_fork(sn32, NULL, &c32));
+    CHECK_OK(fg_session_fork(l1, NULL, &c1, NULL));
+    CHECK_OK(fg_session_fork(sn32, NULL, &c32, NULL));
     CHECK_OK(fg_session_step(c1, ids[21], NULL));
     CHECK_OK(fg_session_step(c32, ids[21], NULL));
     CHECK(c1 && c32 && memcmp(fg_session_logits(c1), fg_session_logits(c32), sizeof(float) * g_vocab) == 0);
@@ -726,7 +735,7 @@ static void test_logits_reuse(void) {
   CHECK_OK(fg_session_step(s, ids[4], NULL));
   CHECK(fg_session_logits(s) != l1); /* shared with the snapshot: a new buffer */
   fg_session *fk;
-  CHECK_OK(fg_session_fork(snap, NULL, &fk));
+  CHECK_OK(fg_session_fork(snap, NULL, &fk, NULL));
   CHECK(memcmp(fg_session_logits(fk), keep, sizeof(float) * g_vocab) == 0);
   fg_session_free(fk);
   fg_snapshot_free(snap);

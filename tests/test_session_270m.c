@@ -45,7 +45,7 @@ int main(void) {
   p.n_ctx = 1024;
   p.n_batch = 64;
   fg_session *s = NULL;
-  CHECK_OK(fg_session_create(m, &p, &s));
+  CHECK_OK(fg_session_create(m, &p, &s, NULL));
   t0 = fg_time_s();
   CHECK_OK(fg_session_prefill(s, ids, 101, NULL));
   double d0 = fg_test_rel_diff(fg_session_logits(s), ref, V);
@@ -60,7 +60,7 @@ int main(void) {
   fg_session_free(s);
   p.n_batch = 7;
   fg_session *f = NULL;
-  CHECK_OK(fg_session_fork(snap, &p, &f));
+  CHECK_OK(fg_session_fork(snap, &p, &f, NULL));
   CHECK_OK(fg_session_prefill(f, ids + 513, N - 513, &next));
   double d3 = fg_test_rel_diff(fg_session_logits(f), ref + 3 * (size_t)V, V);
   CHECK_EQ_INT(next, fg_argmax(ref + 3 * (size_t)V, V));

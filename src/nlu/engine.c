@@ -128,7 +128,7 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     if (st == FG_OK) st = fg_catalog_render_prefix(c, e->text, e->text_cap, &n);
   }
   if (st == FG_OK) st = tokenize(e, e->text, n, true, &e->prefix_ids, &cap, &e->n_prefix);
-  if (st == FG_OK) st = fg_session_create(m, &e->params.session, &e->session);
+  if (st == FG_OK) st = fg_session_create(m, &e->params.session, &e->session, &e->err);
   if (st == FG_OK && e->n_prefix >= fg_session_position(e->session) + e->session->n_ctx)
     st = fg_err(&e->err, FG_ERR_CONTEXT_FULL, "the catalog prefix (%zu tokens) does not fit the context (%u)",
                 e->n_prefix, e->session->n_ctx);

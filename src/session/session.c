@@ -85,12 +85,14 @@ static fg_status session_new(const fg_model *m, const fg_session_params *params,
   return FG_OK;
 }
 
-fg_status fg_session_create(const fg_model *m, const fg_session_params *params, fg_session **out) {
+fg_status fg_session_create(const fg_model *m, const fg_session_params *params, fg_session **out, fg_error *err) {
+  fg_error local;
+  if (!err) err = &local;
+  fg_err_clear(err);
   if (out) *out = NULL;
-  if (!m || !out) return FG_ERR_INVALID_ARG;
-  fg_error err;
-  fg_status st = session_new(m, params, out, &err);
-  if (st != FG_OK) fg_log(FG_LOG_ERROR, "fg_session_create: %s", err.msg);
+  if (!m || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_session_create: %s is NULL", m ? "out" : "model");
+  fg_status st = session_new(m, params, out, err);
+  if (st != FG_OK) fg_log(FG_LOG_ERROR, "fg_session_create: %s", err->msg);
   return st;
 }
 
@@ -319,28 +321,31 @@ fg_status fg_session_restore(fg_session *s, const fg_snapshot *snap) {
   return fg_session_adopt(s, snap, &s->err);
 }
 
-fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_params *params, fg_session **out) {
+fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_params *params, fg_session **out, fg_error *err) {
+  fg_error local;
+  if (!err) err = &local;
+  fg_err_clear(err);
   if (out) *out = NULL;
-  if (!snap || !out) return FG_ERR_INVALID_ARG;
+  if (!snap || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_session_fork: %s is NULL", snap ? "out" : "snapshot");
   fg_session_params p;
   fg_session_params_init(&p);
   if (params) p = *params;
   else p.kv_type = snap->kv.type; /* no params: the snapshot's KV type */
   if (p.n_ctx == 0) p.n_ctx = snap->n_ctx;
   if (p.kv_type != snap->kv.type) {
-    fg_log(FG_LOG_ERROR, "fg_session_fork: the snapshot holds a %s KV cache but kv_type %u was asked",
+    fg_err(err, FG_ERR_MISMATCH, "the snapshot holds a %s KV cache but kv_type %u was asked",
            snap->kv.type == FG_TYPE_F16 ? "f16" : "f32", p.kv_type);
+    fg_log(FG_LOG_ERROR, "fg_session_fork: %s", err->msg);
     return FG_ERR_MISMATCH;
   }
   fg_session *s;
-  fg_error err;
-  fg_status st = session_new(snap->model, &p, &s, &err);
+  fg_status st = session_new(snap->model, &p, &s, err);
   if (st == FG_OK) {
-    st = fg_session_adopt(s, snap, &err);
+    st = fg_session_adopt(s, snap, err);
     if (st != FG_OK) session_destroy(s);
   }
   if (st != FG_OK) {
-    fg_log(FG_LOG_ERROR, "fg_session_fork: %s", err.msg);
+    fg_log(FG_LOG_ERROR, "fg_session_fork: %s", err->msg);
     return st;
   }
   *out = s;

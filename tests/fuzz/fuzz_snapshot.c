@@ -108,7 +108,7 @@ static void seed_snapshot(const char *dir, uint32_t n, int embd, int cut) {
   p.n_batch = 8;
   p.n_ctx = 64;
   fg_session *s = NULL;
-  FUZZ_CHECK(fg_session_create(g_model, &p, &s) == FG_OK);
+  FUZZ_CHECK(fg_session_create(g_model, &p, &s, NULL) == FG_OK);
   fg_model_info info;
   fg_model_get_info(g_model, &info);
   if (n) {
@@ -250,7 +250,7 @@ static void exercise(const fg_snapshot *snap, const uint8_t *file, size_t size, 
   p.n_threads = 1;
   p.n_batch = 8;
   fg_session *s = NULL;
-  fg_status st = fg_session_fork(snap, &p, &s);
+  fg_status st = fg_session_fork(snap, &p, &s, NULL);
   FUZZ_CHECK(st == FG_OK || st == FG_ERR_NOMEM);
   if (st == FG_OK) {
     FUZZ_CHECK(fg_session_position(s) == pos);
@@ -265,7 +265,7 @@ static void exercise(const fg_snapshot *snap, const uint8_t *file, size_t size, 
   /* restore into a session with a small context: fits or CONTEXT_FULL, unchanged then */
   p.n_ctx = 16;
   s = NULL;
-  if (fg_session_create(g_model, &p, &s) == FG_OK) {
+  if (fg_session_create(g_model, &p, &s, NULL) == FG_OK) {
     st = fg_session_restore(s, snap);
     FUZZ_CHECK(st == FG_OK || st == FG_ERR_CONTEXT_FULL || st == FG_ERR_NOMEM);
     FUZZ_CHECK(fg_session_position(s) == (st == FG_OK ? pos : 0));

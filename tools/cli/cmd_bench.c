@@ -49,7 +49,7 @@ static double time_prefill(bench_ctx *b, uint32_t n) {
   double *t = malloc(sizeof(double) * b->reps);
   for (uint32_t r = 0; r < b->reps; r++) {
     fg_session *s = NULL;
-    if (fg_session_create(b->model, &b->sp, &s) != FG_OK) break;
+    if (fg_session_create(b->model, &b->sp, &s, NULL) != FG_OK) break;
     double t0 = cli_now();
     fg_session_prefill(s, ids, n, NULL);
     t[r] = cli_now() - t0;
@@ -67,7 +67,7 @@ static double time_chunk(bench_ctx *b, uint32_t depth, uint32_t n) {
   fg_session *s = NULL;
   fg_snapshot *snap = NULL;
   double m = 0;
-  if (fg_session_create(b->model, &b->sp, &s) == FG_OK && fg_session_prefill(s, ids, depth, NULL) == FG_OK &&
+  if (fg_session_create(b->model, &b->sp, &s, NULL) == FG_OK && fg_session_prefill(s, ids, depth, NULL) == FG_OK &&
       fg_session_snapshot(s, &snap) == FG_OK) {
     double *t = malloc(sizeof(double) * b->reps);
     for (uint32_t r = 0; r < b->reps; r++) {
@@ -92,7 +92,7 @@ static double time_decode(bench_ctx *b, uint32_t depth) {
   fg_session *s = NULL;
   fg_snapshot *snap = NULL;
   double m = 0;
-  if (fg_session_create(b->model, &b->sp, &s) == FG_OK && fg_session_prefill(s, ids, depth + 1, NULL) == FG_OK &&
+  if (fg_session_create(b->model, &b->sp, &s, NULL) == FG_OK && fg_session_prefill(s, ids, depth + 1, NULL) == FG_OK &&
       fg_session_snapshot(s, &snap) == FG_OK) {
     double *t = malloc(sizeof(double) * b->reps);
     for (uint32_t r = 0; r < b->reps; r++) {
@@ -199,7 +199,7 @@ static int run_nlu(bench_ctx *b, const char *model_path, const char *tools, cons
   int rc = 0;
   fg_session *s = NULL;
   fg_snapshot *snap = NULL;
-  if (!pids || fg_session_create(b->model, &b->sp, &s) != FG_OK) {
+  if (!pids || fg_session_create(b->model, &b->sp, &s, NULL) != FG_OK) {
     rc = cli_error("bench: cannot tokenize the catalog or create a session");
     goto done;
   }
@@ -259,7 +259,7 @@ static int run_nlu(bench_ctx *b, const char *model_path, const char *tools, cons
     fg_snapshot *ls = NULL;
     fg_session *s2 = NULL;
     if (fg_model_load(model_path, cli_model_params(), &m2, NULL) == FG_OK && fg_snapshot_load(m2, snap_path, &ls) == FG_OK &&
-        fg_session_fork(ls, &b->sp, &s2) == FG_OK)
+        fg_session_fork(ls, &b->sp, &s2, NULL) == FG_OK)
       out->ready_warm_s = cli_now() - t2;
     fg_session_free(s2);
     fg_snapshot_free(ls);
@@ -270,7 +270,7 @@ static int run_nlu(bench_ctx *b, const char *model_path, const char *tools, cons
     double t3 = cli_now();
     fg_model *m3 = NULL;
     fg_session *s3 = NULL;
-    if (fg_model_load(model_path, cli_model_params(), &m3, NULL) == FG_OK && fg_session_create(m3, &b->sp, &s3) == FG_OK &&
+    if (fg_model_load(model_path, cli_model_params(), &m3, NULL) == FG_OK && fg_session_create(m3, &b->sp, &s3, NULL) == FG_OK &&
         fg_session_prefill(s3, pids, n_prefix, NULL) == FG_OK)
       out->ready_cold_s = cli_now() - t3;
     fg_session_free(s3);

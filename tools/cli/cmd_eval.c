@@ -327,7 +327,7 @@ int cmd_eval(int argc, char **argv) {
   c.tty = !cli_has(opts, &a, "json") && cli_stderr_is_tty();
   c.total = (n_prefix + EVAL_PREFIX_CHUNK - 1) / EVAL_PREFIX_CHUNK;
   for (size_t u = 0; u < n_utts; u++) c.total += 16 + n_answer; /* estimate: utterances are about 16 tokens */
-  if ((st = fg_session_create(m, &sp, &c.s)) != FG_OK || (st = fg_session_create(ref, &sp, &c.r)) != FG_OK) {
+  if ((st = fg_session_create(m, &sp, &c.s, NULL)) != FG_OK || (st = fg_session_create(ref, &sp, &c.r, NULL)) != FG_OK) {
     rc = cli_status_error(st, "eval: cannot create a session", "");
     goto done;
   }

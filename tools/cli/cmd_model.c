@@ -217,13 +217,13 @@ int cmd_generate(int argc, char **argv) {
   } else {
     fg_session *s = NULL, *fork = NULL;
     fg_snapshot *snap = NULL;
-    fg_status st = fg_session_create(m, &sp, &s);
+    fg_status st = fg_session_create(m, &sp, &s, NULL);
     if (st != FG_OK) rc = cli_status_error(st, "cannot create a session", "");
     int32_t next = -1;
     if (!rc && snap_at) {
       st = fg_session_prefill(s, ids, snap_at, &next);
       if (st == FG_OK) st = fg_session_snapshot(s, &snap);
-      if (st == FG_OK) st = fg_session_fork(snap, &sp, &fork);
+      if (st == FG_OK) st = fg_session_fork(snap, &sp, &fork, NULL);
       if (st != FG_OK) {
         rc = cli_status_error(st, "snapshot/fork", fg_session_errmsg(s));
       } else {
@@ -312,7 +312,7 @@ int cmd_logits(int argc, char **argv) {
     if (st != FG_OK) rc = cli_status_error(st, "logits --reference", err.msg);
   } else {
     fg_session *s = NULL;
-    fg_status st = fg_session_create(m, &sp, &s);
+    fg_status st = fg_session_create(m, &sp, &s, NULL);
     if (st != FG_OK) rc = cli_status_error(st, "cannot create a session", "");
     size_t done = 0;
     for (size_t i = 0; !rc && i < n_at; i++) {
