@@ -112,7 +112,15 @@ void fg_kv_drop_before(fg_kv *kv, uint32_t layer, uint32_t first_needed) {
   }
 }
 
-void fg_kv_truncate(fg_kv *kv, uint32_t pos) {
+/* zeroes the rows [j0, j1) (in-block indices) of a block: K components are FG_KV_BLOCK apart, V rows contiguous */
+static void block_clear_rows(const fg_kv *kv, fg_kv_block *b, uint32_t j0, uint32_t j1) {
+  const size_t elt = kv->elt;
+  for (size_t i = 0; i < kv->k_dim; i++) memset(b->data + (i * FG_KV_BLOCK + j0) * elt, 0, (j1 - j0) * elt);
+  unsigned char *v = b->data + (size_t)FG_KV_BLOCK * kv->k_dim * elt; /* (FG_KV_BLOCK, v_dim) */
+  memset(v + (size_t)j0 * kv->v_dim * elt, 0, (size_t)(j1 - j0) * kv->v_dim * elt);
+}
+
+void fg_kv_truncate(fg_kv *kv, uint32_t pos, uint32_t end) {
   const uint32_t keep = (pos + FG_KV_BLOCK - 1) / FG_KV_BLOCK; /* blocks holding positions < pos */
   for (uint32_t l = 0; l < kv->n_layer; l++) {
     fg_kv_layer *L = &kv->layers[l];
@@ -121,6 +129,10 @@ void fg_kv_truncate(fg_kv *kv, uint32_t pos) {
       L->blocks[b] = NULL;
     }
     if (L->n_blocks > keep) L->n_blocks = keep;
+    /* the partial block that stays: clear what was written past pos, unless others hold it */
+    fg_kv_block *pb = pos % FG_KV_BLOCK && keep > 0 && keep <= L->n_blocks ? L->blocks[keep - 1] : NULL;
+    if (pb && end > pos && atomic_load_explicit(&pb->refs, memory_order_acquire) == 1)
+      block_clear_rows(kv, pb, pos % FG_KV_BLOCK, FG_MIN(end - (keep - 1) * FG_KV_BLOCK, FG_KV_BLOCK));
   }
 }
 

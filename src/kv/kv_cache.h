@@ -66,8 +66,11 @@ void fg_kv_read_k(const fg_kv *kv, uint32_t layer, uint32_t pos, void *row);
 
 /* Drops the blocks of `layer` whose positions are all < first_needed. */
 void fg_kv_drop_before(fg_kv *kv, uint32_t layer, uint32_t first_needed);
-/* Drops the blocks of every layer whose positions are all >= pos (undo of a failed append). */
-void fg_kv_truncate(fg_kv *kv, uint32_t pos);
+/* Drops the blocks of every layer whose positions are all >= pos, and zeroes the rows [pos, end) of the
+ * block that holds pos when this cache owns it alone (a shared block was never written: copy-on-write).
+ * Undo of a failed append, or of rejected speculative tokens: with `end` the first position never
+ * written, the cache then holds exactly what a cache that never saw [pos, end) holds. */
+void fg_kv_truncate(fg_kv *kv, uint32_t pos, uint32_t end);
 
 /* dst (uninitialised) becomes a sharing copy of src: tables copied, references taken. */
 fg_status fg_kv_share(fg_kv *dst, const fg_kv *src, fg_error *err);

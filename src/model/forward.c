@@ -476,10 +476,11 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
   }
 
-  if (a->logits || a->hidden) {
-    rmsnorm(sc->x + (nb - 1) * d, m->output_norm, d, hp->rms_eps, sc->xn);
-    if (a->hidden) memcpy(a->hidden, sc->xn, d * sizeof(float));
-  }
+  FG_ASSERT(!a->hidden || a->hidden_from < nb);
+  if (a->hidden)
+    for (size_t t = a->hidden_from; t < nb; t++)
+      rmsnorm(sc->x + t * d, m->output_norm, d, hp->rms_eps, a->hidden + (t - a->hidden_from) * d);
+  if (a->logits) rmsnorm(sc->x + (nb - 1) * d, m->output_norm, d, hp->rms_eps, sc->xn);
   if (a->logits) {
     if ((st = fg_ops_matmul(ops, &m->output, sc->xn, d, 1, a->logits, hp->n_vocab)) != FG_OK) goto fail;
     if (hp->final_softcap > 0.0f)

@@ -41,7 +41,9 @@ typedef struct fg_fwd_args {
   size_t nb;
   uint32_t pos0;          /* position of the first row */
   float *logits;          /* (n_vocab) logits after the last row, or NULL for none */
-  float *hidden;          /* (d) the last row after the output norm (the LM head's input), or NULL */
+  float *hidden;          /* (nb - hidden_from, d) rows hidden_from.. of the batch after the output norm (the LM
+                             head's input), or NULL */
+  size_t hidden_from;     /* first row written to hidden; 0 or nb - 1 (the default 0 with nb == 1) are typical */
   fg_abort_fn abort_cb;
   void *abort_ud;
 } fg_fwd_args;
@@ -50,7 +52,9 @@ typedef struct fg_fwd_args {
  * Writes K/V rows of the batch into the cache (converted to the cache's type); reads earlier positions
  * from it. Returns FG_ERR_ABORTED when abort_cb asks (the rows written are then garbage; the caller
  * rolls back). `logits` and `hidden` are written only at the very end, after the last point that can
- * fail or abort, so a caller may pass its current logits buffer: on failure it is left untouched.
+ * fail or abort, so a caller may pass its current logits buffer: on failure it is left untouched. Each
+ * hidden row is the output norm of that row alone, so a row's hidden state does not depend on the rows
+ * written beside it (speculative verification reads several rows of one batch).
  *
  * Attention: work items are (tile of query positions, KV head); a tile's query rows (positions × the
  * group's query heads) meet each 32-position KV block once, in place (f32 or f16): scores, the

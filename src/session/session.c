@@ -112,6 +112,16 @@ static fg_status tokens_reserve(fg_session *s, uint32_t n) {
   return FG_OK;
 }
 
+/* Sliding layers keep only what a query at position `pos` (the next one) can see: positions >= pos -
+ * window + 1. Nothing below `pos` can be dropped by fg_session_rewind afterwards (s->floor). */
+static void trim_window(fg_session *s, uint32_t pos) {
+  const fg_model *m = s->model;
+  s->floor = pos;
+  if (m->hp.sliding_window == 0 || pos + 1 <= m->hp.sliding_window) return;
+  for (uint32_t il = 0; il < m->hp.n_layer; il++)
+    if (m->layers[il].is_swa) fg_kv_drop_before(&s->kv, il, pos + 1 - m->hp.sliding_window);
+}
+
 /* Appends n rows (ids or embeddings); all-or-nothing. */
 static fg_status session_append(fg_session *s, const int32_t *ids, const float *embd, size_t n, int32_t *next_id) {
   const fg_model *m = s->model;
@@ -150,7 +160,7 @@ static fg_status session_append(fg_session *s, const int32_t *ids, const float *
     p += nb;
   }
   if (st != FG_OK) {
-    fg_kv_truncate(&s->kv, pos0); /* positions < pos0 were never written */
+    fg_kv_truncate(&s->kv, pos0, pos1); /* positions < pos0 were never written */
     if (lg != s->logits) fg_logits_unref(lg);
     return st;
   }
@@ -161,11 +171,7 @@ static fg_status session_append(fg_session *s, const int32_t *ids, const float *
     fg_logits_unref(s->logits);
     s->logits = lg;
   }
-  /* sliding layers keep only what the next query can see: positions >= pos1 - window + 1 */
-  if (m->hp.sliding_window > 0 && pos1 + 1 > m->hp.sliding_window) {
-    for (uint32_t il = 0; il < m->hp.n_layer; il++)
-      if (m->layers[il].is_swa) fg_kv_drop_before(&s->kv, il, pos1 + 1 - m->hp.sliding_window);
-  }
+  trim_window(s, pos1);
   if (next_id) *next_id = (int32_t)fg_ops_argmax(s->ops, lg->data, m->hp.n_vocab);
   return FG_OK;
 }
@@ -187,16 +193,18 @@ fg_status fg_session_prefill_embeddings(fg_session *s, const float *rows, size_t
   return session_append(s, NULL, rows, n, next_id);
 }
 
-/* Like fg_session_prefill without the LM head (constrained decoding computes the rows it needs):
- * the same all-or-nothing contract, then s->logits is released (fg_session_logits returns NULL until
- * the next prefill/step), so stale logits can never be read for the new position. */
-fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, float *hidden) {
-  if (!s) return FG_ERR_INVALID_ARG;
+/* Appends n ids through the forward without the LM head: the final-normed hidden rows of the last n_out
+ * positions go to hidden ((n_out, n_embd), in order). Same validation and all-or-nothing contract as
+ * prefill; on success s->logits is released (fg_session_logits returns NULL until the next prefill/step),
+ * so stale logits can never be read for the new position. trim: drop the sliding-window blocks the next
+ * position no longer sees (false: keep them, so that fg_session_rewind can take positions back). */
+static fg_status append_nohead(fg_session *s, const int32_t *ids, size_t n, size_t n_out, float *hidden, bool trim) {
   const fg_model *m = s->model;
   fg_error *err = &s->err;
   fg_err_clear(err);
   if (!ids || !hidden) return fg_err(err, FG_ERR_INVALID_ARG, "ids and hidden are required");
   if (n == 0) return fg_err(err, FG_ERR_INVALID_ARG, "no tokens to append (n == 0)");
+  if (n_out == 0 || n_out > n) return fg_err(err, FG_ERR_INVALID_ARG, "%zu hidden rows asked of %zu tokens", n_out, n);
   if (n > (size_t)(s->n_ctx - s->pos))
     return fg_err(err, FG_ERR_CONTEXT_FULL, "%zu tokens do not fit: %u of %u positions are used", n, s->pos, s->n_ctx);
   for (size_t i = 0; i < n; i++)
@@ -204,15 +212,18 @@ fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, 
       return fg_err(err, FG_ERR_INVALID_ARG, "token id %d at index %zu is outside the vocabulary (0..%u)", ids[i], i,
                     m->hp.n_vocab - 1);
   const uint32_t pos0 = s->pos, pos1 = s->pos + (uint32_t)n;
+  const uint32_t out0 = pos1 - (uint32_t)n_out; /* first position whose hidden row is written */
   if (tokens_reserve(s, pos1) != FG_OK) return fg_err(err, FG_ERR_NOMEM, "out of memory for the token history");
   fg_status st = fg_kv_prepare(&s->kv, pos0, pos1, err);
   for (uint32_t p = pos0; p < pos1 && st == FG_OK;) {
     const uint32_t nb = FG_MIN(pos1 - p, s->params.n_batch);
+    const bool rows_here = p + nb > out0;
     fg_fwd_args a = {
         .ids = ids + (p - pos0),
         .nb = nb,
         .pos0 = p,
-        .hidden = p + nb == pos1 ? hidden : NULL,
+        .hidden = rows_here ? hidden + (size_t)(p > out0 ? p - out0 : 0) * m->hp.n_embd : NULL,
+        .hidden_from = rows_here && out0 > p ? out0 - p : 0,
         .abort_cb = s->params.abort_cb,
         .abort_ud = s->params.abort_user_data,
     };
@@ -220,16 +231,54 @@ fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, 
     p += nb;
   }
   if (st != FG_OK) {
-    fg_kv_truncate(&s->kv, pos0);
+    fg_kv_truncate(&s->kv, pos0, pos1);
     return st;
   }
   memcpy(s->tokens + pos0, ids, n * sizeof *ids);
   s->pos = pos1;
   fg_logits_unref(s->logits);
   s->logits = NULL;
-  if (m->hp.sliding_window > 0 && pos1 + 1 > m->hp.sliding_window) {
-    for (uint32_t il = 0; il < m->hp.n_layer; il++)
-      if (m->layers[il].is_swa) fg_kv_drop_before(&s->kv, il, pos1 + 1 - m->hp.sliding_window);
+  if (trim) trim_window(s, pos1);
+  return FG_OK;
+}
+
+fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, float *hidden) {
+  if (!s) return FG_ERR_INVALID_ARG;
+  return append_nohead(s, ids, n, 1, hidden, true);
+}
+
+fg_status fg_session_append_rows(fg_session *s, const int32_t *ids, size_t n, size_t n_out, float *hidden) {
+  if (!s) return FG_ERR_INVALID_ARG;
+  return append_nohead(s, ids, n, n_out, hidden, false);
+}
+
+fg_status fg_session_rewind(fg_session *s, uint32_t keep, uint32_t trim_at) {
+  if (!s) return FG_ERR_INVALID_ARG;
+  fg_err_clear(&s->err);
+  if (keep > s->pos || trim_at > keep || trim_at < s->floor)
+    return fg_err(&s->err, FG_ERR_INVALID_ARG, "rewind to %u (trim at %u): the session holds %u positions, of which "
+                  "%u can no longer be taken back", keep, trim_at, s->pos, s->floor);
+  if (keep < s->pos) {
+    fg_kv_truncate(&s->kv, keep, s->pos);
+    s->pos = keep;
+    fg_logits_unref(s->logits); /* they belonged to a dropped position */
+    s->logits = NULL;
+  }
+  trim_window(s, trim_at);
+  return FG_OK;
+}
+
+fg_status fg_session_set_logits(fg_session *s, const float *row) {
+  if (!s || !row) return FG_ERR_INVALID_ARG;
+  const uint32_t nv = s->model->hp.n_vocab;
+  fg_logits_buf *lg = s->logits && atomic_load_explicit(&s->logits->refs, memory_order_acquire) == 1
+                          ? s->logits
+                          : fg_logits_new(nv);
+  if (!lg) return fg_err(&s->err, FG_ERR_NOMEM, "out of memory for logits");
+  memcpy(lg->data, row, (size_t)nv * sizeof(float));
+  if (lg != s->logits) {
+    fg_logits_unref(s->logits);
+    s->logits = lg;
   }
   return FG_OK;
 }
@@ -305,6 +354,7 @@ fg_status fg_session_adopt(fg_session *s, const fg_snapshot *snap, fg_error *err
   s->kv = nkv;
   if (snap->pos) memcpy(s->tokens, snap->tokens, (size_t)snap->pos * sizeof(int32_t));
   s->pos = snap->pos;
+  s->floor = snap->pos;
   fg_logits_unref(s->logits);
   s->logits = fg_logits_ref(snap->logits);
   return FG_OK;
