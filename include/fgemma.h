@@ -274,6 +274,7 @@ FG_API fg_status fg_call_parse(const fg_catalog *c, const char *gen, size_t len,
 typedef struct fg_nlu fg_nlu;
 
 #define FG_NLU_MULTI_CALL 0x1u /* after <end_function_call>, continue when the model starts another call */
+#define FG_NLU_NO_ANSWER_CACHE 0x2u /* speculation keeps no earlier answers in memory (the answer cache) */
 
 /* Constrained decoding: every generated call parses and is valid for the catalog (a catalog name,
  * declared keys at most once, required keys present, enum members, values of the declared type).
@@ -292,7 +293,30 @@ typedef struct fg_nlu_params {
   void *progress_user_data;
   uint32_t constrain;           /* FG_NLU_CONSTRAIN_*: decode only what the catalog allows (docs/CONSTRAINED.md);
                                    0 = off; other values: FG_ERR_INVALID_ARG from fg_nlu_create */
+  uint32_t speculate;           /* FG_NLU_SPECULATE_*: verify drafted tokens in batches (docs/SPECULATION.md);
+                                   other values: FG_ERR_INVALID_ARG from fg_nlu_create */
+  uint32_t max_draft;           /* most drafted tokens per verification pass; 0 = 8; 1..32, else
+                                   FG_ERR_INVALID_ARG */
 } fg_nlu_params;
+
+/* Greedy-identical speculation: the engine guesses the next tokens of an answer (draft sources below)
+ * and has the model check them in one forward pass over the weights: it keeps the longest prefix the
+ * model agrees with and the model's own token at the first disagreement. The answer (tokens, raw, JSON,
+ * stop) is byte-identical with and without it, in every constraint mode; only the number of weight
+ * passes changes. While speculating, the engine keeps its last 16 answers (up to 128 tokens) in memory
+ * as drafts for a repeated utterance, unless FG_NLU_NO_ANSWER_CACHE is set. */
+#define FG_NLU_SPECULATE_DEFAULT 0u /* the library's choice: on */
+#define FG_NLU_SPECULATE_OFF 1u     /* one token per weight pass (plus forced tokens with a constraint) */
+#define FG_NLU_SPECULATE_ON 2u
+
+/* Draft sources (indices of fg_nlu_result.drafted / .accepted) */
+#define FG_NLU_DRAFT_FORCED 0u  /* tokens the call syntax forces: verified only without a constraint (with
+                                   one they are chosen without any head and not counted here) */
+#define FG_NLU_DRAFT_COPY 1u    /* the rest of an utterance span copied into a string or number value */
+#define FG_NLU_DRAFT_CATALOG 2u /* a function name, a required key or the close, an enum member the
+                                   utterance spells, the start of a call */
+#define FG_NLU_DRAFT_CACHE 3u   /* the engine's earlier answer to the same (normalized) utterance */
+#define FG_NLU_DRAFT_SOURCES 4u
 
 FG_API void fg_nlu_params_init(fg_nlu_params *p);
 
@@ -315,6 +339,14 @@ typedef struct fg_nlu_result {
    * or forced by the constraint without any head (appended as one chunk with the next evaluation).
    * With a constraint, chunk_ms covers the utterance plus the forced tokens appended with it. */
   uint32_t full_head_steps, sparse_head_steps, forced_tokens;
+  /* Weight passes: forward passes over the model's weights in this call, the utterance chunk included
+   * (the passes after the chunk are weight_passes - 1; 0 when every token was forced). Without
+   * speculation that is one per token (unconstrained) or per head step (constrained). head_passes:
+   * evaluations of the full LM head (each reads the whole head once, for one or several positions). */
+  uint32_t weight_passes, head_passes;
+  /* Speculation: drafted tokens the model decided on, per source (FG_NLU_DRAFT_*), and of those the
+   * ones it agreed with (kept without a pass of their own). All 0 with speculation off. */
+  uint32_t drafted[FG_NLU_DRAFT_SOURCES], accepted[FG_NLU_DRAFT_SOURCES];
 } fg_nlu_result;
 
 /* Answers one utterance from the prefix snapshot. An utterance that does not fit the context is an

@@ -672,3 +672,91 @@ fg_status fg_cmatch_accept(fg_cmatch *m, int32_t id) {
   }
   return FG_ERR_INVALID_ARG;
 }
+
+// ----------------------------------------------------------------------------------------------
+// Read access for the draft sources
+
+void fg_cmatch_copy(fg_cmatch *dst, const fg_cmatch *src) {
+  FG_ASSERT(dst->k == src->k && dst->used_cap == src->used_cap);
+  dst->mode = src->mode;
+  dst->flags = src->flags;
+  dst->ph = src->ph;
+  dst->lk = src->lk;
+  memcpy(dst->alts, src->alts, src->n_alts * sizeof *dst->alts);
+  dst->n_alts = src->n_alts;
+  dst->pos = src->pos;
+  dst->fn = src->fn;
+  dst->param = src->param;
+  dst->first_arg = src->first_arg;
+  memcpy(dst->used, src->used, src->used_cap);
+  dst->free_n = src->free_n;
+  dst->num_state = src->num_state;
+  dst->num_int = src->num_int;
+  dst->num_frac = src->num_frac;
+}
+
+fg_cphase fg_cmatch_phase(const fg_cmatch *m) {
+  switch (m->ph) {
+    case PH_START: return FG_CPH_START;
+    case PH_PROSE: return FG_CPH_PROSE;
+    case PH_FREE: return FG_CPH_FREE;
+    case PH_NUM: return FG_CPH_NUM;
+    case PH_DONE: return FG_CPH_DONE;
+    case PH_LIT: break;
+  }
+  switch (m->lk) {
+    case LIT_NAME: return FG_CPH_NAME;
+    case LIT_KEY: return FG_CPH_KEY;
+    case LIT_VALUE: return FG_CPH_VALUE;
+    case LIT_AFTER: break;
+  }
+  return FG_CPH_AFTER;
+}
+
+uint32_t fg_cmatch_n_alive(const fg_cmatch *m) { return m->ph == PH_LIT ? m->n_alts : 0; }
+
+/* a key piece's tag (TAG_CLOSE or param | TAG_NEG) into out */
+static void key_info(const fg_cmatch *m, uint32_t fn, uint32_t tag, fg_cpiece *out) {
+  out->fn = fn;
+  if (tag == TAG_CLOSE) {
+    out->key = FG_CPIECE_CLOSE;
+    return;
+  }
+  const uint32_t j = tag & ~TAG_NEG;
+  out->key = (int32_t)j;
+  out->neg = (tag & TAG_NEG) != 0;
+  out->required = m->k->funcs[fn].params[j].decl->required;
+}
+
+static void piece_info(const fg_cmatch *m, const cunit *u, uint32_t pos, lit_kind lk, fg_cpiece *out) {
+  memset(out, 0, sizeof *out);
+  out->rest = u->ids + pos;
+  out->n_rest = u->n - pos;
+  out->key = -1;
+  out->fn = m->fn;
+  switch (lk) {
+    case LIT_NAME: key_info(m, u->tag, u->tag2, out); break;
+    case LIT_KEY: key_info(m, m->fn, u->tag, out); break;
+    case LIT_VALUE:
+      out->key = (int32_t)m->param;
+      out->member = u->tag;
+      break;
+    case LIT_AFTER: out->call = u->tag == AFTER_CALL; break;
+  }
+}
+
+void fg_cmatch_piece(const fg_cmatch *m, uint32_t i, fg_cpiece *out) {
+  FG_ASSERT(m->ph == PH_LIT && i < m->n_alts);
+  piece_info(m, m->alts[i], m->pos, m->lk, out);
+}
+
+uint32_t fg_cmatch_key_pieces(const fg_cmatch *m, fg_cpiece *out, uint32_t cap) {
+  if (m->ph != PH_FREE && m->ph != PH_NUM) return 0;
+  const uint32_t n = key_alts(m, m->tmp);
+  for (uint32_t i = 0; i < n && i < cap; i++) piece_info(m, m->tmp[i], 0, LIT_KEY, &out[i]);
+  return FG_MIN(n, cap);
+}
+
+const fg_function *fg_cmatch_function(const fg_cmatch *m, uint32_t fn) {
+  return fn < m->k->n_funcs ? fg_catalog_function(m->k->cat, fn) : NULL;
+}

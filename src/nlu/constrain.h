@@ -72,4 +72,47 @@ bool fg_cmatch_done(const fg_cmatch *m);
 /* True once the answer is prose (call-or-text). */
 bool fg_cmatch_in_prose(const fg_cmatch *m);
 
+// ----------------------------------------------------------------------------------------------
+// Read access for the draft sources of speculative decoding (nlu/draft.c)
+
+/* dst takes src's state; both must come from the same fg_constrain with the same mode and flags. */
+void fg_cmatch_copy(fg_cmatch *dst, const fg_cmatch *src);
+
+typedef enum fg_cphase {
+  FG_CPH_START,  /* before the first token */
+  FG_CPH_PROSE,  /* a prose answer (call-or-text) */
+  FG_CPH_NAME,   /* "call:NAME{KEY:" pieces (the name joined with its first key) */
+  FG_CPH_KEY,    /* ",KEY:" pieces and the close */
+  FG_CPH_VALUE,  /* the members of an enum, true/false, [] or {} */
+  FG_CPH_AFTER,  /* after a call with FG_NLU_MULTI_CALL: another call or a stop token */
+  FG_CPH_FREE,   /* inside a free string */
+  FG_CPH_NUM,    /* inside a number */
+  FG_CPH_DONE
+} fg_cphase;
+fg_cphase fg_cmatch_phase(const fg_cmatch *m);
+
+#define FG_CPIECE_CLOSE (-1) /* fg_cpiece.key of the close piece */
+
+/* A literal piece still alive (or one that may follow a value, fg_cmatch_key_pieces). */
+typedef struct fg_cpiece {
+  const int32_t *rest; /* (n_rest) its canonical tokens still to come */
+  uint32_t n_rest;
+  uint32_t fn;         /* NAME: the function it names; otherwise the function of the current call */
+  int32_t key;         /* NAME/KEY: the key it opens (parameter index) or FG_CPIECE_CLOSE; VALUE: the
+                          parameter whose value it is; else -1 */
+  bool neg;            /* NAME/KEY: the piece ends with the minus sign of a number */
+  bool required;       /* NAME/KEY: the key is required */
+  uint32_t member;     /* VALUE: index of the enum member (0 = true, 1 = false for booleans) */
+  bool call;           /* AFTER: the piece starts another call (else it is a stop token) */
+} fg_cpiece;
+
+/* Literal phases (NAME, KEY, VALUE, AFTER): the pieces still alive; 0 in other phases. */
+uint32_t fg_cmatch_n_alive(const fg_cmatch *m);
+void fg_cmatch_piece(const fg_cmatch *m, uint32_t i, fg_cpiece *out);
+/* FREE/NUM phases: the key pieces (and the close) that may follow the current value, whole (rest =
+ * every token); at most cap are written, the count is returned. */
+uint32_t fg_cmatch_key_pieces(const fg_cmatch *m, fg_cpiece *out, uint32_t cap);
+/* The declaration behind a function / parameter index (e.g. for enum member texts). */
+const fg_function *fg_cmatch_function(const fg_cmatch *m, uint32_t fn);
+
 #endif /* FG_NLU_CONSTRAIN_H */

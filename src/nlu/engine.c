@@ -3,6 +3,8 @@
  * stop token, parse the call. Sits on top of session/, tokenizer/ and the catalog code. */
 #include "nlu/catalog.h"
 #include "nlu/constrain.h"
+#include "nlu/draft.h"
+#include "nlu/spec.h"
 #include "session/session.h"
 #include "tokenizer/tokenizer.h"
 
@@ -36,12 +38,30 @@ struct fg_nlu {
   float *hidden;              /* (n_embd) LM head input after the last appended token */
   float *logits;              /* (n_vocab) full head / sparse head outputs */
   double constrain_ms;        /* fg_constrain_create time */
+  /* speculation (docs/SPECULATION.md) */
+  bool spec;
+  uint32_t max_draft;
+  fg_constrain *shadow_k;     /* unconstrained: the catalog automaton that follows a free answer ... */
+  fg_cmatch *shadow;          /* ... while it stays a call (a draft source, never a constraint) */
+  fg_drafter *drafter;
+  int32_t *gen;               /* (gen_cap) tokens of the answer so far */
+  size_t gen_cap, n_gen;
+  int32_t *draft;             /* (max_draft) drafted tokens of a pass */
+  uint8_t *dsrc;              /* (max_draft) their sources */
+  uint8_t *dkind;             /* (max_draft + 1) what each row of the pass needs (FG_DRAFT_KIND_*) */
+  float *hrows;               /* (max_draft + 1, n_embd) hidden rows of a pass: after the pending tokens, after
+                                 each drafted token */
+  float *hfull;               /* (max_draft + 1, n_embd) the rows that need the full head, gathered */
+  float *lrows;               /* (max_draft + 1, n_vocab) their full-head logits */
+  int32_t *full_at;           /* (max_draft + 1) row -> its row in lrows, or -1 */
 };
 
 void fg_nlu_params_init(fg_nlu_params *p) {
   if (!p) return;
   memset(p, 0, sizeof *p);
   fg_session_params_init(&p->session);
+  p->speculate = FG_NLU_SPECULATE_DEFAULT;
+  p->max_draft = FG_NLU_DEFAULT_DRAFT;
 }
 
 static fg_status grow(void **buf, size_t *cap, size_t need, size_t elem) {
@@ -99,7 +119,47 @@ void fg_nlu_free(fg_nlu *e) {
   fg_free(e->pending);
   fg_free(e->hidden);
   fg_free(e->logits);
+  fg_drafter_free(e->drafter);
+  fg_cmatch_free(e->shadow);
+  fg_constrain_free(e->shadow_k);
+  fg_free(e->gen);
+  fg_free(e->draft);
+  fg_free(e->dsrc);
+  fg_free(e->dkind);
+  fg_free(e->hrows);
+  fg_free(e->hfull);
+  fg_free(e->lrows);
+  fg_free(e->full_at);
   fg_free(e);
+}
+
+/* Speculation's state: the drafter (with the constraint's automaton, or without a constraint a shadow
+ * automaton that only feeds the drafts) and the buffers of one verification pass. */
+static fg_status spec_create(fg_nlu *e) {
+  const fg_model *m = e->model;
+  fg_status st = FG_OK;
+  const fg_constrain *k = e->cons;
+  if (!k) { /* the grammar as a draft source; a vocabulary it cannot handle leaves the cache alone */
+    fg_error ignored;
+    st = fg_constrain_create(e->catalog, m->vocab, &e->shadow_k, &ignored);
+    if (st == FG_OK) st = fg_cmatch_create(e->shadow_k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, e->params.flags, &e->shadow);
+    else if (st != FG_ERR_NOMEM) st = FG_OK;
+    k = e->shadow_k;
+  }
+  if (st == FG_OK) st = fg_drafter_create(k, m->vocab, !(e->params.flags & FG_NLU_NO_ANSWER_CACHE), &e->drafter);
+  if (st != FG_OK) return st;
+  const size_t rows = (size_t)e->max_draft + 1, d = m->hp.n_embd;
+  e->draft = fg_malloc_array(e->max_draft, sizeof *e->draft);
+  e->dsrc = fg_malloc_array(e->max_draft, 1);
+  e->dkind = fg_malloc_array(rows, 1);
+  e->full_at = fg_malloc_array(rows, sizeof *e->full_at);
+  e->hrows = fg_malloc_array(rows * d, sizeof(float));
+  e->hfull = fg_malloc_array(rows * d, sizeof(float));
+  uint64_t nl = 0;
+  size_t nls = 0;
+  if (fg_mul_u64((uint64_t)rows, m->hp.n_vocab, &nl) && fg_u64_to_size(nl, &nls)) e->lrows = fg_malloc_array(nls, sizeof(float));
+  if (!e->draft || !e->dsrc || !e->dkind || !e->full_at || !e->hrows || !e->hfull || !e->lrows) return FG_ERR_NOMEM;
+  return FG_OK;
 }
 
 fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, fg_nlu **out,
@@ -111,6 +171,12 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   if (params && params->constrain > FG_NLU_CONSTRAIN_CALL_OR_TEXT)
     return fg_err(err, FG_ERR_INVALID_ARG, "constrain = %u: use FG_NLU_CONSTRAIN_OFF (0), _CALL_ONLY (1) or _CALL_OR_TEXT (2)",
                   params->constrain);
+  if (params && params->speculate > FG_NLU_SPECULATE_ON)
+    return fg_err(err, FG_ERR_INVALID_ARG, "speculate = %u: use FG_NLU_SPECULATE_DEFAULT (0), _OFF (1) or _ON (2)",
+                  params->speculate);
+  if (params && params->max_draft > FG_NLU_MAX_DRAFT)
+    return fg_err(err, FG_ERR_INVALID_ARG, "max_draft = %u is out of range (0 = %u, 1..%u)", params->max_draft,
+                  FG_NLU_DEFAULT_DRAFT, FG_NLU_MAX_DRAFT);
   fg_nlu *e = fg_calloc(1, sizeof *e);
   if (!e) return fg_err(err, FG_ERR_NOMEM, "out of memory");
   e->model = m;
@@ -118,6 +184,8 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   fg_nlu_params_init(&e->params);
   if (params) e->params = *params;
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;
+  e->spec = e->params.speculate != FG_NLU_SPECULATE_OFF;
+  e->max_draft = e->params.max_draft ? e->params.max_draft : FG_NLU_DEFAULT_DRAFT;
   double t0 = fg_time_s();
 
   /* render and tokenize the prefix */
@@ -146,6 +214,9 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     e->constrain_ms = (fg_time_s() - tc) * 1e3;
     fg_log(FG_LOG_DEBUG, "constraint compiled in %.1f ms", e->constrain_ms);
   }
+
+  if (st == FG_OK && e->spec && (st = spec_create(e)) != FG_OK && e->err.code != st)
+    fg_err(&e->err, st, "speculation: %s", fg_status_str(st));
 
   /* reuse a snapshot file when it holds exactly this prefix for this model */
   if (st == FG_OK && e->params.snapshot_path) {
@@ -197,7 +268,8 @@ static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {
 
 /* Argmax of the LM head over the allowed tokens, ties to the lowest id (as fg_argmax over logits
  * masked to -inf). A list is computed row by row (sparse head); a mask uses the full head. */
-static fg_status head_pick(fg_nlu *e, const fg_callowed *al, int32_t *pick, bool *sparse) {
+static fg_status head_pick(fg_nlu *e, const fg_callowed *al, const float *hidden, const float *full, int32_t *pick,
+                           bool *sparse) {
   const fg_model *m = e->model;
   const size_t d = m->hp.n_embd;
   const float cap = m->hp.final_softcap;
@@ -208,7 +280,7 @@ static fg_status head_pick(fg_nlu *e, const fg_callowed *al, int32_t *pick, bool
   fg_status st;
   if (!al->mask) {
     *sparse = true;
-    if ((st = fg_ops_matmul_rows(ops, &m->output, al->ids, al->n, e->hidden, d, 1, lg, al->n)) != FG_OK) return st;
+    if ((st = fg_ops_matmul_rows(ops, &m->output, al->ids, al->n, hidden, d, 1, lg, al->n)) != FG_OK) return st;
     for (uint32_t i = 0; i < al->n; i++) {
       const float v = cap > 0.0f ? cap * tanhf(lg[i] / cap) : lg[i];
       if (best < 0 || v > bv) best = al->ids[i], bv = v;
@@ -216,7 +288,8 @@ static fg_status head_pick(fg_nlu *e, const fg_callowed *al, int32_t *pick, bool
   } else {
     *sparse = false;
     const uint32_t nv = m->hp.n_vocab;
-    if ((st = fg_ops_matmul(ops, &m->output, e->hidden, d, 1, lg, nv)) != FG_OK) return st;
+    if (full) lg = (float *)full; /* computed with other rows of a verification pass (only read) */
+    else if ((st = fg_ops_matmul(ops, &m->output, hidden, d, 1, lg, nv)) != FG_OK) return st;
     for (uint32_t id = 0; id < nv; id++) {
       if (!al->mask[id]) continue;
       const float v = cap > 0.0f ? cap * tanhf(lg[id] / cap) : lg[id];
@@ -261,15 +334,17 @@ static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out,
         break;
       }
       if (st != FG_OK) return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
+      out->weight_passes++;
       if (first_append) *t_chunk = fg_time_s();
       first_append = false;
       n_pending = 0;
       bool sparse;
-      if ((st = head_pick(e, &al, &tok, &sparse)) != FG_OK) return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
+      if ((st = head_pick(e, &al, e->hidden, NULL, &tok, &sparse)) != FG_OK)
+        return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
       if (sparse)
         out->sparse_head_steps++;
       else
-        out->full_head_steps++;
+        out->full_head_steps++, out->head_passes++;
     }
     if (fg_cmatch_accept(e->match, tok) != FG_OK) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint refused its own pick");
     char piece[1024];
@@ -288,6 +363,209 @@ static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out,
     e->pending[n_pending++] = tok;
   }
   if (first_append) *t_chunk = fg_time_s(); /* every token was forced: nothing was appended */
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Speculation (docs/SPECULATION.md)
+
+fg_session *fg_nlu_session(fg_nlu *e) { return e ? e->session : NULL; }
+
+const int32_t *fg_nlu_answer_ids(const fg_nlu *e, size_t *n) {
+  *n = e && e->spec ? e->n_gen : 0;
+  return e ? e->gen : NULL;
+}
+
+void fg_nlu_set_draft_hook(fg_nlu *e, fg_draft_hook fn, void *user_data) {
+  if (e && e->drafter) fg_drafter_set_hook(e->drafter, fn, user_data);
+}
+
+/* One verification pass: the pending tokens, then the draft, in one forward; hidden rows after the
+ * pending tokens and after each drafted token; the full LM head over the rows that need it (one read
+ * of the head for all of them). Row r's hidden state is the model's state after base + r positions. */
+static fg_status spec_pass(fg_nlu *e, bool cons, size_t n_pend, size_t n_draft, fg_nlu_result *out) {
+  fg_session *s = e->session;
+  const fg_model *m = e->model;
+  const size_t d = m->hp.n_embd, nv = m->hp.n_vocab;
+  if (grow((void **)&e->pending, &e->pending_cap, n_pend + n_draft, sizeof(int32_t)) != FG_OK) return FG_ERR_NOMEM;
+  memcpy(e->pending + n_pend, e->draft, n_draft * sizeof(int32_t));
+  fg_status st = fg_session_append_rows(s, e->pending, n_pend + n_draft, n_draft + 1, e->hrows);
+  if (st != FG_OK) return st;
+  out->weight_passes++;
+  size_t n_full = 0;
+  for (size_t r = 0; r <= n_draft; r++) {
+    const bool full = !cons || e->dkind[r] == FG_DRAFT_KIND_MASK;
+    e->full_at[r] = full ? (int32_t)n_full : -1;
+    if (full && cons) memcpy(e->hfull + n_full * d, e->hrows + r * d, d * sizeof(float));
+    n_full += full;
+  }
+  if (n_full == 0) return FG_OK;
+  /* rows of one product: the same kernels and operations per row as a single row (batch invariance) */
+  if ((st = fg_ops_matmul(s->ops, &m->output, cons ? e->hfull : e->hrows, d, n_full, e->lrows, nv)) != FG_OK) return st;
+  out->head_passes++;
+  const float cap = m->hp.final_softcap;
+  if (!cons && cap > 0.0f) /* as the forward does for the session's logits */
+    for (size_t i = 0; i < n_full * nv; i++) e->lrows[i] = cap * tanhf(e->lrows[i] / cap);
+  return FG_OK;
+}
+
+/* Greedy decoding with drafted tokens verified in batches. Each token is taken exactly as the plain
+ * loops take it (decode_constrained, or the unconstrained loop of fg_nlu_ask): same allowed sets, same
+ * head rows, same stop rules; only where its hidden state comes from differs. A token that needs a head
+ * reads the row of the current pass when the pass's draft so far agrees with the answer ("ahead"),
+ * else a new pass appends the pending tokens with a fresh draft. A disagreement ends the pass: the
+ * model's own token is taken and the KV of the rest of the draft is dropped. At the end the session is
+ * rewound to where the plain loop leaves it: the position whose state chose the last token with a head. */
+static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const char **why, double *t_chunk) {
+  fg_session *s = e->session;
+  const fg_model *m = e->model;
+  const fg_vocab *v = m->vocab;
+  const size_t d = m->hp.n_embd, nv = m->hp.n_vocab;
+  const bool cons = e->match != NULL;
+  fg_cmatch *cm = cons ? e->match : e->shadow;
+  bool track = cm != NULL; /* without a constraint: the answer is still a call in the making */
+  if (cm) fg_cmatch_reset(cm);
+  fg_nlu_stopper stop;
+  fg_nlu_stopper_init(&stop, e->params.max_tokens, 0, e->params.flags);
+  if (grow((void **)&e->pending, &e->pending_cap, n_ids + 1, sizeof(int32_t)) != FG_OK)
+    return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  memcpy(e->pending, e->ids, n_ids * sizeof(int32_t));
+  size_t n_pend = n_ids, n_gen = 0, row = 0, n_draft = 0, last_row = 0;
+  e->n_gen = 0;
+  bool ahead = false, first = true;
+  uint32_t base = 0, last_pos = UINT32_MAX;
+  fg_status st;
+  *why = "max_tokens";
+  for (;;) {
+    int32_t tok = -1;
+    bool forced = false;
+    fg_callowed al = {0};
+    if (cons) {
+      if (fg_cmatch_done(cm)) break;
+      if (out->decode_tokens >= e->params.max_tokens && fg_cmatch_between_calls(cm)) break;
+      fg_cmatch_allowed(cm, &al);
+      if (al.n == 0) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint allows no token");
+      if (al.n == 1 && !al.mask) {
+        tok = al.ids[0];
+        forced = true;
+        out->forced_tokens++;
+      }
+    }
+    if (!forced) {
+      if (!ahead) { /* a new pass */
+        const uint32_t pos = fg_session_position(s);
+        if (cons && pos + n_pend > s->n_ctx) {
+          *why = "context_full";
+          break;
+        }
+        const size_t room = pos + n_pend < s->n_ctx ? s->n_ctx - pos - n_pend : 0;
+        if ((st = fg_drafter_propose(e->drafter, track ? cm : NULL, e->gen, n_gen, !cons, FG_MIN(room, e->max_draft),
+                                     e->draft, e->dsrc, e->dkind, &n_draft)) != FG_OK)
+          return fg_err(&e->err, st, "draft: %s", fg_status_str(st));
+        st = spec_pass(e, cons, n_pend, n_draft, out);
+        if (st == FG_ERR_CONTEXT_FULL && cons) {
+          *why = "context_full";
+          break;
+        }
+        if (st != FG_OK) {
+          if (first && !cons)
+            return fg_err(&e->err, st, "utterance of %zu tokens: %s", n_ids, fg_session_errmsg(s));
+          return fg_err(&e->err, st, "decode: %s", s->err.msg[0] ? s->err.msg : fg_status_str(st));
+        }
+        if (first) *t_chunk = fg_time_s();
+        first = false;
+        for (size_t i = 0; i < n_draft; i++)
+          if (!cons || e->dkind[i] != FG_DRAFT_KIND_FORCED) out->drafted[e->dsrc[i]]++;
+        base = pos + (uint32_t)n_pend;
+        n_pend = 0;
+        row = 0;
+        ahead = true;
+      }
+      /* the model's token after base + row positions */
+      const float *h = e->hrows + row * d;
+      if (cons) {
+        bool sparse;
+        if (al.mask && e->full_at[row] < 0) return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: no head row");
+        const float *full = al.mask ? e->lrows + (size_t)e->full_at[row] * nv : NULL;
+        if ((st = head_pick(e, &al, h, full, &tok, &sparse)) != FG_OK)
+          return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
+        if (sparse)
+          out->sparse_head_steps++;
+        else
+          out->full_head_steps++;
+      } else {
+        tok = (int32_t)fg_ops_argmax(s->ops, e->lrows + row * nv, nv);
+        out->full_head_steps++;
+      }
+      last_pos = base + (uint32_t)row;
+      last_row = row;
+    }
+    /* take the token */
+    if (cons) {
+      if (fg_cmatch_accept(cm, tok) != FG_OK) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint refused its own pick");
+    } else if (track && fg_cmatch_accept(cm, tok) != FG_OK) {
+      track = false; /* the free answer left the call grammar: no more grammar drafts */
+    }
+    if (grow((void **)&e->gen, &e->gen_cap, n_gen + 1, sizeof(int32_t)) != FG_OK)
+      return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    e->gen[n_gen++] = tok;
+    e->n_gen = n_gen;
+    char piece[1024];
+    size_t pl = fg_vocab_token_to_text(v, tok, piece, sizeof piece);
+    if (pl > sizeof piece) pl = sizeof piece;
+    if (append_raw(e, piece, pl) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    out->decode_tokens++;
+    bool end = false;
+    if (cons) {
+      if (fg_cmatch_done(cm)) {
+        fg_nlu_stop r = fg_nlu_stop_piece(piece, pl);
+        if (tok == fg_vocab_eos(v)) r = FG_NLU_STOP_EOS;
+        *why = r != FG_NLU_CONTINUE ? fg_nlu_stop_name(r) : "start_of_turn";
+        end = true;
+      }
+    } else {
+      fg_nlu_stop r = fg_nlu_stopper_feed(&stop, piece, pl);
+      if (tok == fg_vocab_eos(v) && r == FG_NLU_CONTINUE) r = FG_NLU_STOP_EOS;
+      if (r != FG_NLU_CONTINUE) {
+        *why = fg_nlu_stop_name(r);
+        end = true;
+      } else if (last_pos >= s->n_ctx) {
+        *why = "context_full";
+        end = true;
+      }
+    }
+    /* the draft agreed (the token is in the KV already), or the pass ends here */
+    const bool decided = !(cons && forced); /* a head chose it, not the constraint */
+    if (ahead && row < n_draft && e->draft[row] == tok) {
+      if (decided) {
+        out->accepted[e->dsrc[row]]++;
+        fg_drafter_feedback(e->drafter, e->dsrc[row], true);
+      }
+      row++;
+    } else if (ahead) {
+      if (row < n_draft && decided) fg_drafter_feedback(e->drafter, e->dsrc[row], false);
+      ahead = false;
+      if (!end) { /* drop the draft's KV from this row on; the sliding window only up to the last head row */
+        if ((st = fg_session_rewind(s, base + (uint32_t)row, last_pos)) != FG_OK)
+          return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", s->err.msg);
+        e->pending[0] = tok;
+        n_pend = 1;
+      }
+    } else if (!end) {
+      if (grow((void **)&e->pending, &e->pending_cap, n_pend + 1, sizeof(int32_t)) != FG_OK)
+        return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+      e->pending[n_pend++] = tok;
+    }
+    if (end) break;
+  }
+  if (first) *t_chunk = fg_time_s(); /* every token was forced: nothing was appended */
+  if (last_pos != UINT32_MAX) {
+    if ((st = fg_session_rewind(s, last_pos, last_pos)) != FG_OK)
+      return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", s->err.msg);
+    if (!cons && (st = fg_session_set_logits(s, e->lrows + last_row * nv)) != FG_OK)
+      return fg_err(&e->err, st, "out of memory");
+  }
+  fg_drafter_end(e->drafter, e->gen, n_gen);
   return FG_OK;
 }
 
@@ -320,6 +598,12 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   const char *why = "max_tokens";
   e->raw_len = 0;
   if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  if (e->spec) {
+    if ((st = fg_drafter_begin(e->drafter, utt ? utt : "", len)) != FG_OK) return fg_err(&e->err, st, "out of memory");
+    if ((st = decode_spec(e, n_ids, out, &why, &t2)) != FG_OK) return st;
+    t3 = fg_time_s();
+    goto parse;
+  }
   if (e->match) {
     if ((st = decode_constrained(e, n_ids, out, &why, &t2)) != FG_OK) return st;
     t3 = fg_time_s();
@@ -356,6 +640,7 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   t3 = fg_time_s();
   out->decode_tokens = decoded;
   out->full_head_steps = decoded;
+  out->weight_passes = out->head_passes = decoded; /* the chunk gave the first token, each step one more */
 
 parse:;
   /* parse */

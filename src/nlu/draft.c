@@ -1,0 +1,510 @@
+/* draft.c — draft sources of speculative decoding (draft.h): the automaton's forced tokens, copies of
+ * utterance spans, catalog completions and a small cache of earlier answers, with per-source acceptance
+ * estimates that size the drafts. */
+#include "nlu/draft.h"
+
+#include <string.h>
+
+#define ACC_DECAY 0.9f /* acceptance estimates: a = decay * a + (1 - decay) * agreed */
+
+typedef struct centry {
+  char key[FG_DRAFT_CACHE_KEY];
+  uint32_t key_len;
+  uint32_t n;                            /* tokens; 0 = empty slot */
+  int32_t ids[FG_DRAFT_CACHE_TOKENS];
+  uint64_t stamp;                        /* last use */
+} centry;
+
+struct fg_drafter {
+  const fg_constrain *k;       /* NULL: no automaton */
+  const fg_vocab *v;
+  int32_t id_esc, id_sfc;      /* -1 when absent */
+  fg_cmatch *cm;               /* scratch state the draft advances (NULL without an automaton) */
+  fg_cpiece *pieces;           /* (pieces_cap) key pieces after a number */
+  uint32_t pieces_cap;
+  /* the utterance */
+  char *utt;                   /* (utt_cap) */
+  size_t utt_len, utt_cap;
+  char key[FG_DRAFT_CACHE_KEY];/* normalized utterance */
+  uint32_t key_len;
+  bool key_ok;                 /* it fits the cache */
+  centry *cache;               /* (FG_DRAFT_CACHE_N) */
+  uint64_t clock;
+  const centry *hit;           /* the cached answer of this utterance, or NULL */
+  /* adaptation */
+  float acc[FG_NLU_DRAFT_SOURCES]; /* estimated chance that a drafted token of the source is right */
+  float words;                 /* utterance words a copied string value spans past its first (average) */
+  /* scratch */
+  char *text;                  /* (text_cap) */
+  size_t text_cap;
+  int32_t *tok;                /* (tok_cap) tokenizer output */
+  size_t tok_cap;
+  int32_t *plan;               /* (plan_cap) tokens a source committed to (a copied span, digits) */
+  size_t plan_cap, plan_n, plan_at;
+  bool planned;                /* the copy source already ran for the current value */
+  bool plan_found;             /* ... and found the value in the utterance */
+  fg_draft_hook hook;
+  void *hook_ud;
+};
+
+void fg_drafter_free(fg_drafter *d) {
+  if (!d) return;
+  fg_cmatch_free(d->cm);
+  fg_free(d->pieces);
+  fg_free(d->utt);
+  fg_free(d->cache);
+  fg_free(d->text);
+  fg_free(d->tok);
+  fg_free(d->plan);
+  fg_free(d);
+}
+
+fg_status fg_drafter_create(const fg_constrain *k, const fg_vocab *v, bool cache, fg_drafter **out) {
+  *out = NULL;
+  fg_drafter *d = fg_calloc(1, sizeof *d);
+  if (!d) return FG_ERR_NOMEM;
+  d->k = k;
+  d->v = v;
+  d->id_esc = fg_vocab_lookup(v, "<escape>", 8);
+  d->id_sfc = fg_vocab_lookup(v, "<start_function_call>", 21);
+  d->acc[FG_NLU_DRAFT_FORCED] = 0.95f;
+  d->acc[FG_NLU_DRAFT_COPY] = 0.8f;
+  d->acc[FG_NLU_DRAFT_CATALOG] = 0.6f;
+  d->acc[FG_NLU_DRAFT_CACHE] = 0.95f;
+  d->words = 0.0f;
+  if (cache) d->cache = fg_calloc(FG_DRAFT_CACHE_N, sizeof *d->cache);
+  fg_status st = d->cache || !cache ? FG_OK : FG_ERR_NOMEM;
+  if (st == FG_OK && k) st = fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, 0, &d->cm);
+  if (st != FG_OK) {
+    fg_drafter_free(d);
+    return st;
+  }
+  *out = d;
+  return FG_OK;
+}
+
+void fg_drafter_set_hook(fg_drafter *d, fg_draft_hook fn, void *user_data) {
+  d->hook = fn;
+  d->hook_ud = user_data;
+}
+
+static fg_status grow(void **buf, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return FG_OK;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *nb = fg_realloc(*buf, n * elem);
+  if (!nb) return FG_ERR_NOMEM;
+  *buf = nb;
+  *cap = n;
+  return FG_OK;
+}
+
+static bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static char lower(char c) { return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c; }
+static bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// ----------------------------------------------------------------------------------------------
+// Per utterance: text, cache key
+
+fg_status fg_drafter_begin(fg_drafter *d, const char *utt, size_t len) {
+  while (len && is_space(*utt)) utt++, len--;
+  while (len && is_space(utt[len - 1])) len--;
+  if (grow((void **)&d->utt, &d->utt_cap, len + 1, 1) != FG_OK) return FG_ERR_NOMEM;
+  if (len) memcpy(d->utt, utt, len);
+  d->utt[len] = '\0';
+  d->utt_len = len;
+  /* key: whitespace runs as one space, ASCII letters lower-cased */
+  uint32_t n = 0;
+  d->key_ok = true;
+  for (size_t i = 0; i < len && d->key_ok; i++) {
+    if (is_space(utt[i]) && n && d->key[n - 1] == ' ') continue;
+    if (n == FG_DRAFT_CACHE_KEY) d->key_ok = false;
+    else d->key[n++] = is_space(utt[i]) ? ' ' : lower(utt[i]);
+  }
+  d->key_len = n;
+  d->hit = NULL;
+  for (uint32_t i = 0; d->cache && i < FG_DRAFT_CACHE_N && d->key_ok; i++) {
+    centry *c = &d->cache[i];
+    if (c->n && c->key_len == n && memcmp(c->key, d->key, n) == 0) {
+      c->stamp = ++d->clock;
+      d->hit = c;
+    }
+  }
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------------------------
+// Reading the answer drafted so far (gen, then the draft's own tokens)
+
+typedef struct seq {
+  const int32_t *gen, *draft;
+  size_t n_gen, n_draft;
+} seq;
+
+static size_t seq_len(const seq *q) { return q->n_gen + q->n_draft; }
+static int32_t seq_at(const seq *q, size_t i) { return i < q->n_gen ? q->gen[i] : q->draft[i - q->n_gen]; }
+
+/* Text of tokens [from, seq_len) into d->text (NUL-terminated); *len its length. */
+static fg_status seq_text(fg_drafter *d, const seq *q, size_t from, size_t *len) {
+  size_t n = 0;
+  for (size_t i = from; i < seq_len(q); i++) {
+    char piece[256];
+    size_t pl = fg_vocab_token_to_text(d->v, seq_at(q, i), piece, sizeof piece);
+    if (pl > sizeof piece) pl = sizeof piece;
+    if (grow((void **)&d->text, &d->text_cap, n + pl + 1, 1) != FG_OK) return FG_ERR_NOMEM;
+    memcpy(d->text + n, piece, pl);
+    n += pl;
+  }
+  if (grow((void **)&d->text, &d->text_cap, n + 1, 1) != FG_OK) return FG_ERR_NOMEM;
+  d->text[n] = '\0';
+  *len = n;
+  return FG_OK;
+}
+
+/* Tokens of text (no special-token parsing) into d->tok. */
+static fg_status encode(fg_drafter *d, const char *text, size_t len, size_t *n) {
+  fg_status st = fg_vocab_encode(d->v, text, len, FG_TOKENIZE_NO_SPECIAL, d->tok, d->tok_cap, n, NULL);
+  if (st == FG_ERR_BUFFER_TOO_SMALL) {
+    if (grow((void **)&d->tok, &d->tok_cap, *n, sizeof *d->tok) != FG_OK) return FG_ERR_NOMEM;
+    st = fg_vocab_encode(d->v, text, len, FG_TOKENIZE_NO_SPECIAL, d->tok, d->tok_cap, n, NULL);
+  }
+  return st;
+}
+
+static fg_status plan_push(fg_drafter *d, int32_t id) {
+  if (grow((void **)&d->plan, &d->plan_cap, d->plan_n + 1, sizeof *d->plan) != FG_OK) return FG_ERR_NOMEM;
+  d->plan[d->plan_n++] = id;
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------------------------
+// COPY: string values and numbers continue an utterance span
+
+/* Where s (n bytes) occurs in the utterance: exact at a word start, exact anywhere, then the same with
+ * ASCII case folded. -1 when nowhere. */
+static long find_span(const fg_drafter *d, const char *s, size_t n) {
+  if (n == 0 || n > d->utt_len) return -1;
+  for (int fold = 0; fold < 2; fold++)
+    for (int anywhere = 0; anywhere < 2; anywhere++)
+      for (size_t i = 0; i + n <= d->utt_len; i++) {
+        if (!anywhere && i > 0 && !is_space(d->utt[i - 1])) continue;
+        size_t j = 0;
+        if (fold)
+          while (j < n && lower(d->utt[i + j]) == lower(s[j])) j++;
+        else
+          while (j < n && d->utt[i + j] == s[j]) j++;
+        if (j == n) return (long)i;
+      }
+  return -1;
+}
+
+static bool is_trailing_punct(char c) { return c == '.' || c == ',' || c == '!' || c == '?' || c == ';' || c == ':'; }
+
+/* The free string so far is tokens [v0, seq_len) of q. Plan: the rest of its utterance span (to the
+ * end of the current word plus the learned number of further words), tokenized together with the
+ * value's text so that the split matches the model's own, then <escape>. */
+static fg_status plan_string(fg_drafter *d, const seq *q, size_t v0) {
+  size_t vlen;
+  fg_status st = seq_text(d, q, v0, &vlen);
+  if (st != FG_OK || vlen == 0 || d->id_esc < 0) return st;
+  const long at = find_span(d, d->text, vlen);
+  if (at < 0) return FG_OK;
+  const size_t p = (size_t)at + vlen;
+  size_t e = p;
+  while (e < d->utt_len && !is_space(d->utt[e])) e++;
+  const int extra = (int)(d->words + 0.5f);
+  for (int w = 0; w < extra; w++) {
+    size_t b = e;
+    while (b < d->utt_len && is_space(d->utt[b])) b++;
+    if (b == d->utt_len) break;
+    while (b < d->utt_len && !is_space(d->utt[b])) b++;
+    e = b;
+  }
+  while (e > p && is_trailing_punct(d->utt[e - 1])) e--;
+  if (e > p) {
+    /* the value's text + the span, tokenized as one string; its first tokens should be the value's */
+    const size_t total = vlen + (e - p);
+    if (grow((void **)&d->text, &d->text_cap, total + 1, 1) != FG_OK) return FG_ERR_NOMEM;
+    memcpy(d->text + vlen, d->utt + p, e - p);
+    size_t nt;
+    if ((st = encode(d, d->text, total, &nt)) != FG_OK) return st;
+    const size_t ng = seq_len(q) - v0;
+    bool prefix = nt > ng;
+    for (size_t i = 0; i < ng && prefix; i++) prefix = d->tok[i] == seq_at(q, v0 + i);
+    size_t from = ng;
+    if (!prefix) { /* the model split the value its own way: the span alone */
+      if ((st = encode(d, d->utt + p, e - p, &nt)) != FG_OK) return st;
+      from = 0;
+    }
+    for (size_t i = from; i < nt; i++)
+      if ((st = plan_push(d, d->tok[i])) != FG_OK) return st;
+  }
+  return plan_push(d, d->id_esc);
+}
+
+/* The number so far is the text of tokens [v0, seq_len) (digits). Plan: the rest of the utterance's
+ * digit run it starts, or with no digit yet the first run. *matched: the run was found. */
+static fg_status plan_number(fg_drafter *d, const seq *q, size_t v0, bool *matched) {
+  *matched = false;
+  size_t vlen;
+  fg_status st = seq_text(d, q, v0, &vlen);
+  if (st != FG_OK) return st;
+  for (size_t i = 0; i < d->utt_len; i++) {
+    if (!is_digit(d->utt[i]) || (i > 0 && is_digit(d->utt[i - 1]))) continue; /* run starts only */
+    size_t e = i;
+    while (e < d->utt_len && is_digit(d->utt[e])) e++;
+    if (vlen > e - i || memcmp(d->utt + i, d->text, vlen) != 0) continue;
+    *matched = true;
+    if (e > i + vlen) {
+      size_t nt;
+      if ((st = encode(d, d->utt + i + vlen, e - i - vlen, &nt)) != FG_OK) return st;
+      for (size_t t = 0; t < nt; t++)
+        if ((st = plan_push(d, d->tok[t])) != FG_OK) return st;
+    }
+    return FG_OK;
+  }
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------------------------
+// CATALOG: which literal piece to bet on
+
+/* Index of the preferred piece among n: a required key first, then (close_first) the close, then any
+ * other key; numbers' minus variants never. -1 when none qualifies. */
+static int pick_key(const fg_cpiece *p, uint32_t n, bool close_first) {
+  int best = -1, rank_best = 99;
+  for (uint32_t i = 0; i < n; i++) {
+    int rank;
+    if (p[i].key == FG_CPIECE_CLOSE) rank = close_first ? 1 : 3;
+    else if (p[i].neg) continue;
+    else rank = p[i].required ? 0 : close_first ? 2 : 1;
+    if (rank < rank_best) best = (int)i, rank_best = rank;
+  }
+  return best;
+}
+
+/* ASCII-case-insensitive substring test in the utterance */
+static bool utt_contains(const fg_drafter *d, const char *s) {
+  const size_t n = strlen(s);
+  for (size_t i = 0; n && i + n <= d->utt_len; i++) {
+    size_t j = 0;
+    while (j < n && lower(d->utt[i + j]) == lower(s[j])) j++;
+    if (j == n) return true;
+  }
+  return false;
+}
+
+/* Where the current value starts in q: after the last <escape> (free strings), or after the last
+ * token whose text is not made of digits (numbers). */
+static size_t value_start(fg_drafter *d, const seq *q, bool number) {
+  size_t i = seq_len(q);
+  while (i > 0) {
+    const int32_t t = seq_at(q, i - 1);
+    if (!number) {
+      if (t == d->id_esc) break;
+    } else {
+      char piece[32];
+      const size_t pl = fg_vocab_token_to_text(d->v, t, piece, sizeof piece);
+      bool digits = pl > 0 && pl <= sizeof piece;
+      for (size_t j = 0; j < pl && digits; j++) digits = is_digit(piece[j]) || piece[j] == '.';
+      if (!digits) break;
+    }
+    i--;
+  }
+  return i;
+}
+
+/* One guess at the automaton's current state (not forced). *t = -1: no guess. */
+static fg_status guess(fg_drafter *d, const seq *q, int32_t *t, uint32_t *src) {
+  fg_cmatch *cm = d->cm;
+  *t = -1;
+  fg_status st = FG_OK;
+  if (d->plan_at < d->plan_n) { /* a committed copy continues */
+    *t = d->plan[d->plan_at++];
+    *src = FG_NLU_DRAFT_COPY;
+    return FG_OK;
+  }
+  const fg_cphase ph = fg_cmatch_phase(cm);
+  const uint32_t n = fg_cmatch_n_alive(cm);
+  fg_cpiece pc[64];
+  const uint32_t np = FG_MIN(n, 64u);
+  for (uint32_t i = 0; i < np; i++) fg_cmatch_piece(cm, i, &pc[i]);
+  *src = FG_NLU_DRAFT_CATALOG;
+  switch (ph) {
+    case FG_CPH_START: *t = d->id_sfc; break;
+    case FG_CPH_NAME: { /* only once the function is decided: its required key, else its first key */
+      bool one = np == n;
+      for (uint32_t i = 1; i < np && one; i++) one = pc[i].fn == pc[0].fn;
+      const int b = one ? pick_key(pc, np, false) : -1;
+      if (b >= 0) *t = pc[b].rest[0];
+    } break;
+    case FG_CPH_KEY: {
+      const int b = np == n ? pick_key(pc, np, true) : -1;
+      if (b >= 0) *t = pc[b].rest[0];
+    } break;
+    case FG_CPH_VALUE: { /* the enum member the utterance spells (the longest) */
+      const fg_function *fn = np ? fg_cmatch_function(cm, pc[0].fn) : NULL;
+      const fg_param *p = fn && pc[0].key >= 0 ? &fn->params.props[pc[0].key] : NULL;
+      size_t best_len = 0;
+      for (uint32_t i = 0; p && i < np; i++) {
+        if (p->type != FG_PARAM_STRING || pc[i].member >= p->n_enum) continue;
+        const char *m = p->enum_values[pc[i].member];
+        if (strlen(m) > best_len && utt_contains(d, m)) best_len = strlen(m), *t = pc[i].rest[0];
+      }
+    } break;
+    case FG_CPH_FREE:
+      if (!d->planned) {
+        d->planned = true;
+        if ((st = plan_string(d, q, value_start(d, q, false))) == FG_OK && d->plan_at < d->plan_n) {
+          *t = d->plan[d->plan_at++];
+          *src = FG_NLU_DRAFT_COPY;
+        }
+      }
+      break;
+    case FG_CPH_NUM: {
+      if (!d->planned) {
+        d->planned = true;
+        st = plan_number(d, q, value_start(d, q, true), &d->plan_found);
+        if (st == FG_OK && d->plan_at < d->plan_n) {
+          *t = d->plan[d->plan_at++];
+          *src = FG_NLU_DRAFT_COPY;
+          break;
+        }
+      }
+      if (st != FG_OK || !d->plan_found) break;
+      /* the number is complete: the key piece or the close that follows */
+      const uint32_t nk = fg_cmatch_key_pieces(cm, d->pieces, d->pieces_cap);
+      const int b = pick_key(d->pieces, nk, true);
+      if (b >= 0) *t = d->pieces[b].rest[0];
+    } break;
+    default: break; /* prose, after a call, done: no guess */
+  }
+  return st;
+}
+
+static uint8_t kind_now(fg_cmatch *cm) {
+  fg_callowed al;
+  fg_cmatch_allowed(cm, &al);
+  if (al.mask) return FG_DRAFT_KIND_MASK;
+  return al.n <= 1 ? FG_DRAFT_KIND_FORCED : FG_DRAFT_KIND_LIST;
+}
+
+fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_t *gen, size_t n_gen,
+                             bool verify_forced, size_t cap, int32_t *out, uint8_t *src, uint8_t *kind, size_t *n_out) {
+  *n_out = 0;
+  fg_cmatch *cm = state && d->cm ? d->cm : NULL;
+  if (cm) {
+    fg_cmatch_copy(cm, state);
+    if (d->pieces_cap == 0) { /* key pieces after a number: at most every key twice plus the close */
+      uint32_t most = 1;
+      for (uint32_t f = 0; fg_cmatch_function(cm, f); f++)
+        most = FG_MAX(most, 2 * fg_cmatch_function(cm, f)->params.n_props + 1);
+      if (!(d->pieces = fg_malloc_array(most, sizeof *d->pieces))) return FG_ERR_NOMEM;
+      d->pieces_cap = most;
+    }
+  }
+  d->plan_n = d->plan_at = 0;
+  d->planned = false;
+  size_t hook_n = 0;
+  if (d->hook) {
+    if (grow((void **)&d->plan, &d->plan_cap, cap + 1, sizeof *d->plan) != FG_OK) return FG_ERR_NOMEM;
+    hook_n = FG_MIN(d->hook(d->hook_ud, gen, n_gen, d->plan, cap), cap);
+  }
+  const centry *hit = d->hit && !d->hook ? d->hit : NULL;
+  for (size_t i = 0; hit && i < n_gen; i++)
+    if (i >= hit->n || hit->ids[i] != gen[i]) hit = NULL; /* the answer left the cached one */
+  seq q = {gen, out, n_gen, 0};
+  float reach = 1.0f;
+  size_t n = 0;
+  fg_status st = FG_OK;
+  for (;;) {
+    /* without a constraint the answer may go on where the grammar ends (<start_of_turn> ends prose only
+     * for the automaton): the draft goes on without it */
+    if (cm && verify_forced && fg_cmatch_phase(cm) == FG_CPH_DONE) cm = NULL;
+    kind[n] = cm ? kind_now(cm) : FG_DRAFT_KIND_FREE;
+    if (n >= cap || (cm && fg_cmatch_phase(cm) == FG_CPH_DONE)) break;
+    int32_t t = -1;
+    uint32_t s = FG_NLU_DRAFT_CACHE;
+    const bool forced = kind[n] == FG_DRAFT_KIND_FORCED;
+    if (d->hook) {
+      if (n < hook_n) t = d->plan[n];
+    } else if (hit && n_gen + n < hit->n) {
+      t = hit->ids[n_gen + n];
+    } else if (cm && forced) {
+      fg_callowed al;
+      fg_cmatch_allowed(cm, &al);
+      if (al.n == 1) t = al.ids[0], s = FG_NLU_DRAFT_FORCED;
+    } else if (cm) {
+      hit = NULL;
+      if ((st = guess(d, &q, &t, &s)) != FG_OK) break;
+    }
+    if (t < 0) break;
+    const float p = d->hook || (forced && cm && !verify_forced) ? 1.0f : d->acc[s];
+    if (reach * p < FG_DRAFT_MIN_REACH) break;
+    if (cm && fg_cmatch_accept(cm, t) != FG_OK) {
+      if (!verify_forced) break; /* with a constraint, a token the grammar refuses is never the answer */
+      cm = NULL;                 /* without one, the answer may leave the grammar: the draft goes on without it */
+    }
+    if (cm && fg_cmatch_phase(cm) != FG_CPH_FREE && fg_cmatch_phase(cm) != FG_CPH_NUM && !d->hook) {
+      d->planned = false; /* the value is over: the next one gets its own copy */
+      d->plan_n = d->plan_at = 0;
+    }
+    reach *= p;
+    out[n] = t;
+    src[n] = (uint8_t)s;
+    q.n_draft = ++n;
+  }
+  *n_out = n;
+  return st;
+}
+
+void fg_drafter_feedback(fg_drafter *d, uint32_t src, bool accepted) {
+  if (src >= FG_NLU_DRAFT_SOURCES) return;
+  d->acc[src] = ACC_DECAY * d->acc[src] + (accepted ? 1.0f - ACC_DECAY : 0.0f);
+}
+
+// ----------------------------------------------------------------------------------------------
+// After an answer
+
+/* Words of every <escape>-delimited value that the utterance spells: how far copies should reach. */
+static void learn_words(fg_drafter *d, const int32_t *gen, size_t n_gen) {
+  size_t open = SIZE_MAX;
+  for (size_t i = 0; i < n_gen; i++) {
+    if (gen[i] != d->id_esc) continue;
+    if (open == SIZE_MAX) {
+      open = i + 1;
+      continue;
+    }
+    char val[256];
+    size_t n = 0;
+    for (size_t j = open; j < i && n < sizeof val; j++) {
+      const size_t pl = fg_vocab_token_to_text(d->v, gen[j], val + n, sizeof val - n);
+      n = pl > sizeof val - n ? sizeof val : n + pl;
+    }
+    open = SIZE_MAX;
+    if (n == 0 || n >= sizeof val || find_span(d, val, n) < 0) continue;
+    int words = 1;
+    for (size_t j = 1; j < n; j++) words += is_space(val[j]) && !is_space(val[j - 1]);
+    d->words = 0.8f * d->words + 0.2f * (float)(words - 1);
+  }
+}
+
+void fg_drafter_end(fg_drafter *d, const int32_t *gen, size_t n_gen) {
+  if (d->id_esc >= 0) learn_words(d, gen, n_gen);
+  if (!d->cache || !d->key_ok || n_gen == 0 || n_gen > FG_DRAFT_CACHE_TOKENS) return;
+  centry *slot = NULL;
+  for (uint32_t i = 0; i < FG_DRAFT_CACHE_N; i++) {
+    centry *c = &d->cache[i];
+    if (c->n && c->key_len == d->key_len && memcmp(c->key, d->key, d->key_len) == 0) {
+      slot = c;
+      break;
+    }
+    if (!slot || c->stamp < slot->stamp) slot = c; /* empty slots have stamp 0 */
+  }
+  memcpy(slot->key, d->key, d->key_len);
+  slot->key_len = d->key_len;
+  memcpy(slot->ids, gen, n_gen * sizeof *gen);
+  slot->n = (uint32_t)n_gen;
+  slot->stamp = ++d->clock;
+  d->hit = NULL;
+}
