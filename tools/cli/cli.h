@@ -34,6 +34,26 @@ bool cli_u64(const char *opt, const char *s, uint64_t *out);
 /* "2 105 7" or "2,105,7" -> malloc'd array (caller frees). */
 bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n);
 
+/* --speculate on|off -> FG_NLU_SPECULATE_ON / _OFF; prints an error and returns false otherwise. */
+bool cli_speculate(const char *s, uint32_t *out);
+
+/* Weight passes and drafts over many fg_nlu_ask calls (call --table, bench). */
+typedef struct cli_spec_stats {
+  uint32_t *after;  /* (cap) weight passes after the utterance chunk, per call */
+  size_t n, cap;
+  uint64_t passes, head_passes, tokens;
+  uint64_t drafted[FG_NLU_DRAFT_SOURCES], accepted[FG_NLU_DRAFT_SOURCES];
+} cli_spec_stats;
+void cli_spec_add(cli_spec_stats *st, const fg_nlu_result *r);
+/* "weight passes per call after the chunk: median M, p95 P ..." and acceptance per source; prefix
+ * starts each line. */
+void cli_spec_print(FILE *f, const char *prefix, cli_spec_stats *st);
+/* "passes_after_chunk":{...},"head_passes_avg":..,"accepted_per_pass":..,"drafts":{...} (no braces around) */
+void cli_spec_json(FILE *f, cli_spec_stats *st);
+void cli_spec_free(cli_spec_stats *st);
+/* The draft sources' names, by FG_NLU_DRAFT_* index. */
+extern const char *const cli_draft_names[FG_NLU_DRAFT_SOURCES];
+
 /* A whole file ("-" = stdin), malloc'd and NUL-terminated; *len (may be NULL) gets its size. NULL
  * after printing an error. */
 char *cli_read_file(const char *path, size_t *len);

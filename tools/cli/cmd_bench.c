@@ -287,15 +287,23 @@ done:
   return rc;
 }
 
-/* The same utterances through the NLU engine with a constraint (docs/CONSTRAINED.md): each answer
- * is a whole call (restore + chunk + the call's tokens, forced runs jumped); best of reps. */
-typedef struct nlu_constrained {
-  uint32_t mode;
+/* The same utterances through the NLU engine (fg_nlu_ask), with or without a constraint
+ * (docs/CONSTRAINED.md) and speculation (docs/SPECULATION.md): each answer is a whole call (restore +
+ * chunk + the call's tokens; with a constraint forced runs are jumped); best of reps for the times,
+ * the weight passes and drafts of the last rep. */
+typedef struct nlu_engine {
+  bool run;
+  uint32_t mode, speculate, max_tokens;
   double p50_ms, p95_ms, decode_avg, full_avg, sparse_avg, forced_avg;
   size_t n;
-} nlu_constrained;
+  cli_spec_stats spec;
+} nlu_engine;
 
-static int run_nlu_constrained(bench_ctx *b, const char *tools, const char *utts, nlu_constrained *out) {
+static const char *mode_name(uint32_t mode) {
+  return mode == FG_NLU_CONSTRAIN_CALL_ONLY ? "call-only" : mode == FG_NLU_CONSTRAIN_CALL_OR_TEXT ? "call-or-text" : "off";
+}
+
+static int run_nlu_engine(bench_ctx *b, const char *tools, const char *utts, nlu_engine *out) {
   size_t jl, ul;
   char *json = cli_read_file(tools, &jl), *text = json ? cli_read_file(utts, &ul) : NULL;
   if (!text) return free(json), 1;
@@ -306,9 +314,12 @@ static int run_nlu_constrained(bench_ctx *b, const char *tools, const char *utts
   fg_nlu_params_init(&np);
   np.session = b->sp;
   np.constrain = out->mode;
+  np.speculate = out->speculate;
+  np.max_tokens = out->max_tokens;
+  np.flags = FG_NLU_NO_ANSWER_CACHE; /* a repetition would answer from the cache: every answer is a first one */
   fg_nlu *e = NULL;
   int rc = 0;
-  progress(b, "NLU constrained: catalog prefill");
+  progress(b, "NLU engine: catalog prefill");
   if (fg_nlu_create(b->model, c, &np, &e, &err) != FG_OK) {
     rc = cli_error("bench: %s", err.msg);
   } else {
@@ -329,12 +340,13 @@ static int run_nlu_constrained(bench_ctx *b, const char *tools, const char *utts
       }
       if (best >= 1e30) continue;
       lat[n++] = best * 1e3;
+      cli_spec_add(&out->spec, &r);
       dec += r.decode_tokens;
       full += r.full_head_steps;
       sparse += r.sparse_head_steps;
       forced += r.forced_tokens;
       char what[64];
-      snprintf(what, sizeof what, "NLU constrained: utterance %zu", n);
+      snprintf(what, sizeof what, "NLU engine: utterance %zu", n);
       progress(b, what);
     }
     qsort(lat, n, sizeof lat[0], cmp_d);
@@ -362,7 +374,9 @@ int cmd_bench(int argc, char **argv) {
       {"threads", 't', true, "worker threads (default: available cores)"},
       {"reps", 0, true, "repetitions per measurement; the median (prefill, chunk, decode) or best (NLU) counts (default 3)"},
       {"no-micro", 0, false, "skip the micro table"},
-      {"constrained", 0, true, "call-only | call-or-text: also run the NLU scenario through the engine with that constraint"},
+      {"constrained", 0, true, "off | call-only | call-or-text: also run the utterances through the NLU engine (whole calls)"},
+      {"speculate", 0, true, "on | off: speculation in that engine run (default on; implies an engine run)"},
+      {"max-tokens", 0, true, "tokens per answer in that engine run (default 64; a constraint never cuts a call)"},
       {"json", 0, false, "print one JSON object instead of the table"},
       HELP_OPT,
       {0}};
@@ -374,8 +388,12 @@ int cmd_bench(int argc, char **argv) {
               "p50/p95; start-up to ready with and without a persisted snapshot) and the micro table: prefill\n"
               "tok/s at 64/512/843 tokens, a 36-token chunk at depth 880, decode tok/s at depth 0 and 880, and\n"
               "decode bandwidth (weight bytes read per token / time) against the machine's read bandwidth.\n"
-              "--constrained MODE adds the NLU engine with constrained decoding: per utterance a whole valid call\n"
-              "(p50/p95, average tokens, and how they were chosen: full head, sparse head, forced).", opts);
+              "--constrained MODE adds the NLU engine (off: plain greedy; call-only, call-or-text: constrained\n"
+              "decoding): per utterance a whole answer (p50/p95, average tokens, and how they were chosen: full head,\n"
+              "sparse head, forced), its weight passes after the utterance chunk (median/p95) and the drafts of\n"
+              "speculation (accepted per weight pass, per source). --speculate on|off sets speculation for it\n"
+              "(alone it runs the engine without a constraint; the answer cache is off, so that repetitions\n"
+              "measure first answers).", opts);
     return 0;
   }
   bench_ctx b = {0};
@@ -389,13 +407,19 @@ int cmd_bench(int argc, char **argv) {
   /* fail before minutes of micro benchmarks, not after */
   if (tools && access(tools, R_OK) != 0) return cli_error("bench: cannot read %s", tools);
   if (utts && access(utts, R_OK) != 0) return cli_error("bench: cannot read %s", utts);
-  nlu_constrained ncon = {0};
+  nlu_engine ncon = {0};
   if ((v = cli_get(opts, &a, "constrained"))) {
     if (strcmp(v, "call-only") == 0) ncon.mode = FG_NLU_CONSTRAIN_CALL_ONLY;
     else if (strcmp(v, "call-or-text") == 0) ncon.mode = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
     else if (strcmp(v, "off") != 0) return cli_error("--constrained: expected off, call-only or call-or-text, not '%s'", v), 2;
-    if (ncon.mode && !tools) return cli_error("bench: --constrained needs --tools and --utterances"), 2;
+    ncon.run = true;
   }
+  if ((v = cli_get(opts, &a, "speculate"))) {
+    if (!cli_speculate(v, &ncon.speculate)) return 2;
+    ncon.run = true;
+  }
+  if ((v = cli_get(opts, &a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &ncon.max_tokens)) return 2;
+  if (ncon.run && !tools) return cli_error("bench: --constrained and --speculate need --tools and --utterances"), 2;
   const char *path = cli_get(opts, &a, "model");
   if (!path) path = getenv("FGEMMA_MODEL");
   double tl = cli_now();
@@ -428,7 +452,7 @@ int cmd_bench(int argc, char **argv) {
   nlu_numbers nlu = {0};
   int rc = 0;
   if (tools) rc = run_nlu(&b, path, tools, utts, &nlu);
-  if (tools && ncon.mode && !rc) rc = run_nlu_constrained(&b, tools, utts, &ncon);
+  if (tools && ncon.run && !rc) rc = run_nlu_engine(&b, tools, utts, &ncon);
   const bool nlu_ok = tools && rc == 0; /* a failed NLU run prints its error, not a table of zeros */
   if (b.progress) fputs("\r\033[K", stderr);
   const double gb_tok = (double)b.info.decode_bytes / 1e9;
@@ -446,11 +470,14 @@ int cmd_bench(int argc, char **argv) {
              "\"p50_ms\":%.2f,\"p95_ms\":%.2f,\"ready_cold_ms\":%.1f,\"ready_snapshot_ms\":%.1f}",
              nlu.prefix_tokens, nlu.prefix_s * 1e3, nlu.n, nlu.chunk_tokens_avg, nlu.p50_ms, nlu.p95_ms,
              nlu.ready_cold_s * 1e3, nlu.ready_warm_s * 1e3);
-    if (nlu_ok && ncon.mode)
-      printf(",\"nlu_constrained\":{\"mode\":\"%s\",\"utterances\":%zu,\"p50_ms\":%.1f,\"p95_ms\":%.1f,"
-             "\"decode_tokens_avg\":%.1f,\"full_head_avg\":%.1f,\"sparse_head_avg\":%.1f,\"forced_avg\":%.1f}",
-             ncon.mode == FG_NLU_CONSTRAIN_CALL_ONLY ? "call-only" : "call-or-text", ncon.n, ncon.p50_ms, ncon.p95_ms,
-             ncon.decode_avg, ncon.full_avg, ncon.sparse_avg, ncon.forced_avg);
+    if (nlu_ok && ncon.run) {
+      printf(",\"nlu_engine\":{\"mode\":\"%s\",\"speculate\":%s,\"utterances\":%zu,\"p50_ms\":%.1f,\"p95_ms\":%.1f,"
+             "\"decode_tokens_avg\":%.1f,\"full_head_avg\":%.1f,\"sparse_head_avg\":%.1f,\"forced_avg\":%.1f,",
+             mode_name(ncon.mode), ncon.speculate == FG_NLU_SPECULATE_OFF ? "false" : "true", ncon.n, ncon.p50_ms,
+             ncon.p95_ms, ncon.decode_avg, ncon.full_avg, ncon.sparse_avg, ncon.forced_avg);
+      cli_spec_json(stdout, &ncon.spec);
+      printf("}");
+    }
     printf("}\n");
   } else {
     char th[32];
@@ -473,13 +500,16 @@ int cmd_bench(int argc, char **argv) {
              nlu.p50_ms, nlu.p95_ms, nlu.n, nlu.chunk_tokens_avg);
       printf("start-up to ready           %8.1f ms cold (load + prefill), %.1f ms with a persisted snapshot\n",
              nlu.ready_cold_s * 1e3, nlu.ready_warm_s * 1e3);
-      if (ncon.mode)
-        printf("NLU constrained (%s)  p50 %.1f ms, p95 %.1f ms per whole call (%.1f tokens avg: %.1f full head, "
-               "%.1f sparse head, %.1f forced)\n",
-               ncon.mode == FG_NLU_CONSTRAIN_CALL_ONLY ? "call-only" : "call-or-text", ncon.p50_ms, ncon.p95_ms,
+      if (ncon.run) {
+        printf("NLU engine (%s, speculation %s)  p50 %.1f ms, p95 %.1f ms per whole answer (%.1f tokens avg: %.1f full "
+               "head, %.1f sparse head, %.1f forced)\n",
+               mode_name(ncon.mode), ncon.speculate == FG_NLU_SPECULATE_OFF ? "off" : "on", ncon.p50_ms, ncon.p95_ms,
                ncon.decode_avg, ncon.full_avg, ncon.sparse_avg, ncon.forced_avg);
+        cli_spec_print(stdout, "  ", &ncon.spec);
+      }
     }
   }
+  cli_spec_free(&ncon.spec);
   fg_model_free(b.model);
   return rc;
 }

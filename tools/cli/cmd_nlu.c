@@ -88,7 +88,7 @@ static void json_string(FILE *f, const char *s, size_t n) {
 
 typedef struct row {
   char text[48];
-  uint32_t chunk, decode;
+  uint32_t chunk, decode, passes;
   double ms;
 } row;
 
@@ -98,10 +98,10 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 static void print_table(const row *rows, size_t n, const fg_nlu_info *info) {
-  fprintf(stderr, "\n%-40s %6s %6s %9s\n", "utterance", "chunk", "decode", "ms");
+  fprintf(stderr, "\n%-40s %6s %6s %6s %9s\n", "utterance", "chunk", "decode", "passes", "ms");
   double *ms = malloc(sizeof(double) * (n ? n : 1));
   for (size_t i = 0; i < n; i++) {
-    fprintf(stderr, "%-40s %6u %6u %9.1f\n", rows[i].text, rows[i].chunk, rows[i].decode, rows[i].ms);
+    fprintf(stderr, "%-40s %6u %6u %6u %9.1f\n", rows[i].text, rows[i].chunk, rows[i].decode, rows[i].passes, rows[i].ms);
     ms[i] = rows[i].ms;
   }
   if (n && ms) {
@@ -121,6 +121,9 @@ int cmd_call(int argc, char **argv) {
       {"max-tokens", 0, true, "generated tokens per utterance (default 64)"},
       {"multi", 0, false, "allow several calls per answer"},
       {"constrained", 0, true, "off | call-only | call-or-text: decode only calls the catalog allows"},
+      {"speculate", 0, true, "on | off: verify drafted tokens in batches (default on; same answers)"},
+      {"max-draft", 0, true, "most drafted tokens per weight pass (1..32, default 8)"},
+      {"no-answer-cache", 0, false, "speculation keeps no earlier answers as drafts"},
       {"table", 0, false, "print a latency table to stderr at the end"},
       {"threads", 't', true, "worker threads (default: available cores)"},
       {"ctx", 0, true, "context size (default: the model's)"},
@@ -136,7 +139,12 @@ int cmd_call(int argc, char **argv) {
               "input until EOF (the NLU service mode).\n"
               "--constrained call-only makes every answer a call that is valid for the catalog (name, keys,\n"
               "enum values, required keys, value types); call-or-text also lets the model answer in prose.\n"
-              "The JSON then counts the steps: \"heads\":{\"full\":N,\"sparse\":N,\"forced\":N}.", opts);
+              "The JSON then counts the steps: \"heads\":{\"full\":N,\"sparse\":N,\"forced\":N}.\n"
+              "--speculate on (the default) guesses the next tokens (the call syntax, copies of utterance spans,\n"
+              "catalog names and values, earlier answers) and has the model check them in one weight pass; the\n"
+              "answers are byte-identical to --speculate off. \"passes\":{\"weight\":N,\"head\":N} counts the\n"
+              "forward passes (the utterance chunk included) and full LM head passes, \"drafts\" the drafted and\n"
+              "accepted tokens per source. --table adds their median/p95 per call.", opts);
     return 0;
   }
   fg_nlu_params np;
@@ -153,6 +161,9 @@ int cmd_call(int argc, char **argv) {
     else if (strcmp(v, "call-or-text") == 0) np.constrain = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
     else return cli_error("--constrained: expected off, call-only or call-or-text, not '%s'", v), 2;
   }
+  if ((v = cli_get(opts, &a, "speculate")) && !cli_speculate(v, &np.speculate)) return 2;
+  if (cli_has(opts, &a, "no-answer-cache")) np.flags |= FG_NLU_NO_ANSWER_CACHE;
+  if ((v = cli_get(opts, &a, "max-draft")) && !cli_u32("--max-draft", v, 1, 32, &np.max_draft)) return 2;
   np.snapshot_path = cli_get(opts, &a, "snapshot");
   if (cli_stderr_is_tty()) np.progress = progress_cb;
   fg_catalog *c = load_catalog(cli_get(opts, &a, "tools"));
@@ -176,6 +187,7 @@ int cmd_call(int argc, char **argv) {
 
   row *rows = NULL;
   size_t n_rows = 0, cap_rows = 0;
+  cli_spec_stats spec = {0};
   int rc = 0;
   char *line = NULL;
   size_t line_cap = 0;
@@ -213,10 +225,15 @@ int cmd_call(int argc, char **argv) {
     printf(",\"result\":%s,\"raw\":", r.json);
     json_string(stdout, r.raw, strlen(r.raw));
     printf(",\"stop\":\"%s\",\"tokens\":{\"chunk\":%u,\"decode\":%u},"
-           "\"heads\":{\"full\":%u,\"sparse\":%u,\"forced\":%u},"
-           "\"ms\":{\"restore\":%.3f,\"chunk\":%.2f,\"decode\":%.2f,\"total\":%.2f}}\n",
+           "\"heads\":{\"full\":%u,\"sparse\":%u,\"forced\":%u},\"passes\":{\"weight\":%u,\"head\":%u},"
+           "\"drafts\":{",
            r.stop, r.chunk_tokens, r.decode_tokens, r.full_head_steps, r.sparse_head_steps, r.forced_tokens,
-           r.restore_ms, r.chunk_ms, r.decode_ms, ms);
+           r.weight_passes, r.head_passes);
+    for (unsigned k = 0; k < FG_NLU_DRAFT_SOURCES; k++)
+      printf("%s\"%s\":[%u,%u]", k ? "," : "", cli_draft_names[k], r.drafted[k], r.accepted[k]);
+    printf("},\"ms\":{\"restore\":%.3f,\"chunk\":%.2f,\"decode\":%.2f,\"total\":%.2f}}\n", r.restore_ms,
+           r.chunk_ms, r.decode_ms, ms);
+    cli_spec_add(&spec, &r);
     fflush(stdout);
     if (n_rows == cap_rows) {
       cap_rows = cap_rows ? cap_rows * 2 : 16;
@@ -227,10 +244,15 @@ int cmd_call(int argc, char **argv) {
     snprintf(rows[n_rows].text, sizeof rows[n_rows].text, "%.*s", (int)(len < 40 ? len : 40), utt);
     rows[n_rows].chunk = r.chunk_tokens;
     rows[n_rows].decode = r.decode_tokens;
+    rows[n_rows].passes = r.weight_passes;
     rows[n_rows].ms = ms;
     n_rows++;
   }
-  if (cli_has(opts, &a, "table")) print_table(rows, n_rows, &info);
+  if (cli_has(opts, &a, "table")) {
+    print_table(rows, n_rows, &info);
+    cli_spec_print(stderr, "", &spec);
+  }
+  cli_spec_free(&spec);
   free(rows);
   free(line);
   fg_nlu_free(nlu);

@@ -277,3 +277,85 @@ char *cli_read_file(const char *path, size_t *len) {
   if (len) *len = n;
   return buf;
 }
+
+// ----------------------------------------------------------------------------------------------
+// Speculation switches and statistics
+
+const char *const cli_draft_names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache"};
+
+bool cli_speculate(const char *s, uint32_t *out) {
+  if (strcmp(s, "on") == 0) *out = FG_NLU_SPECULATE_ON;
+  else if (strcmp(s, "off") == 0) *out = FG_NLU_SPECULATE_OFF;
+  else return cli_error("--speculate: expected on or off, not '%s'", s), false;
+  return true;
+}
+
+void cli_spec_add(cli_spec_stats *st, const fg_nlu_result *r) {
+  if (st->n == st->cap) {
+    size_t cap = st->cap ? st->cap * 2 : 64;
+    uint32_t *a = realloc(st->after, cap * sizeof *a);
+    if (!a) return;
+    st->after = a;
+    st->cap = cap;
+  }
+  st->after[st->n++] = r->weight_passes ? r->weight_passes - 1 : 0;
+  st->passes += r->weight_passes;
+  st->head_passes += r->head_passes;
+  st->tokens += r->decode_tokens;
+  for (unsigned i = 0; i < FG_NLU_DRAFT_SOURCES; i++) {
+    st->drafted[i] += r->drafted[i];
+    st->accepted[i] += r->accepted[i];
+  }
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* median, p95 (nearest rank) and mean of the passes after the chunk */
+static void spec_quantiles(cli_spec_stats *st, double *med, double *p95, double *mean) {
+  *med = *p95 = *mean = 0;
+  if (!st->n) return;
+  qsort(st->after, st->n, sizeof *st->after, cmp_u32);
+  *med = st->n % 2 ? st->after[st->n / 2] : 0.5 * (st->after[st->n / 2 - 1] + st->after[st->n / 2]);
+  *p95 = st->after[(size_t)((double)(st->n - 1) * 0.95 + 0.5)];
+  double sum = 0;
+  for (size_t i = 0; i < st->n; i++) sum += st->after[i];
+  *mean = sum / (double)st->n;
+}
+
+void cli_spec_print(FILE *f, const char *prefix, cli_spec_stats *st) {
+  double med, p95, mean;
+  spec_quantiles(st, &med, &p95, &mean);
+  uint64_t acc = 0, dr = 0;
+  for (unsigned i = 0; i < FG_NLU_DRAFT_SOURCES; i++) acc += st->accepted[i], dr += st->drafted[i];
+  fprintf(f, "%sweight passes per call after the chunk: median %.1f, p95 %.0f, mean %.2f (%zu calls, %.1f tokens "
+          "per call, %.2f full-head passes per call)\n", prefix, med, p95, mean, st->n,
+          st->n ? (double)st->tokens / (double)st->n : 0.0, st->n ? (double)st->head_passes / (double)st->n : 0.0);
+  fprintf(f, "%sdrafts: %llu of %llu accepted, %.2f accepted per weight pass;", prefix, (unsigned long long)acc,
+          (unsigned long long)dr, st->passes ? (double)acc / (double)st->passes : 0.0);
+  for (unsigned i = 0; i < FG_NLU_DRAFT_SOURCES; i++)
+    fprintf(f, " %s %llu/%llu", cli_draft_names[i], (unsigned long long)st->accepted[i],
+            (unsigned long long)st->drafted[i]);
+  fputc('\n', f);
+}
+
+void cli_spec_json(FILE *f, cli_spec_stats *st) {
+  double med, p95, mean;
+  spec_quantiles(st, &med, &p95, &mean);
+  uint64_t acc = 0;
+  for (unsigned i = 0; i < FG_NLU_DRAFT_SOURCES; i++) acc += st->accepted[i];
+  fprintf(f, "\"passes_after_chunk\":{\"median\":%.1f,\"p95\":%.0f,\"mean\":%.3f},\"head_passes_avg\":%.3f,"
+          "\"accepted_per_pass\":%.3f,\"drafts\":{", med, p95, mean,
+          st->n ? (double)st->head_passes / (double)st->n : 0.0, st->passes ? (double)acc / (double)st->passes : 0.0);
+  for (unsigned i = 0; i < FG_NLU_DRAFT_SOURCES; i++)
+    fprintf(f, "%s\"%s\":{\"drafted\":%llu,\"accepted\":%llu}", i ? "," : "", cli_draft_names[i],
+            (unsigned long long)st->drafted[i], (unsigned long long)st->accepted[i]);
+  fputc('}', f);
+}
+
+void cli_spec_free(cli_spec_stats *st) {
+  free(st->after);
+  memset(st, 0, sizeof *st);
+}
