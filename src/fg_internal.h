@@ -35,6 +35,7 @@ void fg_err_clear(fg_error *err);
 
 /* Logging through the callback set with fg_set_log_callback. */
 void fg_log(fg_log_level level, const char *fmt, ...) FG_PRINTF(2, 3);
+bool fg_log_active(void); /* a callback is set: worth formatting costly debug lines */
 
 /* Allocation. Every allocation in the library goes through these so that tests can make the k-th
  * allocation fail. fg_malloc_array/fg_calloc check n * size for overflow. */

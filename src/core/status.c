@@ -71,6 +71,8 @@ void fg_set_log_callback(fg_log_fn fn, void *user_data) {
   g_log_ud = user_data;
 }
 
+bool fg_log_active(void) { return g_log_fn != NULL; }
+
 void fg_log(fg_log_level level, const char *fmt, ...) {
   fg_log_fn fn = g_log_fn;
   if (!fn) return;

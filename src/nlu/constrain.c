@@ -760,3 +760,8 @@ uint32_t fg_cmatch_key_pieces(const fg_cmatch *m, fg_cpiece *out, uint32_t cap) 
 const fg_function *fg_cmatch_function(const fg_cmatch *m, uint32_t fn) {
   return fn < m->k->n_funcs ? fg_catalog_function(m->k->cat, fn) : NULL;
 }
+
+int32_t fg_cmatch_last_key(const fg_cmatch *m) {
+  const fg_cphase ph = fg_cmatch_phase(m);
+  return ph == FG_CPH_KEY || ph == FG_CPH_FREE || ph == FG_CPH_NUM || ph == FG_CPH_VALUE ? (int32_t)m->param : -1;
+}

@@ -112,6 +112,8 @@ void fg_cmatch_piece(const fg_cmatch *m, uint32_t i, fg_cpiece *out);
 /* FREE/NUM phases: the key pieces (and the close) that may follow the current value, whole (rest =
  * every token); at most cap are written, the count is returned. */
 uint32_t fg_cmatch_key_pieces(const fg_cmatch *m, fg_cpiece *out, uint32_t cap);
+/* The key whose value was generated last in the current call (KEY, FREE, NUM, VALUE phases), else -1. */
+int32_t fg_cmatch_last_key(const fg_cmatch *m);
 /* The declaration behind a function / parameter index (e.g. for enum member texts). */
 const fg_function *fg_cmatch_function(const fg_cmatch *m, uint32_t fn);
 

@@ -15,6 +15,22 @@ typedef struct centry {
   uint64_t stamp;                        /* last use */
 } centry;
 
+/* What this engine's answers chose (learned at fg_drafter_end), per function of the catalog */
+typedef struct fstats {
+  uint32_t calls;     /* answers that called it */
+  uint32_t n_keys;    /* its parameters */
+  uint32_t *next;     /* (n_keys + 1, n_keys + 1): [prev + 1][key + 1], prev -1 = none yet, key -1 = the close */
+  uint32_t **values;  /* (n_keys) per key (n_values) counts of the enum member / boolean; NULL for other keys */
+  struct vctx *ctx;   /* (n_keys, FG_DRAFT_CTX_N) free strings: the utterance words their values followed */
+} fstats;
+
+/* A word of the utterance that came right before a copied value ("^": the value opened the utterance) */
+#define FG_DRAFT_CTX_N 8
+typedef struct vctx {
+  char word[16];
+  uint32_t count;
+} vctx;
+
 struct fg_drafter {
   const fg_constrain *k;       /* NULL: no automaton */
   const fg_vocab *v;
@@ -22,6 +38,8 @@ struct fg_drafter {
   fg_cmatch *cm;               /* scratch state the draft advances (NULL without an automaton) */
   fg_cpiece *pieces;           /* (pieces_cap) key pieces after a number */
   uint32_t pieces_cap;
+  fstats *fs;                  /* (n_funcs) what the answers chose */
+  uint32_t n_funcs;
   /* the utterance */
   char *utt;                   /* (utt_cap) */
   size_t utt_len, utt_cap;
@@ -49,6 +67,13 @@ struct fg_drafter {
 
 void fg_drafter_free(fg_drafter *d) {
   if (!d) return;
+  for (uint32_t f = 0; d->fs && f < d->n_funcs; f++) {
+    for (uint32_t j = 0; d->fs[f].values && j < d->fs[f].n_keys; j++) fg_free(d->fs[f].values[j]);
+    fg_free(d->fs[f].values);
+    fg_free(d->fs[f].next);
+    fg_free(d->fs[f].ctx);
+  }
+  fg_free(d->fs);
   fg_cmatch_free(d->cm);
   fg_free(d->pieces);
   fg_free(d->utt);
@@ -75,6 +100,24 @@ fg_status fg_drafter_create(const fg_constrain *k, const fg_vocab *v, bool cache
   if (cache) d->cache = fg_calloc(FG_DRAFT_CACHE_N, sizeof *d->cache);
   fg_status st = d->cache || !cache ? FG_OK : FG_ERR_NOMEM;
   if (st == FG_OK && k) st = fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, 0, &d->cm);
+  if (st == FG_OK && k) { /* the choice statistics */
+    while (fg_cmatch_function(d->cm, d->n_funcs)) d->n_funcs++;
+    if (!(d->fs = fg_calloc(d->n_funcs ? d->n_funcs : 1, sizeof *d->fs))) st = FG_ERR_NOMEM;
+    for (uint32_t f = 0; st == FG_OK && f < d->n_funcs; f++) {
+      const fg_param *root = &fg_cmatch_function(d->cm, f)->params;
+      fstats *fs = &d->fs[f];
+      fs->n_keys = root->n_props;
+      fs->next = fg_calloc(((size_t)fs->n_keys + 1) * (fs->n_keys + 1), sizeof *fs->next);
+      fs->values = fg_calloc(fs->n_keys ? fs->n_keys : 1, sizeof *fs->values);
+      fs->ctx = fg_calloc(((size_t)fs->n_keys ? fs->n_keys : 1) * FG_DRAFT_CTX_N, sizeof *fs->ctx);
+      if (!fs->next || !fs->values || !fs->ctx) st = FG_ERR_NOMEM;
+      for (uint32_t j = 0; st == FG_OK && j < fs->n_keys; j++) {
+        const fg_param *p = &root->props[j];
+        const uint32_t nv = p->type == FG_PARAM_BOOLEAN ? 2 : p->type == FG_PARAM_STRING ? p->n_enum : 0;
+        if (nv && !(fs->values[j] = fg_calloc(nv, sizeof **fs->values))) st = FG_ERR_NOMEM;
+      }
+    }
+  }
   if (st != FG_OK) {
     fg_drafter_free(d);
     return st;
@@ -242,28 +285,148 @@ static fg_status plan_string(fg_drafter *d, const seq *q, size_t v0) {
   return plan_push(d, d->id_esc);
 }
 
-/* The number so far is the text of tokens [v0, seq_len) (digits). Plan: the rest of the utterance's
- * digit run it starts, or with no digit yet the first run. *matched: the run was found. */
+/* Number words (German, English) a spoken command uses for what a call writes in digits. */
+static const struct { const char *w; int v; } k_numbers[] = {
+    {"null", 0}, {"eins", 1}, {"zwei", 2}, {"drei", 3}, {"vier", 4}, {"f\xc3\xbcnf", 5}, {"sechs", 6},
+    {"sieben", 7}, {"acht", 8}, {"neun", 9}, {"zehn", 10}, {"elf", 11}, {"zw\xc3\xb6lf", 12}, {"dreizehn", 13},
+    {"vierzehn", 14}, {"f\xc3\xbcnfzehn", 15}, {"sechzehn", 16}, {"siebzehn", 17}, {"achtzehn", 18},
+    {"neunzehn", 19}, {"zwanzig", 20}, {"drei\xc3\x9fig", 30}, {"vierzig", 40}, {"f\xc3\xbcnfzig", 50},
+    {"sechzig", 60}, {"siebzig", 70}, {"achtzig", 80}, {"neunzig", 90}, {"hundert", 100},
+    {"zero", 0}, {"one", 1}, {"two", 2}, {"three", 3}, {"four", 4}, {"five", 5}, {"six", 6}, {"seven", 7},
+    {"eight", 8}, {"nine", 9}, {"ten", 10}, {"eleven", 11}, {"twelve", 12}, {"thirteen", 13}, {"fourteen", 14},
+    {"fifteen", 15}, {"sixteen", 16}, {"seventeen", 17}, {"eighteen", 18}, {"nineteen", 19}, {"twenty", 20},
+    {"thirty", 30}, {"forty", 40}, {"fifty", 50}, {"sixty", 60}, {"seventy", 70}, {"eighty", 80}, {"ninety", 90},
+    {"hundred", 100}};
+
+/* the value of a lower-cased number word: a table entry, German "<unit>und<tens>" or English
+ * "<tens>-<unit>"; -1 when it is none */
+static int word_number(const char *w, size_t n) {
+  for (size_t i = 0; i < sizeof k_numbers / sizeof k_numbers[0]; i++)
+    if (strlen(k_numbers[i].w) == n && memcmp(k_numbers[i].w, w, n) == 0) return k_numbers[i].v;
+  for (size_t i = 0; i < n; i++) {
+    const bool und = i + 3 <= n && memcmp(w + i, "und", 3) == 0, dash = w[i] == '-';
+    if (!und && !dash) continue;
+    const size_t skip = und ? 3 : 1;
+    const int a = i == 0 ? -1 : word_number(w, i), b = word_number(w + i + skip, n - i - skip);
+    if (und && a >= 1 && a <= 9 && b >= 20 && b <= 90 && b % 10 == 0) return a + b;
+    if (dash && a >= 20 && a <= 90 && a % 10 == 0 && b >= 1 && b <= 9) return a + b;
+  }
+  return -1;
+}
+
+/* The numbers of the utterance, in order, as decimal text: digit runs and number words. */
+static uint32_t utt_numbers(const fg_drafter *d, char (*out)[12], uint32_t cap) {
+  uint32_t n = 0;
+  for (size_t i = 0; i < d->utt_len && n < cap;) {
+    if (is_space(d->utt[i])) {
+      i++;
+      continue;
+    }
+    size_t e = i;
+    while (e < d->utt_len && !is_space(d->utt[e])) e++;
+    size_t we = e;
+    while (we > i && is_trailing_punct(d->utt[we - 1])) we--;
+    char w[32];
+    const size_t wn = FG_MIN(we - i, sizeof w);
+    for (size_t k = 0; k < wn; k++) w[k] = lower(d->utt[i + k]);
+    const int v = wn < sizeof w ? word_number(w, wn) : -1;
+    if (v >= 0) snprintf(out[n++], sizeof out[0], "%d", v);
+    for (size_t k = i; k < we && n < cap;) { /* digit runs inside the word ("20:15" has two) */
+      if (!is_digit(d->utt[k])) {
+        k++;
+        continue;
+      }
+      size_t r = k;
+      while (r < we && is_digit(d->utt[r])) r++;
+      if (r - k < sizeof out[0]) {
+        memcpy(out[n], d->utt + k, r - k);
+        out[n++][r - k] = '\0';
+      }
+      k = r;
+    }
+    i = e;
+  }
+  return n;
+}
+
+/* The number so far is the text of tokens [v0, seq_len) (digits). Plan: the rest of the first number of
+ * the utterance (digits or a number word) that it begins; with no digit yet, the first number.
+ * *matched: such a number was found. */
 static fg_status plan_number(fg_drafter *d, const seq *q, size_t v0, bool *matched) {
   *matched = false;
   size_t vlen;
   fg_status st = seq_text(d, q, v0, &vlen);
   if (st != FG_OK) return st;
-  for (size_t i = 0; i < d->utt_len; i++) {
-    if (!is_digit(d->utt[i]) || (i > 0 && is_digit(d->utt[i - 1]))) continue; /* run starts only */
-    size_t e = i;
-    while (e < d->utt_len && is_digit(d->utt[e])) e++;
-    if (vlen > e - i || memcmp(d->utt + i, d->text, vlen) != 0) continue;
+  char nums[16][12];
+  const uint32_t nn = utt_numbers(d, nums, 16);
+  for (uint32_t i = 0; i < nn; i++) {
+    const size_t len = strlen(nums[i]);
+    if (vlen > len || memcmp(nums[i], d->text, vlen) != 0) continue;
     *matched = true;
-    if (e > i + vlen) {
+    if (len > vlen) {
       size_t nt;
-      if ((st = encode(d, d->utt + i + vlen, e - i - vlen, &nt)) != FG_OK) return st;
+      if ((st = encode(d, nums[i] + vlen, len - vlen, &nt)) != FG_OK) return st;
       for (size_t t = 0; t < nt; t++)
         if ((st = plan_push(d, d->tok[t])) != FG_OK) return st;
     }
     return FG_OK;
   }
   return FG_OK;
+}
+
+/* The word before position i of the utterance, lower-cased ("^" at its start) */
+static void word_before(const fg_drafter *d, size_t i, char out[16]) {
+  size_t e = i;
+  while (e > 0 && is_space(d->utt[e - 1])) e--;
+  if (e == 0) {
+    memcpy(out, "^", 2);
+    return;
+  }
+  size_t b = e;
+  while (b > 0 && !is_space(d->utt[b - 1])) b--;
+  while (e > b && is_trailing_punct(d->utt[e - 1])) e--;
+  const size_t n = FG_MIN(e - b, (size_t)15);
+  for (size_t k = 0; k < n; k++) out[k] = lower(d->utt[b + k]);
+  out[n] = '\0';
+}
+
+/* A free string value is still empty: bet on the utterance word that follows the word its values
+ * followed most often (learned per function and key). Plan: that word (plus the learned number of
+ * further words), then <escape>. *prob: the learned share. */
+static fg_status plan_value_start(fg_drafter *d, uint32_t fn, int32_t key, float *prob) {
+  if (!d->fs || fn >= d->n_funcs || key < 0 || (uint32_t)key >= d->fs[fn].n_keys || d->id_esc < 0) return FG_OK;
+  const vctx *ctx = d->fs[fn].ctx + (size_t)key * FG_DRAFT_CTX_N;
+  uint32_t total = 0;
+  for (int c = 0; c < FG_DRAFT_CTX_N; c++) total += ctx[c].count;
+  if (total < 2) return FG_OK;
+  size_t best = SIZE_MAX;
+  uint32_t best_c = 0;
+  for (size_t i = 0; i < d->utt_len; i++) {
+    if (is_space(d->utt[i]) || (i > 0 && !is_space(d->utt[i - 1]))) continue; /* word starts */
+    char w[16];
+    word_before(d, i, w);
+    for (int c = 0; c < FG_DRAFT_CTX_N; c++)
+      if (ctx[c].count > best_c && strcmp(ctx[c].word, w) == 0) best_c = ctx[c].count, best = i;
+  }
+  if (best == SIZE_MAX) return FG_OK;
+  size_t e = best;
+  while (e < d->utt_len && !is_space(d->utt[e])) e++;
+  const int extra = (int)(d->words + 0.5f);
+  for (int w = 0; w < extra; w++) {
+    size_t b = e;
+    while (b < d->utt_len && is_space(d->utt[b])) b++;
+    if (b == d->utt_len) break;
+    while (b < d->utt_len && !is_space(d->utt[b])) b++;
+    e = b;
+  }
+  while (e > best && is_trailing_punct(d->utt[e - 1])) e--;
+  if (e == best) return FG_OK;
+  size_t nt;
+  fg_status st = encode(d, d->utt + best, e - best, &nt);
+  for (size_t t = 0; st == FG_OK && t < nt; t++) st = plan_push(d, d->tok[t]);
+  if (st == FG_OK) st = plan_push(d, d->id_esc);
+  *prob = (float)best_c / (float)total;
+  return st;
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -280,6 +443,28 @@ static int pick_key(const fg_cpiece *p, uint32_t n, bool close_first) {
     else rank = p[i].required ? 0 : close_first ? 2 : 1;
     if (rank < rank_best) best = (int)i, rank_best = rank;
   }
+  return best;
+}
+
+/* The learned choice among pieces p[0..n) of function fn after key prev (-1: the first key): the key
+ * (or close) that followed prev most often in this engine's answers. *prob: its share of those
+ * answers among the pieces offered; -1 (and *prob untouched) when fewer than 2 answers tell. */
+static int learned_key(const fg_drafter *d, uint32_t fn, int32_t prev, const fg_cpiece *p, uint32_t n, float *prob) {
+  if (!d->fs || fn >= d->n_funcs || prev + 1 > (int32_t)d->fs[fn].n_keys) return -1;
+  const fstats *fs = &d->fs[fn];
+  const uint32_t *row = fs->next + (size_t)(prev + 1) * (fs->n_keys + 1);
+  uint32_t total = 0, best_c = 0;
+  int best = -1;
+  bool seen[64 + 1] = {false}; /* keys counted once (a number key has two pieces) */
+  for (uint32_t i = 0; i < n; i++) {
+    if (p[i].neg || p[i].key + 1 > (int32_t)fs->n_keys || p[i].key + 1 > 64) continue;
+    const uint32_t c = row[p[i].key + 1];
+    if (!seen[p[i].key + 1]) total += c;
+    seen[p[i].key + 1] = true;
+    if (c > best_c) best_c = c, best = (int)i;
+  }
+  if (total < 2 || best < 0) return -1;
+  *prob = FG_MIN(0.95f, (float)best_c / (float)total);
   return best;
 }
 
@@ -314,8 +499,9 @@ static size_t value_start(fg_drafter *d, const seq *q, bool number) {
   return i;
 }
 
-/* One guess at the automaton's current state (not forced). *t = -1: no guess. */
-static fg_status guess(fg_drafter *d, const seq *q, int32_t *t, uint32_t *src) {
+/* One guess at the automaton's current state (not forced). *t = -1: no guess. *prob: the chance that it
+ * is right when the statistics say so, else left at -1 (the source's acceptance estimate counts). */
+static fg_status guess(fg_drafter *d, const seq *q, int32_t *t, uint32_t *src, float *prob) {
   fg_cmatch *cm = d->cm;
   *t = -1;
   fg_status st = FG_OK;
@@ -332,14 +518,39 @@ static fg_status guess(fg_drafter *d, const seq *q, int32_t *t, uint32_t *src) {
   *src = FG_NLU_DRAFT_CATALOG;
   switch (ph) {
     case FG_CPH_START: *t = d->id_sfc; break;
-    case FG_CPH_NAME: { /* only once the function is decided: its required key, else its first key */
-      bool one = np == n;
-      for (uint32_t i = 1; i < np && one; i++) one = pc[i].fn == pc[0].fn;
-      const int b = one ? pick_key(pc, np, false) : -1;
-      if (b >= 0) *t = pc[b].rest[0];
+    case FG_CPH_NAME: {
+      if (np != n) break;
+      /* the function: decided by the tokens so far, or the one this engine's answers called most */
+      uint32_t fn = pc[0].fn, calls = 0, total = 0;
+      bool one = true;
+      for (uint32_t i = 1; i < np; i++) one = one && pc[i].fn == pc[0].fn;
+      float pf = 1.0f;
+      if (!one) {
+        for (uint32_t i = 0; d->fs && i < np; i++) {
+          bool dup = false;
+          for (uint32_t j = 0; j < i && !dup; j++) dup = pc[j].fn == pc[i].fn;
+          if (dup || pc[i].fn >= d->n_funcs) continue;
+          total += d->fs[pc[i].fn].calls;
+          if (d->fs[pc[i].fn].calls > calls) calls = d->fs[pc[i].fn].calls, fn = pc[i].fn;
+        }
+        if (calls == 0 || total < 2) break;
+        pf = (float)calls / (float)total;
+      }
+      /* its first key: the learned one, else a required key, else the first */
+      uint32_t m = 0;
+      for (uint32_t i = 0; i < np; i++)
+        if (pc[i].fn == fn) pc[m++] = pc[i];
+      float pk = -1.0f;
+      int b = learned_key(d, fn, -1, pc, m, &pk);
+      if (b < 0) b = pick_key(pc, m, false);
+      if (b < 0) break;
+      *t = pc[b].rest[0];
+      if (!one || pk >= 0.0f) *prob = pf * (pk >= 0.0f ? pk : d->acc[FG_NLU_DRAFT_CATALOG]);
     } break;
     case FG_CPH_KEY: {
-      const int b = np == n ? pick_key(pc, np, true) : -1;
+      if (np != n || np == 0) break;
+      int b = learned_key(d, pc[0].fn, fg_cmatch_last_key(cm), pc, np, prob);
+      if (b < 0) b = pick_key(pc, np, true);
       if (b >= 0) *t = pc[b].rest[0];
     } break;
     case FG_CPH_VALUE: { /* the enum member the utterance spells (the longest) */
@@ -351,11 +562,30 @@ static fg_status guess(fg_drafter *d, const seq *q, int32_t *t, uint32_t *src) {
         const char *m = p->enum_values[pc[i].member];
         if (strlen(m) > best_len && utt_contains(d, m)) best_len = strlen(m), *t = pc[i].rest[0];
       }
+      /* none spelled: the member this key got most often */
+      const uint32_t *cnt = p && d->fs && pc[0].fn < d->n_funcs ? d->fs[pc[0].fn].values[pc[0].key] : NULL;
+      uint32_t total = 0, best_c = 0;
+      for (uint32_t i = 0; *t < 0 && cnt && i < np; i++) {
+        const uint32_t c = cnt[pc[i].member];
+        total += c;
+        if (c > best_c) best_c = c, *t = pc[i].rest[0];
+      }
+      if (*t >= 0 && best_len == 0) {
+        if (total < 2) *t = -1;
+        else *prob = FG_MIN(0.95f, (float)best_c / (float)total);
+      }
     } break;
     case FG_CPH_FREE:
       if (!d->planned) {
         d->planned = true;
-        if ((st = plan_string(d, q, value_start(d, q, false))) == FG_OK && d->plan_at < d->plan_n) {
+        const size_t v0 = value_start(d, q, false);
+        if (v0 == seq_len(q)) { /* nothing of the value yet: where the learned context points */
+          const uint32_t nk = fg_cmatch_key_pieces(cm, d->pieces, d->pieces_cap);
+          if (nk) st = plan_value_start(d, d->pieces[0].fn, fg_cmatch_last_key(cm), prob);
+        } else {
+          st = plan_string(d, q, v0);
+        }
+        if (st == FG_OK && d->plan_at < d->plan_n) {
           *t = d->plan[d->plan_at++];
           *src = FG_NLU_DRAFT_COPY;
         }
@@ -374,7 +604,8 @@ static fg_status guess(fg_drafter *d, const seq *q, int32_t *t, uint32_t *src) {
       if (st != FG_OK || !d->plan_found) break;
       /* the number is complete: the key piece or the close that follows */
       const uint32_t nk = fg_cmatch_key_pieces(cm, d->pieces, d->pieces_cap);
-      const int b = pick_key(d->pieces, nk, true);
+      int b = nk ? learned_key(d, d->pieces[0].fn, fg_cmatch_last_key(cm), d->pieces, nk, prob) : -1;
+      if (b < 0) b = pick_key(d->pieces, nk, true);
       if (b >= 0) *t = d->pieces[b].rest[0];
     } break;
     default: break; /* prose, after a call, done: no guess */
@@ -426,6 +657,7 @@ fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_
     int32_t t = -1;
     uint32_t s = FG_NLU_DRAFT_CACHE;
     const bool forced = kind[n] == FG_DRAFT_KIND_FORCED;
+    float pg = -1.0f;
     if (d->hook) {
       if (n < hook_n) t = d->plan[n];
     } else if (hit && n_gen + n < hit->n) {
@@ -436,10 +668,10 @@ fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_
       if (al.n == 1) t = al.ids[0], s = FG_NLU_DRAFT_FORCED;
     } else if (cm) {
       hit = NULL;
-      if ((st = guess(d, &q, &t, &s)) != FG_OK) break;
+      if ((st = guess(d, &q, &t, &s, &pg)) != FG_OK) break;
     }
     if (t < 0) break;
-    const float p = d->hook || (forced && cm && !verify_forced) ? 1.0f : d->acc[s];
+    const float p = d->hook || (forced && cm && !verify_forced) ? 1.0f : pg >= 0.0f ? pg : d->acc[s];
     if (reach * p < FG_DRAFT_MIN_REACH) break;
     if (cm && fg_cmatch_accept(cm, t) != FG_OK) {
       if (!verify_forced) break; /* with a constraint, a token the grammar refuses is never the answer */
@@ -489,8 +721,84 @@ static void learn_words(fg_drafter *d, const int32_t *gen, size_t n_gen) {
   }
 }
 
+/* Replays the answer through the automaton and counts the choices: function, key order, members. */
+/* The value gen[v0..v1) of key `key` of function fn was copied from the utterance: count the word
+ * before it. */
+static void learn_context(fg_drafter *d, uint32_t fn, int32_t key, const int32_t *gen, size_t v0, size_t v1) {
+  char val[128];
+  size_t n = 0;
+  for (size_t j = v0; j < v1 && n < sizeof val; j++) {
+    const size_t pl = fg_vocab_token_to_text(d->v, gen[j], val + n, sizeof val - n);
+    n = pl > sizeof val - n ? sizeof val : n + pl;
+  }
+  if (n == 0 || n >= sizeof val || fn >= d->n_funcs || key < 0 || (uint32_t)key >= d->fs[fn].n_keys) return;
+  long at = -1;
+  for (size_t i = 0; i + n <= d->utt_len && at < 0; i++) { /* at a word start, case folded */
+    if (i > 0 && !is_space(d->utt[i - 1])) continue;
+    size_t j = 0;
+    while (j < n && lower(d->utt[i + j]) == lower(val[j])) j++;
+    if (j == n) at = (long)i;
+  }
+  if (at < 0) return;
+  char w[16];
+  word_before(d, (size_t)at, w);
+  vctx *ctx = d->fs[fn].ctx + (size_t)key * FG_DRAFT_CTX_N, *slot = &ctx[0];
+  for (int c = 0; c < FG_DRAFT_CTX_N; c++) {
+    if (strcmp(ctx[c].word, w) == 0 && ctx[c].count) {
+      slot = &ctx[c];
+      break;
+    }
+    if (ctx[c].count < slot->count) slot = &ctx[c]; /* else the least counted makes room */
+  }
+  if (strcmp(slot->word, w) != 0) {
+    memcpy(slot->word, w, sizeof slot->word);
+    slot->count = 0;
+  }
+  slot->count++;
+}
+
+static void learn_choices(fg_drafter *d, const int32_t *gen, size_t n_gen) {
+  fg_cmatch *cm = d->cm;
+  fg_cmatch_reset(cm);
+  int32_t prev = -1;
+  uint32_t fn = 0;
+  size_t v0 = SIZE_MAX; /* start of the free string being replayed */
+  for (size_t i = 0; i < n_gen; i++) {
+    const fg_cphase ph = fg_cmatch_phase(cm);
+    if (ph == FG_CPH_FREE && v0 == SIZE_MAX) v0 = i;
+    if (ph == FG_CPH_FREE && gen[i] == d->id_esc) {
+      learn_context(d, fn, fg_cmatch_last_key(cm), gen, v0, i);
+      v0 = SIZE_MAX;
+    }
+    fg_cpiece done = {0};
+    bool completes = false;
+    const uint32_t n = fg_cmatch_n_alive(cm);
+    for (uint32_t a = 0; a < n && !completes; a++) { /* the piece this token completes, if any */
+      fg_cmatch_piece(cm, a, &done);
+      completes = done.n_rest == 1 && done.rest[0] == gen[i];
+    }
+    if (fg_cmatch_accept(cm, gen[i]) != FG_OK) return;
+    if (!completes) continue;
+    if (ph == FG_CPH_NAME && done.fn < d->n_funcs) {
+      fn = done.fn;
+      d->fs[fn].calls++;
+      prev = -1;
+    }
+    if ((ph == FG_CPH_NAME || ph == FG_CPH_KEY) && fn < d->n_funcs) {
+      fstats *fs = &d->fs[fn];
+      if (prev + 1 <= (int32_t)fs->n_keys && done.key + 1 <= (int32_t)fs->n_keys)
+        fs->next[(size_t)(prev + 1) * (fs->n_keys + 1) + (size_t)(done.key + 1)]++;
+      prev = done.key;
+    }
+    if (ph == FG_CPH_VALUE && fn < d->n_funcs && done.key >= 0 && (uint32_t)done.key < d->fs[fn].n_keys &&
+        d->fs[fn].values[done.key])
+      d->fs[fn].values[done.key][done.member]++;
+  }
+}
+
 void fg_drafter_end(fg_drafter *d, const int32_t *gen, size_t n_gen) {
   if (d->id_esc >= 0) learn_words(d, gen, n_gen);
+  if (d->cm && d->fs) learn_choices(d, gen, n_gen);
   if (!d->cache || !d->key_ok || n_gen == 0 || n_gen > FG_DRAFT_CACHE_TOKENS) return;
   centry *slot = NULL;
   for (uint32_t i = 0; i < FG_DRAFT_CACHE_N; i++) {

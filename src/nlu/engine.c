@@ -54,6 +54,8 @@ struct fg_nlu {
   float *hfull;               /* (max_draft + 1, n_embd) the rows that need the full head, gathered */
   float *lrows;               /* (max_draft + 1, n_vocab) their full-head logits */
   int32_t *full_at;           /* (max_draft + 1) row -> its row in lrows, or -1 */
+  fg_nlu_teacher teacher;     /* simulation: chooses instead of the head (spec.h) */
+  void *teacher_ud;
 };
 
 void fg_nlu_params_init(fg_nlu_params *p) {
@@ -376,6 +378,12 @@ const int32_t *fg_nlu_answer_ids(const fg_nlu *e, size_t *n) {
   return e ? e->gen : NULL;
 }
 
+void fg_nlu_set_teacher(fg_nlu *e, fg_nlu_teacher fn, void *user_data) {
+  if (!e) return;
+  e->teacher = fn;
+  e->teacher_ud = user_data;
+}
+
 void fg_nlu_set_draft_hook(fg_nlu *e, fg_draft_hook fn, void *user_data) {
   if (e && e->drafter) fg_drafter_set_hook(e->drafter, fn, user_data);
 }
@@ -400,13 +408,33 @@ static fg_status spec_pass(fg_nlu *e, bool cons, size_t n_pend, size_t n_draft, 
     n_full += full;
   }
   if (n_full == 0) return FG_OK;
+  out->head_passes++;
+  if (e->teacher) return FG_OK; /* a simulation: the teacher chooses */
   /* rows of one product: the same kernels and operations per row as a single row (batch invariance) */
   if ((st = fg_ops_matmul(s->ops, &m->output, cons ? e->hfull : e->hrows, d, n_full, e->lrows, nv)) != FG_OK) return st;
-  out->head_passes++;
   const float cap = m->hp.final_softcap;
   if (!cons && cap > 0.0f) /* as the forward does for the session's logits */
     for (size_t i = 0; i < n_full * nv; i++) e->lrows[i] = cap * tanhf(e->lrows[i] / cap);
   return FG_OK;
+}
+
+/* Debug log of a pass that ends: its draft, how much of it the model took, the model's own token. */
+static void spec_trace(fg_nlu *e, size_t n_draft, size_t row, int32_t tok) {
+  char txt[512];
+  size_t n = 0;
+  for (size_t i = 0; i <= n_draft && n + 64 < sizeof txt; i++) {
+    if (i == row) n += (size_t)snprintf(txt + n, sizeof txt - n, i < n_draft ? " | " : " |");
+    if (i == n_draft) break;
+    char piece[48];
+    size_t pl = fg_vocab_token_to_text(e->model->vocab, e->draft[i], piece, sizeof piece);
+    if (pl > sizeof piece) pl = sizeof piece;
+    n += (size_t)snprintf(txt + n, sizeof txt - n, "%s[%.*s]", i ? "" : "", (int)pl, piece);
+    n += (size_t)snprintf(txt + n, sizeof txt - n, "%c", "fxcC"[e->dsrc[i] % 4]);
+  }
+  char own[48];
+  size_t ol = fg_vocab_token_to_text(e->model->vocab, tok, own, sizeof own);
+  if (ol > sizeof own) ol = sizeof own;
+  fg_log(FG_LOG_DEBUG, "speculation: %zu of %zu drafted tokens taken:%s then [%.*s]", row, n_draft, txt, (int)ol, own);
 }
 
 /* Greedy decoding with drafted tokens verified in batches. Each token is taken exactly as the plain
@@ -483,7 +511,12 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const 
       }
       /* the model's token after base + row positions */
       const float *h = e->hrows + row * d;
-      if (cons) {
+      if (e->teacher) {
+        tok = e->teacher(e->teacher_ud, e->gen, n_gen);
+        if (tok < 0 || (uint32_t)tok >= nv) return fg_err(&e->err, FG_ERR_INVALID_ARG, "the teacher chose no token");
+        if (al.mask || !cons) out->full_head_steps++;
+        else out->sparse_head_steps++;
+      } else if (cons) {
         bool sparse;
         if (al.mask && e->full_at[row] < 0) return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: no head row");
         const float *full = al.mask ? e->lrows + (size_t)e->full_at[row] * nv : NULL;
@@ -536,6 +569,8 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const 
     }
     /* the draft agreed (the token is in the KV already), or the pass ends here */
     const bool decided = !(cons && forced); /* a head chose it, not the constraint */
+    if (ahead && fg_log_active() && (end || row >= n_draft || e->draft[row] != tok))
+      spec_trace(e, n_draft, row + (row < n_draft && e->draft[row] == tok), tok);
     if (ahead && row < n_draft && e->draft[row] == tok) {
       if (decided) {
         out->accepted[e->dsrc[row]]++;
@@ -562,7 +597,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const 
   if (last_pos != UINT32_MAX) {
     if ((st = fg_session_rewind(s, last_pos, last_pos)) != FG_OK)
       return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", s->err.msg);
-    if (!cons && (st = fg_session_set_logits(s, e->lrows + last_row * nv)) != FG_OK)
+    if (!cons && !e->teacher && (st = fg_session_set_logits(s, e->lrows + last_row * nv)) != FG_OK)
       return fg_err(&e->err, st, "out of memory");
   }
   fg_drafter_end(e->drafter, e->gen, n_gen);
