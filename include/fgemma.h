@@ -354,8 +354,9 @@ typedef struct fg_nlu_result {
    * speculation that is one per token (unconstrained) or per head step (constrained). head_passes:
    * evaluations of the full LM head (each reads the whole head once, for one or several positions). */
   uint32_t weight_passes, head_passes;
-  /* Speculation: drafted tokens the model decided on, per source (FG_NLU_DRAFT_*), and of those the
-   * ones it agreed with (kept without a pass of their own). All 0 with speculation off. */
+  /* Speculation, per source (FG_NLU_DRAFT_*): drafted tokens sent through a verification pass (those
+   * after the first disagreement included; with a constraint forced tokens are not counted), and of
+   * those the ones the answer kept without a pass of their own. All 0 with speculation off. */
   uint32_t drafted[FG_NLU_DRAFT_SOURCES], accepted[FG_NLU_DRAFT_SOURCES];
 } fg_nlu_result;
 

@@ -22,7 +22,12 @@
 #include "session/session.h"
 #include "testutil.h"
 
+#include <cjson/cJSON.h>
 #include <stdlib.h>
+
+/* Under an emulator (FG_TEST_EMULATED: the ARM runs under qemu-user) the 270m parts and the real
+ * vocabulary's 262,144-row head are left out (minutes each there); the native runs do everything. */
+static bool g_emulated;
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t rnd(uint32_t n) {
@@ -218,7 +223,7 @@ static void test_rollback(void) {
   }
   fg_model_free(m);
   /* the 270m preset: window 512, a pass across it dropped in part */
-  m = load("270m-vocab-q8_0.gguf", "270m", "q8_0");
+  m = g_emulated ? NULL : load("270m-vocab-q8_0.gguf", "270m", "q8_0");
   if (m) {
     CHECK_EQ_INT(m->hp.sliding_window, 512);
     rollback_case(m, 505, 4, 8, 2, 0);   /* pass 505..516, keep 509: the window's edge inside the pass */
@@ -610,7 +615,7 @@ static void test_engine(void) {
   fg_catalog_free(c);
   fg_model_free(m);
   /* the real vocabulary and the TV catalog: the 12 utterances */
-  m = load("tiny-vocab-f32.gguf", "tiny", "f32");
+  m = g_emulated ? NULL : load("tiny-vocab-f32.gguf", "tiny", "f32");
   c = fg_test_catalog_file("tv-catalog-small.json");
   if (m && c) {
     engine_identity(m, c, g_utts, g_n_utts, 4, 2, 16, "tiny-vocab-f32");
@@ -632,6 +637,10 @@ static void test_engine(void) {
 }
 
 static void test_engine_270m(void) {
+  if (g_emulated) {
+    printf("emulated run: the 270m engine part is left to the native runs\n");
+    return;
+  }
   fg_model *m = load("270m-vocab-q8_0.gguf", "270m", "q8_0");
   fg_catalog *c = fg_test_catalog_file("tv-catalog-small.json");
   if (m && c) {
@@ -646,14 +655,15 @@ static void test_engine_270m(void) {
 // 5. Failures in the middle of a speculative answer
 
 static void test_engine_fail(void) {
-  fg_model *m = load("tiny-vocab-f32.gguf", "tiny", "f32");
-  fg_catalog *c = fg_test_catalog_file("tv-catalog-small.json");
+  fg_model *m = load("tiny-f32.gguf", "tiny", "f32");
+  fg_catalog *c = NULL;
+  CHECK_OK(fg_catalog_parse(k_cat_en, sizeof k_cat_en - 1, &c, NULL));
   if (!m || !c) {
     fg_catalog_free(c);
     fg_model_free(m);
     return;
   }
-  const char *utt = "Suche nach Filmen mit Til Schweiger";
+  const char *utt = "search for movies with Tom Hanks";
   for (uint32_t mode = 0; mode <= FG_NLU_CONSTRAIN_CALL_ONLY; mode++) {
     fg_nlu *e = engine(m, c, mode, 0, 2, FG_NLU_SPECULATE_ON, 6, 20);
     answer ref, a;
@@ -716,11 +726,121 @@ static void test_engine_fail(void) {
   fg_model_free(m);
 }
 
+// ----------------------------------------------------------------------------------------------
+// 6. The draft sources on known answers (the teacher of bench_spec_sim): every answer comes back, never
+// in more passes than without speculation, and the sources keep their measured strength
+
+/* FunctionGemma's text of an expected {"calls":[...]} (args in file order) */
+static size_t render_expected(const cJSON *expected, char *out, size_t cap) {
+  size_t n = 0;
+  const cJSON *calls = cJSON_GetObjectItemCaseSensitive(expected, "calls"), *call;
+  if (!cJSON_IsArray(calls) || cJSON_GetArraySize(calls) == 0) return 0;
+  cJSON_ArrayForEach(call, calls) {
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(call, "name"), *a;
+    n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "<start_function_call>call:%s{", name->valuestring);
+    bool first = true;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(call, "args")) {
+      n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%s%s:", first ? "" : ",", a->string);
+      first = false;
+      if (cJSON_IsString(a)) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "<escape>%s<escape>", a->valuestring);
+      else n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%lld", (long long)a->valuedouble);
+    }
+    n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "}<end_function_call>");
+  }
+  return n < cap ? n : 0;
+}
+
+static struct {
+  int32_t ids[512];
+  size_t n;
+} g_teacher;
+
+static int32_t teacher(void *ud, const int32_t *gen, size_t n_gen) {
+  (void)ud;
+  (void)gen;
+  return n_gen < g_teacher.n ? g_teacher.ids[n_gen] : 1;
+}
+
+typedef struct sim_sum {
+  uint32_t n, after, after_off, copy, catalog;
+} sim_sum;
+
+/* Every `every`-th line of data (JSONL) asked with the teacher giving its expected answer. */
+static void sim_round(fg_nlu *e, const fg_model *m, const char *data, int every, sim_sum *sum) {
+  memset(sum, 0, sizeof *sum);
+  int k = 0;
+  for (const char *line = data; line && *line;) {
+    const char *next = strchr(line, '\n');
+    cJSON *j = cJSON_ParseWithLength(line, next ? (size_t)(next - line) : strlen(line));
+    line = next ? next + 1 : NULL;
+    char text[2048];
+    const size_t tl = render_expected(cJSON_GetObjectItemCaseSensitive(j, "expected"), text, sizeof text);
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(j, "utterance");
+    if (k++ % every == 0 && tl && fg_tokenize(m, text, tl, 0, g_teacher.ids, 512, &g_teacher.n) == FG_OK) {
+      fg_nlu_result r;
+      const fg_status st = fg_nlu_ask(e, u->valuestring, strlen(u->valuestring), &r);
+      CHECK_MSG(st == FG_OK && strcmp(r.raw, text) == 0, "%s: %s", u->valuestring, st == FG_OK ? r.raw : fg_nlu_errmsg(e));
+      if (st == FG_OK) {
+        const uint32_t after = r.weight_passes - 1, after_off = r.full_head_steps + r.sparse_head_steps - 1;
+        CHECK_MSG(after <= after_off, "%s: %u passes with speculation, %u without", u->valuestring, after, after_off);
+        sum->n++;
+        sum->after += after;
+        sum->after_off += after_off;
+        sum->copy += r.accepted[FG_NLU_DRAFT_COPY];
+        sum->catalog += r.accepted[FG_NLU_DRAFT_CATALOG];
+      }
+    }
+    cJSON_Delete(j);
+  }
+}
+
+static void test_sim(void) {
+  fg_model *m = load("tiny-vocab-f32.gguf", "tiny", "f32");
+  fg_catalog *c = fg_test_catalog_file("tv-catalog.json");
+  char path[512];
+  snprintf(path, sizeof path, "%s/bench/data/spec-sim-de.jsonl", FG_SOURCE_DIR);
+  char *data = fg_test_read_file(path, NULL);
+  CHECK(data != NULL);
+  for (uint32_t mode = 0; m && c && data && mode <= FG_NLU_CONSTRAIN_CALL_ONLY; mode++) {
+    /* a fresh engine, then the same engine again without its answer cache (it has learned from the
+     * first round), then one whose cache holds a quarter of the answers */
+    sim_sum first, learned, cached;
+    fg_nlu *e = engine(m, c, mode, FG_NLU_NO_ANSWER_CACHE, 1, FG_NLU_SPECULATE_ON, 0, 256);
+    if (!e) break;
+    fg_nlu_set_teacher(e, teacher, NULL);
+    sim_round(e, m, data, 1, &first);
+    sim_round(e, m, data, 1, &learned);
+    fg_nlu_free(e);
+    e = engine(m, c, mode, 0, 1, FG_NLU_SPECULATE_ON, 32, 256);
+    fg_nlu_set_teacher(e, teacher, NULL);
+    sim_round(e, m, data, 4, &cached);
+    sim_round(e, m, data, 4, &cached);
+    fg_nlu_free(e);
+    const double n = first.n ? first.n : 1;
+    printf("known answers (%s, %u): weight passes per call after the chunk: %.2f without speculation, %.2f with a "
+           "fresh engine, %.2f once it has learned; %u in all for %u answers from the answer cache\n",
+           mode ? "call-only" : "unconstrained", first.n, first.after_off / n, first.after / n, learned.after / n,
+           cached.after, cached.n);
+    /* measured when written (call-only 5.55 / 3.08 / 2.91; unconstrained 16.2 / 3.4 / 3.2): a draft source
+     * that breaks shows here */
+    CHECK_MSG(first.after / n <= (mode ? 3.3 : 3.7) && learned.after / n <= (mode ? 3.1 : 3.4),
+              "draft sources weaker than measured: %.2f, %.2f", first.after / n, learned.after / n);
+    CHECK(first.copy > 50 && first.catalog > 50);
+    CHECK_MSG(cached.after <= cached.n / 4, "answer cache: %u passes for %u answers", cached.after, cached.n);
+  }
+  free(data);
+  fg_catalog_free(c);
+  fg_model_free(m);
+}
+
 int main(int argc, char **argv) {
+  const char *emu = getenv("FG_TEST_EMULATED");
+  g_emulated = emu && emu[0] && strcmp(emu, "0") != 0;
   read_utterances();
   static const struct { const char *name; void (*fn)(void); } sections[] = {
       {"batch", test_batch},   {"rollback", test_rollback},       {"fail", test_fail},
       {"engine", test_engine}, {"engine270m", test_engine_270m}, {"enginefail", test_engine_fail},
+      {"sim", test_sim},
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
     bool run = argc < 2;
