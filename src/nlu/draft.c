@@ -672,11 +672,14 @@ fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_
     }
     if (t < 0) break;
     const float p = d->hook || (forced && cm && !verify_forced) ? 1.0f : pg >= 0.0f ? pg : d->acc[s];
-    if (reach * p < FG_DRAFT_MIN_REACH) break;
     if (cm && fg_cmatch_accept(cm, t) != FG_OK) {
       if (!verify_forced) break; /* with a constraint, a token the grammar refuses is never the answer */
       cm = NULL;                 /* without one, the answer may leave the grammar: the draft goes on without it */
     }
+    /* the token adds a row to the pass: worth it while the chance that the pass gets there pays for the
+     * row (its share of the body, and of the head when the row needs the full one) */
+    const bool full_row = verify_forced || !cm || kind_now(cm) == FG_DRAFT_KIND_MASK;
+    if (!d->hook && reach * p < (full_row ? FG_DRAFT_MIN_REACH_FULL : FG_DRAFT_MIN_REACH)) break;
     if (cm && fg_cmatch_phase(cm) != FG_CPH_FREE && fg_cmatch_phase(cm) != FG_CPH_NUM && !d->hook) {
       d->planned = false; /* the value is over: the next one gets its own copy */
       d->plan_n = d->plan_at = 0;
@@ -686,6 +689,9 @@ fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_
     src[n] = (uint8_t)s;
     q.n_draft = ++n;
   }
+  /* with a constraint a row where the next token is forced needs no head: at the end of a draft it is
+   * of no use (forced tokens cost nothing later, and the answer's last ones are never appended) */
+  while (!verify_forced && n > 0 && kind[n] == FG_DRAFT_KIND_FORCED) n--;
   *n_out = n;
   return st;
 }

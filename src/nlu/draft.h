@@ -46,10 +46,13 @@ fg_status fg_drafter_begin(fg_drafter *d, const char *utt, size_t len);
 /* Proposes *n_out <= cap tokens that continue gen[0..n_gen). state: the automaton after gen (NULL when
  * there is none or it lost track of the answer). verify_forced: forced tokens must be verified (no
  * constraint). out (cap) the tokens, src (cap) their FG_NLU_DRAFT_* sources, kind (cap + 1) the
- * FG_DRAFT_KIND_* before each token and, at kind[*n_out], after the last. The length adapts: the
- * draft stops where the estimated chance that the model agrees with all of it falls below
- * FG_DRAFT_MIN_REACH. FG_ERR_NOMEM (tokenizer scratch). */
-#define FG_DRAFT_MIN_REACH 0.2f
+ * FG_DRAFT_KIND_* before each token and, at kind[*n_out], after the last. The length adapts: a token
+ * is drafted while the estimated chance that the model agrees with the draft up to it is at least
+ * the cost of the row it adds, relative to a decode step (measured with bench_spec, 270m Q8_0: an extra
+ * row ≈ 10 % of a step for the body, ≈ 25 % with the full head). With a constraint the draft does not
+ * end on rows whose next token is forced. FG_ERR_NOMEM (tokenizer scratch). */
+#define FG_DRAFT_MIN_REACH 0.1f       /* a row that needs no head or a sparse one */
+#define FG_DRAFT_MIN_REACH_FULL 0.25f /* a row that needs the full head */
 fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_t *gen, size_t n_gen,
                              bool verify_forced, size_t cap, int32_t *out, uint8_t *src, uint8_t *kind, size_t *n_out);
 
