@@ -26,8 +26,10 @@
 #include <stdlib.h>
 
 /* Under an emulator (FG_TEST_EMULATED: the ARM runs under qemu-user) the 270m parts and the real
- * vocabulary's 262,144-row head are left out (minutes each there); the native runs do everything. */
-static bool g_emulated;
+ * vocabulary's 262,144-row head are left out (minutes each there); under AddressSanitizer or
+ * ThreadSanitizer the 270m parts (the same code at other sizes; minutes there too). The native release
+ * runs do everything. */
+static bool g_emulated, g_no_270m;
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t rnd(uint32_t n) {
@@ -223,7 +225,7 @@ static void test_rollback(void) {
   }
   fg_model_free(m);
   /* the 270m preset: window 512, a pass across it dropped in part */
-  m = g_emulated ? NULL : load("270m-vocab-q8_0.gguf", "270m", "q8_0");
+  m = g_no_270m ? NULL : load("270m-vocab-q8_0.gguf", "270m", "q8_0");
   if (m) {
     CHECK_EQ_INT(m->hp.sliding_window, 512);
     rollback_case(m, 505, 4, 8, 2, 0);   /* pass 505..516, keep 509: the window's edge inside the pass */
@@ -641,8 +643,8 @@ static void test_engine(void) {
 }
 
 static void test_engine_270m(void) {
-  if (g_emulated) {
-    printf("emulated run: the 270m engine part is left to the native runs\n");
+  if (g_no_270m) {
+    printf("emulated or sanitized run: the 270m engine part is left to the native release runs\n");
     return;
   }
   fg_model *m = load("270m-vocab-q8_0.gguf", "270m", "q8_0");
@@ -841,6 +843,15 @@ static void test_sim(void) {
 int main(int argc, char **argv) {
   const char *emu = getenv("FG_TEST_EMULATED");
   g_emulated = emu && emu[0] && strcmp(emu, "0") != 0;
+  g_no_270m = g_emulated;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  g_no_270m = true;
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  g_no_270m = true;
+#endif
+#endif
   read_utterances();
   static const struct { const char *name; void (*fn)(void); } sections[] = {
       {"batch", test_batch},   {"rollback", test_rollback},       {"fail", test_fail},

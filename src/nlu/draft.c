@@ -691,7 +691,7 @@ fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_
   }
   /* with a constraint a row where the next token is forced needs no head: at the end of a draft it is
    * of no use (forced tokens cost nothing later, and the answer's last ones are never appended) */
-  while (!verify_forced && n > 0 && kind[n] == FG_DRAFT_KIND_FORCED) n--;
+  while (!verify_forced && !d->hook && n > 0 && kind[n] == FG_DRAFT_KIND_FORCED) n--;
   *n_out = n;
   return st;
 }

@@ -30,7 +30,8 @@ enum {
 #define FG_DRAFT_CACHE_TOKENS 128     /* longest answer cached, tokens */
 
 /* Test hook: proposes up to cap tokens after gen[0..n_gen); they replace every other source (counted
- * as FG_NLU_DRAFT_CACHE). */
+ * as FG_NLU_DRAFT_CACHE) and are drafted as given up to the first the constraint refuses (no length
+ * rule, no trimming). */
 typedef size_t (*fg_draft_hook)(void *user_data, const int32_t *gen, size_t n_gen, int32_t *out, size_t cap);
 
 typedef struct fg_drafter fg_drafter;
