@@ -363,11 +363,14 @@ static bool same_answer(const answer *x, const answer *y, const char *utt, const
   return ok;
 }
 
+static uint32_t g_kv_type; /* of the engines' sessions: 0 F32, 1 F16 */
+
 static fg_nlu *engine(const fg_model *m, const fg_catalog *c, uint32_t mode, uint32_t flags, uint32_t threads,
                       uint32_t speculate, uint32_t max_draft, uint32_t max_tokens) {
   fg_nlu_params np;
   fg_nlu_params_init(&np);
   np.session.n_threads = threads;
+  np.session.kv_type = g_kv_type;
   np.constrain = mode;
   np.flags = flags;
   np.speculate = speculate;
@@ -429,10 +432,11 @@ static size_t answer_ids(fg_nlu *e, int32_t *ids, size_t cap);
  * first n_hook of them also with test drafts all right and wrong at offset 2. */
 static void engine_identity(const fg_model *m, const fg_catalog *c, const char *const *utts, size_t n_utts,
                             size_t n_hook, uint32_t th, uint32_t max_tokens, int n_modes, const char *name) {
-  const uint32_t modes[4][2] = {{FG_NLU_CONSTRAIN_OFF, 0},
+  const uint32_t modes[5][2] = {{FG_NLU_CONSTRAIN_OFF, 0},
                                 {FG_NLU_CONSTRAIN_CALL_ONLY, 0},
                                 {FG_NLU_CONSTRAIN_CALL_OR_TEXT, 0},
-                                {FG_NLU_CONSTRAIN_CALL_ONLY, FG_NLU_MULTI_CALL}};
+                                {FG_NLU_CONSTRAIN_CALL_ONLY, FG_NLU_MULTI_CALL},
+                                {FG_NLU_CONSTRAIN_OFF, FG_NLU_MULTI_CALL}};
   fg_constrain *k = NULL;
   fg_error err = {0};
   CHECK_OK(fg_constrain_create(c, m->vocab, &k, &err));
@@ -536,8 +540,11 @@ static void test_engine(void) {
   CHECK_OK(fg_catalog_parse(k_cat_en, sizeof k_cat_en - 1, &c, &cerr));
   const size_t n_en = sizeof k_utts_en / sizeof k_utts_en[0];
   if (m && c) {
-    engine_identity(m, c, k_utts_en, n_en, n_en, 1, 24, 4, "tiny-f32");
-    engine_identity(m, c, k_utts_en, n_en, n_en, 2, 24, 4, "tiny-f32");
+    engine_identity(m, c, k_utts_en, n_en, n_en, 1, 24, 5, "tiny-f32");
+    engine_identity(m, c, k_utts_en, n_en, n_en, 2, 24, 5, "tiny-f32");
+    g_kv_type = 1; /* an F16 KV cache */
+    engine_identity(m, c, k_utts_en, 8, 8, 2, 24, 2, "tiny-f32, f16 KV");
+    g_kv_type = 0;
     /* the answer cache: the same utterances again come back in a few passes, unchanged */
     for (uint32_t mode = 0; mode <= FG_NLU_CONSTRAIN_CALL_ONLY; mode++) {
       fg_nlu *eo = engine(m, c, mode, 0, 2, FG_NLU_SPECULATE_OFF, 0, 24);
