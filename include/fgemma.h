@@ -8,10 +8,12 @@
  * of one snapshot) may run on different threads at once. Kernel dispatch is initialised once and
  * is thread-safe.
  *
- * Ownership: every `_load`/`_create` pairs with a `_free`; `_free(NULL)` is a harmless no-op.
- * The model owns the mapped file and must outlive every session and snapshot made from it.
- * Sessions and snapshots may be freed in any order. Returned pointers are borrowed until the
- * next call that mutates the handle they came from.
+ * Ownership: every `_load`/`_create`/`_parse` pairs with a `_free`; `_free(NULL)` is a harmless
+ * no-op. Handles may be freed in any order: a session, snapshot or NLU engine keeps its model alive
+ * (reference counted), and an NLU engine keeps its catalog alive, so `fg_model_free` and
+ * `fg_catalog_free` drop only the caller's reference; the model (with its mapped file) goes when
+ * the last holder goes. Returned pointers are borrowed until the next call that mutates the handle
+ * they came from (a model pointer from `fg_session_model` as long as the session lives).
  *
  * Errors: every fallible call returns an `fg_status`; outputs come last. On failure out-pointers
  * are set to NULL (or left untouched for scalars) and the handle is unchanged: a failed prefill
@@ -112,6 +114,18 @@ FG_API void fg_model_params_init(fg_model_params *p);
 
 /* Loads a GGUF v3 file of architecture `gemma3`. params may be NULL; err may be NULL. */
 FG_API fg_status fg_model_load(const char *path, const fg_model_params *params, fg_model **out, fg_error *err);
+/* The same from bytes [offset, offset + length) of an open file, e.g. an uncompressed asset inside an
+ * APK (Android's AssetFileDescriptor: getParcelFileDescriptor().getFd(), getStartOffset(),
+ * getLength()). length 0 = up to the end of the file. The caller keeps fd: it is neither closed nor
+ * moved (reads use pread), and may be closed as soon as this returns. Any offset works: the range is
+ * mapped from the page below it; an offset that is not a multiple of 4 (f32 tensors need 4-byte
+ * alignment) is read into memory instead of mapped, with a warning in the log. The same checks as
+ * fg_model_load; a range past the end of the file is FG_ERR_INVALID_ARG, and messages name the
+ * descriptor and offset. */
+FG_API fg_status fg_model_load_fd(int fd, uint64_t offset, uint64_t length, const fg_model_params *params,
+                                  fg_model **out, fg_error *err);
+/* Drops the caller's reference: the model is freed now, or when its last session, snapshot or NLU
+ * engine is freed. */
 FG_API void fg_model_free(fg_model *model);
 
 /* What a model is, read from its metadata. */
@@ -221,6 +235,9 @@ FG_API fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_param
                                  fg_error *err);
 FG_API void fg_snapshot_free(fg_snapshot *snap);
 FG_API uint32_t fg_snapshot_position(const fg_snapshot *snap);
+/* GGML type of the snapshot's KV rows (0 F32, 1 F16), also of one loaded from a file; a fork with
+ * params must ask for this kv_type. 0 for NULL. */
+FG_API uint32_t fg_snapshot_kv_type(const fg_snapshot *snap);
 
 /* Persist a snapshot: magic, version, model fingerprint, tokens and KV. Loading refuses a file of
  * another model (FG_ERR_MISMATCH) or a damaged file (FG_ERR_FORMAT). */
@@ -260,6 +277,7 @@ typedef struct fg_catalog fg_catalog;   /* immutable after parsing; may be share
  * description,enum}},"required"}]}) and the OpenAI/Hugging Face tools list (with or without the
  * {"type":"function","function":...} wrapper, or {"tools":[...]}). Errors name function and field. */
 FG_API fg_status fg_catalog_parse(const char *json, size_t len, fg_catalog **out, fg_error *err);
+/* Drops the caller's reference; NLU engines made from the catalog keep it alive. */
 FG_API void fg_catalog_free(fg_catalog *c);
 FG_API size_t fg_catalog_n_functions(const fg_catalog *c);
 /* The cached prompt prefix: "<start_of_turn>developer\n...<end_of_turn>\n<start_of_turn>user\n" (no BOS). */
@@ -296,8 +314,9 @@ typedef struct fg_nlu_params {
 
 FG_API void fg_nlu_params_init(fg_nlu_params *p);
 
-/* Renders and tokenizes the catalog's prefix, then loads or prefills its state. The model and the
- * catalog must outlive the engine. An engine is used by one thread at a time. */
+/* Renders and tokenizes the catalog's prefix, then loads or prefills its state. The engine keeps the
+ * model and the catalog alive (either may be freed first). An engine is used by one thread at a time.
+ * params->session.abort_cb is polled in the prefix prefill and in every fg_nlu_ask. */
 FG_API fg_status fg_nlu_create(const fg_model *model, const fg_catalog *catalog, const fg_nlu_params *params,
                                fg_nlu **out, fg_error *err);
 FG_API void fg_nlu_free(fg_nlu *nlu);

@@ -97,9 +97,19 @@ fg_status fg_gguf_str_array(const fg_gguf_kv *kv, fg_gguf_str **out, fg_error *e
 typedef struct fg_mapfile {
   const uint8_t *data;
   size_t size;
-  bool mapped; /* false: data was read into a heap buffer (FG_MODEL_NO_MMAP) */
+  bool mapped;         /* false: data was read into a heap buffer (FG_MODEL_NO_MMAP) */
+  const void *map_base; /* the mapping (page-aligned; data lies map_delta bytes into it) */
+  size_t map_size;
 } fg_mapfile;
 fg_status fg_mapfile_open(const char *path, bool use_mmap, fg_mapfile *out, fg_error *err);
+/* The bytes [offset, offset + length) of an open file (length 0: up to the end of the file); the
+ * caller keeps fd (it is not closed, and its file position is not moved). An offset that is not a
+ * multiple of the page size is mapped from the page below it; one that is not a multiple of
+ * FG_MAPFILE_MIN_ALIGN is read into an aligned heap buffer instead (f32 tensors need 4-byte
+ * alignment), with a warning in the log. name labels messages. */
+#define FG_MAPFILE_MIN_ALIGN 4u
+fg_status fg_mapfile_open_fd(int fd, uint64_t offset, uint64_t length, bool use_mmap, const char *name,
+                             fg_mapfile *out, fg_error *err);
 void fg_mapfile_close(fg_mapfile *m); /* NULL-safe, idempotent */
 
 /* ---- streaming writer ----

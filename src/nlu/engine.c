@@ -99,6 +99,8 @@ void fg_nlu_free(fg_nlu *e) {
   fg_free(e->pending);
   fg_free(e->hidden);
   fg_free(e->logits);
+  fg_catalog_release(e->catalog);
+  fg_model_release(e->model);
   fg_free(e);
 }
 
@@ -113,8 +115,8 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
                   params->constrain);
   fg_nlu *e = fg_calloc(1, sizeof *e);
   if (!e) return fg_err(err, FG_ERR_NOMEM, "out of memory");
-  e->model = m;
-  e->catalog = c;
+  e->model = fg_model_retain(m);     /* both released by fg_nlu_free */
+  e->catalog = fg_catalog_retain(c);
   fg_nlu_params_init(&e->params);
   if (params) e->params = *params;
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;

@@ -57,6 +57,7 @@ static void session_destroy(fg_session *s) {
   fg_logits_unref(s->logits);
   fg_ops_free(s->ops);
   fg_fwd_scratch_free(&s->scratch);
+  fg_model_release(s->model);
   fg_free(s);
 }
 
@@ -64,7 +65,7 @@ static fg_status session_new(const fg_model *m, const fg_session_params *params,
   *out = NULL;
   fg_session *s = fg_calloc(1, sizeof *s);
   if (!s) return fg_err(err, FG_ERR_NOMEM, "out of memory for a session");
-  s->model = m;
+  s->model = fg_model_retain(m); /* released by session_destroy */
   fg_status st = resolve_params(m, params, &s->params, err);
   if (st == FG_OK) {
     s->n_ctx = s->params.n_ctx;
@@ -266,7 +267,6 @@ fg_status fg_session_snapshot(fg_session *s, fg_snapshot **out) {
   if (!out) return fg_err(&s->err, FG_ERR_INVALID_ARG, "out is NULL");
   fg_snapshot *snap = fg_calloc(1, sizeof *snap);
   if (!snap) return fg_err(&s->err, FG_ERR_NOMEM, "out of memory for a snapshot");
-  snap->model = s->model;
   snap->pos = s->pos;
   snap->n_ctx = s->n_ctx;
   snap->tokens = fg_malloc_array(s->pos ? s->pos : 1, sizeof(int32_t));
@@ -279,6 +279,7 @@ fg_status fg_session_snapshot(fg_session *s, fg_snapshot **out) {
   }
   if (s->pos) memcpy(snap->tokens, s->tokens, (size_t)s->pos * sizeof(int32_t));
   snap->logits = fg_logits_ref(s->logits);
+  snap->model = fg_model_retain(s->model); /* released by fg_snapshot_free */
   *out = snap;
   return FG_OK;
 }
@@ -288,10 +289,12 @@ void fg_snapshot_free(fg_snapshot *snap) {
   fg_kv_release(&snap->kv);
   fg_free(snap->tokens);
   fg_logits_unref(snap->logits);
+  fg_model_release(snap->model);
   fg_free(snap);
 }
 
 uint32_t fg_snapshot_position(const fg_snapshot *snap) { return snap ? snap->pos : 0; }
+uint32_t fg_snapshot_kv_type(const fg_snapshot *snap) { return snap ? snap->kv.type : 0; }
 
 fg_status fg_session_adopt(fg_session *s, const fg_snapshot *snap, fg_error *err) {
   if (snap->pos > s->n_ctx)
