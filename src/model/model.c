@@ -393,7 +393,7 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   snprintf(info->arch, sizeof info->arch, "gemma3");
   fg_gguf_str gname;
   if (fg_gguf_get_str(&m->gguf, "general.name", &gname, NULL) == FG_OK)
-    snprintf(info->name, sizeof info->name, "%.*s", (int)FG_MIN(gname.len, sizeof info->name - 1), gname.ptr);
+    fg_utf8_repair(gname.ptr, gname.len, info->name, sizeof info->name); /* UTF-8, whole characters */
   const fg_hparams *hp = &m->hp;
   info->n_vocab = hp->n_vocab;
   info->n_embd = hp->n_embd;
