@@ -14,6 +14,7 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNotEquals
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 import java.io.File
 import java.util.concurrent.Executors
@@ -39,6 +40,7 @@ class NluTest {
     private fun resultText(line: String): String = line.substringAfter(",\"result\":").substringBeforeLast(",\"raw\":")
 
     @Test
+    @Tag("slow")
     fun `getJson equals the CLI's result for every utterance (call-only and off, tiny and 270m)`() {
         val catalogFile = File(TestEnv.root, "examples/tv-catalog.json")
         val utts = TestEnv.utterances
@@ -199,6 +201,7 @@ class NluTest {
     }
 
     @Test
+    @Tag("slow")
     fun `cancelling an ask reaches native code and leaves the engine as it was`(): Unit = runBlocking {
         FgModel.load(TestEnv.m270).use { m ->
             ToolCatalog.fromJson(LAMP_CATALOG).use { c ->

@@ -4,6 +4,7 @@ import org.junit.jupiter.api.Assertions.assertArrayEquals
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertThrows
 import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 import java.io.File
 import java.util.concurrent.Callable
@@ -86,6 +87,7 @@ class SessionTest {
     }
 
     @Test
+    @Tag("slow")
     fun `forks of one snapshot on 4 threads give the ids of one thread`() {
         for ((path, steps) in listOf(TestEnv.tiny to 32, TestEnv.m270 to 6)) {
             FgModel.load(path).use { m ->
@@ -113,6 +115,7 @@ class SessionTest {
     }
 
     @Test
+    @Tag("slow")
     fun `cancel from another thread stops a 2000-token prefill within 100 ms, position unchanged`() {
         FgModel.load(TestEnv.m270).use { m ->
             m.newSession(SessionOptions().apply { threads = 2 }).use { s ->

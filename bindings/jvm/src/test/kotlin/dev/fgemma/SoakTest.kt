@@ -2,6 +2,7 @@ package dev.fgemma
 
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Tag
 import org.junit.jupiter.api.Test
 
 /**
@@ -15,6 +16,7 @@ private const val SOAK_CATALOG = """{"id":"soak.v1","functions":[
 
 class SoakTest {
     @Test
+    @Tag("slow")
     fun `2000 asks keep RSS flat within 20 MB`() {
         val n = (System.getProperty("fgemma.soak.asks") ?: "2000").toInt()
         val utts = TestEnv.utterances
