@@ -2,7 +2,8 @@
 # test-jvm.sh: the JVM binding and libfgemma as a dependency (issue 13; bindings/jvm/README.md):
 #   1. mvn verify: the JNI library (release, cJSON compiled in), every JUnit test with -Xcheck:jni
 #      on the tiny and 270m models of build/models (native/models.sh makes missing ones);
-#   2. the JNI glue under ASan + UBSan: the tests not tagged "slow", with libasan preloaded into the
+#   2. the JNI glue under ASan + UBSan: the JNI library of build-asan/ (scripts/test.sh's ASan tree,
+#      configured here with FG_BUILD_JNI=ON), the tests not tagged "slow", libasan preloaded into the
 #      test JVM (handle_segv=0: HotSpot uses SIGSEGV itself; leaks off: the JVM's are not ours);
 #   3. the JNI library cross-built for armv7 and aarch64: dependencies and 16 KB LOAD alignment
 #      (bindings/jvm/native/cross-check.sh; the stand-in for the NDK route);
@@ -42,14 +43,15 @@ timed "mvn verify" mvn -B -ntp -f "$pom" verify
 
 if [ "$asan" = 1 ]; then
   step "JVM binding: JNI glue under ASan + UBSan"
-  FG_JNI_CMAKE_ARGS="-DFG_SANITIZE_ADDRESS=ON -DFG_SANITIZE_UNDEFINED=ON" timed "mvn verify (ASan)" \
-    mvn -B -ntp -f "$pom" verify -DexcludedGroups=slow \
-    -Dfgemma.native.build="$root/bindings/jvm/target/native-asan" \
+  # the JNI library of the ASan tree scripts/test.sh builds (the same configuration plus FG_BUILD_JNI:
+  # only the glue is compiled here; the library's objects are the ASan suite's)
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_SANITIZE_ADDRESS=ON \
+    -DFG_SANITIZE_UNDEFINED=ON -DFG_BUILD_BENCH=OFF -DFG_TEST_MODELS="$root/build/models" -DFG_BUILD_JNI=ON >/dev/null
+  timed "ASan JNI library" cmake --build build-asan -j "${FG_JOBS:-2}" --target fgemma_jni
+  timed "mvn verify (ASan)" mvn -B -ntp -f "$pom" verify -DexcludedGroups=slow \
+    -Dfgemma.test.native.lib="$root/build-asan/bindings/jvm/native/libfgemma_jni.so" \
     -Dfgemma.test.preload="$(gcc -print-file-name=libasan.so)" \
     -Dfgemma.test.asan.options=detect_leaks=0:handle_segv=0:allow_user_segv_handler=1:abort_on_error=1
-  # leave the release library in target/classes (the ASan build replaced it)
-  timed "release JNI library" bash bindings/jvm/native/build.sh bindings/jvm/target/native \
-    bindings/jvm/target/classes/dev/fgemma/native/linux-x86_64 >/dev/null
 fi
 
 if [ "$cross" = 1 ]; then

@@ -76,7 +76,7 @@ internal object NativeLoader {
         if (loaded) return
         val explicit = System.getProperty("fgemma.native.lib")
         when {
-            explicit != null -> System.load(File(explicit).absolutePath)
+            !explicit.isNullOrEmpty() -> System.load(File(explicit).absolutePath)
             isAndroid() -> System.loadLibrary("fgemma_jni")
             else -> loadFromJar()
         }
