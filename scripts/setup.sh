@@ -191,6 +191,7 @@ fg_setup_jvm() {
     suite=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null || true)
     suite=${suite:-bookworm}
     mkdir -p "$tmp/parts" "$tmp/lists/partial"
+    chown -R _apt "$tmp" 2>/dev/null || true # apt downloads as user _apt where it can
     printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
       "$suite" >"$tmp/parts/src.sources"
     local apt_src=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$tmp/parts" -o "Dir::State::Lists=$tmp/lists")
