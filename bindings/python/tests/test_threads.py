@@ -1,5 +1,6 @@
 """The GIL is released during long calls; cancel() from another thread; one call at a time per object."""
 
+import os
 import threading
 import time
 
@@ -71,16 +72,19 @@ def test_two_threads_benchmark(m270):
     ra = work(a)
     rb = work(b)
     serial = time.perf_counter() - t0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ta, box_a = run_in_thread(lambda: work(a))
     tb, box_b = run_in_thread(lambda: work(b))
     ta.join()
     tb.join()
     parallel = time.perf_counter() - t0
+    cpu = time.process_time() - c0  # at most 1 x wall if the GIL serialized the threads
     assert box_a.get("value") == ra and box_b.get("value") == rb  # the same results in parallel
     report(f"GIL: two sessions on two threads {parallel:.2f} s vs one after the other {serial:.2f} s: "
            f"ratio {parallel / serial:.2f} (about 0.5 when both run at once, 1.0 if serialized; "
-           f"{len(ids)}-token prefill + 8 steps each, 270m Q8_0, 1 worker thread per session)")
+           f"{len(ids)}-token prefill + 8 steps each, 270m Q8_0, 1 worker thread per session); "
+           f"process CPU time / wall during the threads: {cpu / parallel:.2f} (up to 2 on 2 idle cores, "
+           f"at most 1 if the GIL were held; {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f})")
 
 
 def test_cancel_prefill(m270):
