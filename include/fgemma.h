@@ -224,6 +224,16 @@ FG_API fg_status fg_session_prefill_embeddings(fg_session *s, const float *rows,
 /* Logits (n_vocab floats) after the last appended token; NULL before the first append. Borrowed until
  * the next call that mutates s. */
 FG_API const float *fg_session_logits(const fg_session *s);
+/* Logits that outlive the next call (zero-copy views in bindings): a counted reference to the
+ * logits after the last appended token. The floats never change while held (later appends write
+ * their logits elsewhere), and they stay valid after the session is freed. NULL before the first
+ * append, like fg_session_logits. Costs nothing; a held buffer makes the session's next append
+ * allocate a fresh one (n_vocab floats) instead of reusing it. May be released from any thread. */
+typedef struct fg_logits fg_logits;
+FG_API fg_logits *fg_session_logits_hold(const fg_session *s);
+/* The held floats; *n (may be NULL) receives their count (n_vocab). */
+FG_API const float *fg_logits_data(const fg_logits *l, uint32_t *n);
+FG_API void fg_logits_release(fg_logits *l); /* NULL is a no-op */
 /* Tokens held. */
 FG_API uint32_t fg_session_position(const fg_session *s);
 /* The model a session runs. */
@@ -238,8 +248,7 @@ FG_API fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_param
                                  fg_error *err);
 FG_API void fg_snapshot_free(fg_snapshot *snap);
 FG_API uint32_t fg_snapshot_position(const fg_snapshot *snap);
-/* GGML type of the snapshot's KV rows (0 F32, 1 F16), also of one loaded from a file; a fork with
- * params must ask for this kv_type. 0 for NULL. */
+/* GGML type of the snapshot's KV cache (0 F32, 1 F16), the kv_type a fork's params must name; 0 for NULL. */
 FG_API uint32_t fg_snapshot_kv_type(const fg_snapshot *snap);
 
 /* Persist a snapshot: magic, version, model fingerprint, tokens and KV. Loading refuses a file of

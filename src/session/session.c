@@ -236,6 +236,20 @@ fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, 
 }
 
 const float *fg_session_logits(const fg_session *s) { return s && s->logits ? s->logits->data : NULL; }
+
+/* fg_logits is the public name of fg_logits_buf: a held buffer has refs > 1, so session_append never
+ * writes into it (it takes a new one) */
+fg_logits *fg_session_logits_hold(const fg_session *s) {
+  return s && s->logits ? (fg_logits *)fg_logits_ref(s->logits) : NULL;
+}
+
+const float *fg_logits_data(const fg_logits *l, uint32_t *n) {
+  const fg_logits_buf *b = (const fg_logits_buf *)l;
+  if (n) *n = b ? b->n : 0;
+  return b ? b->data : NULL;
+}
+
+void fg_logits_release(fg_logits *l) { fg_logits_unref((fg_logits_buf *)l); }
 uint32_t fg_session_position(const fg_session *s) { return s ? s->pos : 0; }
 const fg_model *fg_session_model(const fg_session *s) { return s ? s->model : NULL; }
 const char *fg_session_errmsg(const fg_session *s) { return s ? s->err.msg : "session is NULL"; }
