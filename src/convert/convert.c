@@ -553,8 +553,13 @@ static fg_status plan_hf_tensor(cv_ctx *c, const char *hf, const char *gguf, uin
                                 uint32_t out_type, const char *config_path) {
   size_t fi;
   const fg_st_tensor *s = find_st(c, hf, &fi);
-  if (!s)
-    return fg_err(c->err, FG_ERR_FORMAT, "missing tensor '%s' (expected by %.120s)", hf, config_path);
+  if (!s) {
+    if (c->n_files == 1)
+      return fg_err(c->err, FG_ERR_FORMAT, "%.120s: missing tensor '%s' (%.40s expects it)", c->files[0].path, hf,
+                    base_name(config_path));
+    return fg_err(c->err, FG_ERR_FORMAT, "missing tensor '%s': in none of the %zu shards model.safetensors.index.json "
+                  "lists (%.120s expects it)", hf, c->n_files, config_path);
+  }
   const char *file = c->files[fi].path;
   const uint32_t type = ggml_of_st(s->dtype);
   if (type == UINT32_MAX)
@@ -780,7 +785,8 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   size_t fi;
   const bool has_head = find_st(c, FG_G3_HF_HEAD, &fi) != NULL;
   if (st == FG_OK && !cf.tied && !has_head)
-    st = fg_err(c->err, FG_ERR_FORMAT, "missing tensor '%s' (%.100s says tie_word_embeddings false)", FG_G3_HF_HEAD, config_path);
+    st = fg_err(c->err, FG_ERR_FORMAT, "missing tensor '%s' (%.100s says tie_word_embeddings false)", FG_G3_HF_HEAD,
+                config_path);
   const uint32_t head_type = c->p->head_type ? c->p->head_type : type;
   if (st == FG_OK && !cf.tied) st = plan_hf_tensor(c, FG_G3_HF_HEAD, "output.weight", E, V, false, head_type, config_path);
   if (st == FG_OK && cf.tied && has_head)

@@ -219,7 +219,7 @@ fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name,
         if (done) break;
         if (fg_js_str_eq(key, "type") && fg_js_peek(&js) == FG_JS_STRING) {
           fg_js_str t;
-          fg_js_string(&js, &t);
+          if (!fg_js_string(&js, &t)) JFAIL(&js);
           if (!fg_js_str_eq(t, "BPE"))
             return fg_err(err, FG_ERR_UNSUPPORTED, "%s: model.type \"%.*s\" is not supported (Gemma 3 uses BPE)", name,
                           (int)FG_MIN(t.len, 32), t.ptr);
