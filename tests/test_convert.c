@@ -950,6 +950,18 @@ static void test_goldens(void) {
     if (real_vocab && !corpus_done) {
       test_tokenizer_corpus(m, name);
       corpus_done = true;
+      /* FunctionGemma's seven tokens at 46..52, typed CONTROL (3), as llama.cpp's FunctionGemma files have them */
+      gfile gf;
+      gload(out, &gf);
+      const fg_gguf_kv *ty = NULL;
+      if (gf.ok) fg_gguf_get_arr(&gf.g, "tokenizer.ggml.token_type", FG_GGUF_INT32, &ty, NULL);
+      for (int id = 46; ty && id <= 52; id++) {
+        int32_t t;
+        memcpy(&t, ty->arr_data + 4 * id, 4);
+        CHECK_MSG(t == 3, "%s: token %d has type %d, want 3 (control)", name, id, t);
+      }
+      CHECK(ty != NULL);
+      gfree(&gf);
     }
     fg_session_free(s);
     fg_model_free(m);
