@@ -146,7 +146,7 @@ static void sb_json_cstr(sbuf *b, const char *s) { sb_json_str(b, s, strlen(s));
  * to '.' whatever the C locale. */
 static void sb_json_float(sbuf *b, float v) {
   char tmp[48];
-  if (v == (float)(int64_t)v && v > -1e15f && v < 1e15f) {
+  if (v > -1e15f && v < 1e15f && v == (float)(int64_t)v) {
     snprintf(tmp, sizeof tmp, "%lld.0", (long long)v);
   } else {
     for (int prec = 1; prec <= 9; prec++) {
@@ -155,7 +155,6 @@ static void sb_json_float(sbuf *b, float v) {
         if (*q == ',') *q = '.';
       if (strtof(tmp, NULL) == v) break;
     }
-    /* Python writes 1e-06 where C writes 1e-06 too; a mantissa without a point is fine JSON */
   }
   sb_put(b, tmp, strlen(tmp));
 }
