@@ -169,6 +169,47 @@ FG_API fg_status fg_model_requant_head(const char *in_path, const char *out_path
                                        bool (*progress)(uint64_t done, uint64_t total, void *user_data),
                                        void *progress_user_data, fg_error *err);
 
+/* ------------------------------------------------------------------------------------------------
+ * Conversion: a Hugging Face Gemma 3 checkpoint, or a GGUF, to a gemma3 GGUF that fgemma and llama.cpp
+ * load (docs/ORACLES.md "HF transformers goldens" says how it is checked).
+ *
+ * in_path is either a checkpoint directory of a Gemma3ForCausalLM (config.json with model_type
+ * gemma3_text, as transformers 4.x or 5.x writes it; model.safetensors or shards listed in
+ * model.safetensors.index.json, tensors F32, F16 or BF16; tokenizer.json; optionally
+ * tokenizer_config.json and chat_template.jinja), or a gemma3 GGUF file (tensors F32, F16, BF16 or
+ * Q8_0; Q4_0 only kept as it is). The output follows llama.cpp's conventions: tensor names, norm
+ * weights with Gemma's +1 folded in (F32), every gemma3.* key (both RoPE bases, window, pattern,
+ * epsilon, head sizes, context length), the tokenizer as tokenizer.ggml.* (FunctionGemma's control
+ * tokens typed CONTROL), the chat template when the checkpoint has one, and general.* provenance;
+ * a GGUF input keeps its metadata. Matrices are quantized with the reference quantizers (the bytes
+ * gen-model and llama.cpp's quantizer give for the same values); norm vectors stay F32.
+ *
+ * Streaming: one chunk of rows at a time (a 270M checkpoint converts in well under 200 MiB of
+ * memory). The file is written to out_path + ".tmp.<pid>" and renamed at the end, so a failed or
+ * cancelled conversion leaves no partial out_path. Errors name the file and the tensor or key. */
+/* Progress of long work: done of total units; return false to cancel (FG_ERR_ABORTED). */
+typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
+
+#define FG_CONVERT_TYPE_AUTO 0xffffffffu
+
+typedef struct fg_convert_params {
+  uint32_t type;          /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0, or
+                             FG_CONVERT_TYPE_AUTO (set by fg_convert_params_init): the input's own (a
+                             checkpoint's dtype when all matrices share it, else F32; a GGUF's types
+                             kept per tensor). Note that {0} asks for F32. */
+  uint32_t head_type;     /* 0 = the head as the input has it (tied stays tied; an untied head gets
+                             `type`); 8 Q8_0 or 2 Q4_0: write output.weight of that type (quantized
+                             from token_embd when the input is tied). Others: FG_ERR_UNSUPPORTED. */
+  const char *name;       /* general.name; NULL = the checkpoint's (_name_or_path, else the directory
+                             name; a GGUF's own) */
+  fg_progress_fn progress; /* tensor bytes written / total; returning false cancels (FG_ERR_ABORTED) */
+  void *progress_user_data;
+} fg_convert_params;
+
+FG_API void fg_convert_params_init(fg_convert_params *p);
+/* params may be NULL (defaults); err may be NULL. */
+FG_API fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert_params *params, fg_error *err);
+
 /* Name of a GGML type id ("f32", "q8_0", ...); "?" when unknown. */
 FG_API const char *fg_type_name(uint32_t type);
 
@@ -280,9 +321,6 @@ FG_API fg_status fg_session_get_stats(const fg_session *s, fg_session_stats *out
  * NULL when cap is 0).
  */
 
-/* Progress of long work: done of total units; return false to cancel (FG_ERR_ABORTED). */
-typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
-
 typedef struct fg_catalog fg_catalog;   /* immutable after parsing; may be shared by threads */
 
 /* Accepts the cartridge schema ({"id","functions":[{"name","description","parameters":{P:{type,
@@ -377,15 +415,33 @@ FG_API const fg_snapshot *fg_nlu_snapshot(const fg_nlu *nlu);
 
 #define FG_GEN_HEAD_TIED 0xffffffffu
 
-/* Synthetic model generator: a valid `gemma3` GGUF with random weights from a seed. */
+#define FG_GEN_FORMAT_GGUF 0u
+#define FG_GEN_FORMAT_HF 1u
+
+/* Synthetic model generator: a valid `gemma3` GGUF with random weights from a seed, or the same
+ * model as a Hugging Face Gemma3ForCausalLM checkpoint (the input of fg_convert and of the HF
+ * oracle): a weight's values depend only on the seed, its name and the shape, so the GGUF and the
+ * checkpoint hold the same numbers (norm weights stored as w - 1 in the checkpoint). */
 typedef struct fg_gen_params {
-  const char *preset;       /* "tiny" (few layers, small dims, window 8) or "270m" (the real shape) */
-  uint32_t type;            /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0 */
-  uint32_t head_type;       /* FG_GEN_HEAD_TIED (default): no output.weight; else its GGML type */
+  const char *preset;       /* "tiny" (6 layers, width 64, window 8), "small" (6 layers, width 128, head
+                               size 256, window 512, pattern 3, rope_swa 20000) or "270m" (the real shape) */
+  uint32_t type;            /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0;
+                               FG_GEN_FORMAT_HF: the checkpoint's dtype, F32, F16 or BF16 (all tensors) */
+  uint32_t head_type;       /* FG_GEN_HEAD_TIED (default): no output.weight; else its GGML type (HF: an
+                               untied lm_head.weight of the checkpoint's dtype) */
   uint64_t seed;            /* 0 = default seed */
   const char *vocab_json;   /* Gemma 3 tokenizer.json for the real vocabulary, or NULL (synthetic) */
   fg_progress_fn progress;
   void *progress_user_data;
+  uint32_t format;          /* FG_GEN_FORMAT_GGUF (0): path is the .gguf file; FG_GEN_FORMAT_HF: path is a
+                               directory (created; must not exist) receiving config.json, safetensors,
+                               tokenizer.json and tokenizer_config.json */
+  uint32_t hf_config;       /* HF: config.json as transformers 4.x writes it (4: rope_theta,
+                               rope_local_base_freq, sliding_window_pattern, chat template inside
+                               tokenizer_config.json) or 5.x (5 or 0: rope_parameters, layer_types,
+                               chat_template.jinja) */
+  uint32_t hf_shards;       /* HF: 0 or 1 = one model.safetensors; N > 1 = N shards and
+                               model.safetensors.index.json */
 } fg_gen_params;
 
 FG_API void fg_gen_params_init(fg_gen_params *p);

@@ -115,7 +115,7 @@ void fg_mapfile_close(fg_mapfile *m); /* NULL-safe, idempotent */
 /* ---- streaming writer ----
  * Usage: create; add metadata and tensor infos in any order (tensors are laid out in the order added,
  * each aligned); fg_gguf_writer_begin writes the header to f; then fg_gguf_writer_tensor_data once per
- * tensor in the order added (exact nbytes); fg_gguf_writer_free. */
+ * tensor in the order added (exact nbytes), or fg_gguf_writer_tensor_part in pieces; fg_gguf_writer_free. */
 typedef struct fg_gguf_writer fg_gguf_writer;
 fg_gguf_writer *fg_gguf_writer_create(void); /* NULL on NOMEM */
 void fg_gguf_writer_free(fg_gguf_writer *w);
@@ -136,6 +136,9 @@ fg_status fg_gguf_writer_add_tensor(fg_gguf_writer *w, const char *name, uint32_
 fg_status fg_gguf_writer_copy_kv(fg_gguf_writer *w, const fg_gguf_kv *kv);
 fg_status fg_gguf_writer_begin(fg_gguf_writer *w, FILE *f, fg_error *err);
 fg_status fg_gguf_writer_tensor_data(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err);
+/* The same in pieces: appends nbytes to the current tensor, which is complete (and the next one
+ * expected) once all its bytes have come; so a converter holds one chunk of rows, never a whole tensor. */
+fg_status fg_gguf_writer_tensor_part(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err);
 /* After the last tensor: checks every tensor was written. */
 fg_status fg_gguf_writer_end(fg_gguf_writer *w, FILE *f, fg_error *err);
 
