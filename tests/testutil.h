@@ -82,4 +82,7 @@ const char *fg_test_tokenizer_json(void);
 /* GGML type id of "f32"/"f16"/"bf16"/"q8_0"/"q4_0"; 0 on success, non-zero for an unknown name. */
 int fg_test_type_from_name(const char *name, uint32_t *type);
 
+/* SHA-256 of a file as 64 lowercase hex digits; 0 on success. */
+int fg_test_sha256_file(const char *path, char hex[65]);
+
 #endif

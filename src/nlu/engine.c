@@ -132,6 +132,8 @@ void fg_nlu_free(fg_nlu *e) {
   fg_free(e->hfull);
   fg_free(e->lrows);
   fg_free(e->full_at);
+  fg_catalog_release(e->catalog);
+  fg_model_release(e->model);
   fg_free(e);
 }
 
@@ -181,8 +183,8 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
                   FG_NLU_DEFAULT_DRAFT, FG_NLU_MAX_DRAFT);
   fg_nlu *e = fg_calloc(1, sizeof *e);
   if (!e) return fg_err(err, FG_ERR_NOMEM, "out of memory");
-  e->model = m;
-  e->catalog = c;
+  e->model = fg_model_retain(m);     /* both released by fg_nlu_free */
+  e->catalog = fg_catalog_retain(c);
   fg_nlu_params_init(&e->params);
   if (params) e->params = *params;
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;

@@ -84,5 +84,6 @@ int cmd_call(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_requant_head(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif
