@@ -293,7 +293,7 @@ done:
  * the weight passes and drafts of the last rep. */
 typedef struct nlu_engine {
   bool run;
-  uint32_t mode, speculate, max_tokens;
+  uint32_t mode, speculate, max_tokens, max_draft;
   double p50_ms, p95_ms, decode_avg, full_avg, sparse_avg, forced_avg;
   size_t n;
   cli_spec_stats spec;
@@ -316,6 +316,7 @@ static int run_nlu_engine(bench_ctx *b, const char *tools, const char *utts, nlu
   np.constrain = out->mode;
   np.speculate = out->speculate;
   np.max_tokens = out->max_tokens;
+  np.max_draft = out->max_draft;
   np.flags = FG_NLU_NO_ANSWER_CACHE; /* a repetition would answer from the cache: every answer is a first one */
   fg_nlu *e = NULL;
   int rc = 0;
@@ -377,6 +378,7 @@ int cmd_bench(int argc, char **argv) {
       {"constrained", 0, true, "off | call-only | call-or-text: also run the utterances through the NLU engine (whole calls)"},
       {"speculate", 0, true, "on | off: speculation in that engine run (default on; implies an engine run)"},
       {"max-tokens", 0, true, "tokens per answer in that engine run (default 64; a constraint never cuts a call)"},
+      {"max-draft", 0, true, "most drafted tokens per weight pass in that engine run (1..32, default 8)"},
       {"json", 0, false, "print one JSON object instead of the table"},
       HELP_OPT,
       {0}};
@@ -419,6 +421,7 @@ int cmd_bench(int argc, char **argv) {
     ncon.run = true;
   }
   if ((v = cli_get(opts, &a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &ncon.max_tokens)) return 2;
+  if ((v = cli_get(opts, &a, "max-draft")) && !cli_u32("--max-draft", v, 1, 32, &ncon.max_draft)) return 2;
   if (ncon.run && !tools) return cli_error("bench: --constrained and --speculate need --tools and --utterances"), 2;
   const char *path = cli_get(opts, &a, "model");
   if (!path) path = getenv("FGEMMA_MODEL");
