@@ -24,13 +24,17 @@
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* Under an emulator (FG_TEST_EMULATED: the ARM runs under qemu-user), AddressSanitizer or
  * ThreadSanitizer the 270m parts and the engine runs with the real vocabulary's 262,144-row head are
  * left out (the same code at other sizes, minutes there); the synthetic-vocabulary runs cover every
  * path. The native release runs do everything. */
 static bool g_light;
-static bool g_emulated; /* and under an emulator: 6 of the English utterances, one thread count */
+/* Under an emulator, on top: 6 of the English utterances on one thread count, no F16 engine run, one
+ * small context per mode, the failure sweeps in call-only mode at every 4th point, no "sim" (the
+ * drafts are plain C, the same on every target). About 4 minutes under qemu-arm. */
+static bool g_emulated;
 
 static uint64_t rng_state = 0x2545f4914f6cdd1dull;
 static uint32_t rnd(uint32_t n) {
@@ -365,6 +369,8 @@ static bool same_answer(const answer *x, const answer *y, const char *utt, const
 }
 
 static uint32_t g_kv_type; /* of the engines' sessions: 0 F32, 1 F16 */
+static char g_snap[512];   /* the engines share their prefix state through this file (written once per
+                              model and catalog: fg_nlu_create rewrites a stale one) */
 
 static fg_nlu *engine(const fg_model *m, const fg_catalog *c, uint32_t mode, uint32_t flags, uint32_t threads,
                       uint32_t speculate, uint32_t max_draft, uint32_t max_tokens) {
@@ -372,6 +378,7 @@ static fg_nlu *engine(const fg_model *m, const fg_catalog *c, uint32_t mode, uin
   fg_nlu_params_init(&np);
   np.session.n_threads = threads;
   np.session.kv_type = g_kv_type;
+  np.snapshot_path = g_snap;
   np.constrain = mode;
   np.flags = flags;
   np.speculate = speculate;
@@ -544,7 +551,7 @@ static void test_engine(void) {
     if (!g_emulated) engine_identity(m, c, k_utts_en, n_en, n_en, 1, 24, 5, "tiny-f32");
     engine_identity(m, c, k_utts_en, n_en, n_en, 2, 24, 5, "tiny-f32");
     g_kv_type = 1; /* an F16 KV cache */
-    engine_identity(m, c, k_utts_en, 8, 8, 2, 24, 2, "tiny-f32, f16 KV");
+    if (!g_emulated) engine_identity(m, c, k_utts_en, 8, 8, 2, 24, 2, "tiny-f32, f16 KV");
     g_kv_type = 0;
     /* the answer cache: the same utterances again come back in a few passes, unchanged */
     for (uint32_t mode = 0; mode <= FG_NLU_CONSTRAIN_CALL_ONLY; mode++) {
@@ -553,7 +560,7 @@ static void test_engine(void) {
       answer a, b;
       uint32_t first = 0, again = 0, cached = 0;
       for (int round = 0; round < 2; round++)
-        for (size_t u = 0; u < 12; u++) { /* fewer than the 16 answers kept */
+        for (size_t u = 0; u < (g_emulated ? 6u : 12u); u++) { /* fewer than the 16 answers kept */
           ask(eo, k_utts_en[u], &a);
           ask(es, k_utts_en[u], &b);
           same_answer(&a, &b, k_utts_en[u], "cache");
@@ -591,11 +598,12 @@ static void test_engine(void) {
     fg_nlu_free(probe);
     int full = 0;
     for (uint32_t mode = 0; mode <= FG_NLU_CONSTRAIN_CALL_OR_TEXT; mode++)
-      for (uint32_t extra = 9; extra <= 30; extra += 7) {
+      for (uint32_t extra = g_emulated ? 16 : 9; extra <= (g_emulated ? 16u : 30u); extra += 7) {
         fg_nlu_params np;
         fg_nlu_params_init(&np);
         np.session.n_threads = 2;
         np.session.n_ctx = info.prefix_tokens + extra;
+        np.snapshot_path = g_snap;
         np.constrain = mode;
         np.max_tokens = 40;
         fg_nlu *eo = NULL, *es = NULL;
@@ -679,7 +687,8 @@ static void test_engine_fail(void) {
     return;
   }
   const char *utt = "search for movies with Tom Hanks";
-  for (uint32_t mode = 0; mode <= FG_NLU_CONSTRAIN_CALL_ONLY; mode++) {
+  for (uint32_t mode = g_emulated ? 1 : 0; mode <= FG_NLU_CONSTRAIN_CALL_ONLY; mode++) {
+    const uint32_t every = g_emulated ? 4 : 1; /* points of failure visited */
     fg_nlu *e = engine(m, c, mode, 0, 2, FG_NLU_SPECULATE_ON, 6, 20);
     answer ref, a;
     ask(e, utt, &ref); /* the known answer, then drafts that are right up to offset 3 */
@@ -694,7 +703,7 @@ static void test_engine_fail(void) {
     const uint64_t n_alloc = fg_alloc_fail_after(0);
     same_answer(&ref, &a, utt, "reference");
     uint64_t nomem = 0;
-    for (uint64_t k = 1; k <= n_alloc; k++) {
+    for (uint64_t k = 1; k <= n_alloc; k += every) {
       fg_alloc_fail_after(k);
       fg_nlu_result r;
       const fg_status st = fg_nlu_ask(e, utt, strlen(utt), &r);
@@ -715,12 +724,13 @@ static void test_engine_fail(void) {
     np.speculate = FG_NLU_SPECULATE_ON;
     np.max_draft = 6;
     np.max_tokens = 20;
+    np.snapshot_path = g_snap;
     g_abort_after = -1;
     CHECK_OK(fg_nlu_create(m, c, &np, &e, NULL));
     if (!e) continue;
     fg_nlu_set_draft_hook(e, oracle_hook, NULL);
     int aborts = 0;
-    for (g_abort_after = 1; g_abort_after < 100000; g_abort_after++) {
+    for (g_abort_after = 1; g_abort_after < 100000; g_abort_after += (int)every) {
       g_polls = 0;
       fg_nlu_result r;
       const fg_status st = fg_nlu_ask(e, utt, strlen(utt), &r);
@@ -810,6 +820,10 @@ static void sim_round(fg_nlu *e, const fg_model *m, const char *data, int every,
 }
 
 static void test_sim(void) {
+  if (g_emulated) {
+    printf("emulated run: the draft sources on known answers are left to the native runs\n");
+    return;
+  }
   fg_model *m = load("tiny-vocab-f32.gguf", "tiny", "f32");
   fg_catalog *c = fg_test_catalog_file("tv-catalog.json");
   char path[512];
@@ -861,6 +875,7 @@ int main(int argc, char **argv) {
 #endif
   if (g_light) printf("emulated or sanitized run: no 270m parts, no engine runs with the real vocabulary's head\n");
   read_utterances();
+  snprintf(g_snap, sizeof g_snap, "%s/test_spec_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
   static const struct { const char *name; void (*fn)(void); } sections[] = {
       {"batch", test_batch},   {"rollback", test_rollback},       {"fail", test_fail},
       {"engine", test_engine}, {"engine270m", test_engine_270m}, {"enginefail", test_engine_fail},
@@ -876,6 +891,7 @@ int main(int argc, char **argv) {
     }
   }
   free(g_utt_text);
+  remove(g_snap);
   return fg_test_finish("test_spec");
 }
 
