@@ -10,7 +10,8 @@
  *     targets is never pushed off them by the constraint, and forced runs are the trained tokens;
  *   - a text answer (TEXT<end_of_turn>) is accepted token by token by call-or-text decoding;
  *   - fg_call_parse turns the text back into exactly the expected call (same name, arguments equal
- *     as JSON values, no flags), so `fgemma eval --calls` scores a perfect model at 100 %. */
+ *     as JSON values, no flags), so `fgemma eval --calls` scores a perfect model at 100 %.
+ * The same for the 12 demo utterances' expected calls (tests/tvmini/utterances-de.expected.jsonl). */
 #include "fgemma.h"
 #include "model/model.h"
 #include "nlu/constrain.h"
@@ -67,24 +68,12 @@ static bool same_call(const cJSON *want, const cJSON *got) {
   return true;
 }
 
-int main(void) {
-  if (fg_test_ensure_model("tiny-vocab-f32.gguf", "tiny", "f32", 1) != 0) return 1;
-  fg_model *m = NULL;
-  CHECK_OK(fg_model_load(fg_test_model_path("tiny-vocab-f32.gguf"), NULL, &m, NULL));
-  fg_catalog *cat = fg_test_catalog_file("tv-catalog.json");
-  char path[512];
-  snprintf(path, sizeof path, "%s/training/tv-dev.jsonl", FG_SOURCE_DIR);
+static void check_file(const char *path, const fg_model *m, const fg_catalog *cat, fg_cmatch *only, fg_cmatch *or_text,
+                       int *n_calls, int *n_text) {
   char *data = fg_test_read_file(path, NULL);
   CHECK_MSG(data != NULL, "cannot read %s", path);
-  fg_constrain *k = NULL;
-  fg_cmatch *only = NULL, *or_text = NULL;
-  if (m && cat) {
-    CHECK_OK(fg_constrain_create(cat, m->vocab, &k, NULL));
-    if (k) CHECK_OK(fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_ONLY, 0, &only));
-    if (k) CHECK_OK(fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, 0, &or_text));
-  }
-  int n_calls = 0, n_text = 0, lineno = 0;
-  for (char *line = data, *nl; line && *line && only && or_text; line = nl ? nl + 1 : NULL) {
+  int lineno = 0;
+  for (char *line = data, *nl; line && *line; line = nl ? nl + 1 : NULL) {
     nl = strchr(line, '\n');
     if (nl) *nl = '\0';
     lineno++;
@@ -116,25 +105,49 @@ int main(void) {
                     !*gt->valuestring,
                 "%s:%d: %s parses to %s", path, lineno, text, json);
       cJSON_Delete(got);
-      n_calls++;
+      (*n_calls)++;
     } else {
       const char *t = cJSON_GetObjectItemCaseSensitive(exp, "text")->valuestring;
       snprintf(text, sizeof text, "%s<end_of_turn>", t);
       CHECK_OK(fg_tokenize(m, text, strlen(text), 0, ids, 256, &n));
       const long bad = feed(or_text, ids, n);
       CHECK_MSG(bad == -1, "%s:%d: call-or-text decoding refuses token %ld of %s", path, lineno, bad, text);
-      n_text++;
+      (*n_text)++;
     }
   next:
     cJSON_Delete(o);
   }
-  fprintf(stderr, "%d call targets and %d text targets checked\n", n_calls, n_text);
-  CHECK(n_calls >= 300);
-  CHECK(n_text >= 10);
+  free(data);
+}
+
+int main(void) {
+  if (fg_test_ensure_model("tiny-vocab-f32.gguf", "tiny", "f32", 1) != 0) return 1;
+  fg_model *m = NULL;
+  CHECK_OK(fg_model_load(fg_test_model_path("tiny-vocab-f32.gguf"), NULL, &m, NULL));
+  fg_catalog *cat = fg_test_catalog_file("tv-catalog.json");
+  fg_constrain *k = NULL;
+  fg_cmatch *only = NULL, *or_text = NULL;
+  if (m && cat) {
+    CHECK_OK(fg_constrain_create(cat, m->vocab, &k, NULL));
+    if (k) CHECK_OK(fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_ONLY, 0, &only));
+    if (k) CHECK_OK(fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, 0, &or_text));
+  }
+  if (only && or_text) {
+    char path[512];
+    int n_calls = 0, n_text = 0;
+    snprintf(path, sizeof path, "%s/training/tv-dev.jsonl", FG_SOURCE_DIR);
+    check_file(path, m, cat, only, or_text, &n_calls, &n_text);
+    fprintf(stderr, "dev set: %d call targets and %d text targets checked\n", n_calls, n_text);
+    CHECK(n_calls >= 300);
+    CHECK(n_text >= 10);
+    n_calls = n_text = 0;
+    snprintf(path, sizeof path, "%s/tests/tvmini/utterances-de.expected.jsonl", FG_SOURCE_DIR);
+    check_file(path, m, cat, only, or_text, &n_calls, &n_text);
+    CHECK_EQ_INT(n_calls, 12);
+  }
   fg_cmatch_free(only);
   fg_cmatch_free(or_text);
   fg_constrain_free(k);
-  free(data);
   fg_catalog_free(cat);
   fg_model_free(m);
   return fg_test_finish("test_tv_targets");
