@@ -169,7 +169,10 @@ FG_API const char *fg_type_name(uint32_t type);
 FG_API fg_status fg_tokenize(const fg_model *model, const char *text, size_t len, uint32_t flags,
                              int32_t *out, size_t cap, size_t *n_out);
 /* Text of ids; writes up to cap bytes (no NUL added) and the byte count to *n_out.
- * Control tokens are rendered by their names. Too small: FG_ERR_BUFFER_TOO_SMALL, *n_out = needed. */
+ * Control tokens are rendered by their names. Too small: FG_ERR_BUFFER_TOO_SMALL, *n_out = needed.
+ * The bytes are the tokens' own: byte-fallback tokens may split a character across calls, so the
+ * result is not always valid UTF-8 (decode it with replacement, or join the ids first). Every other
+ * text fgemma hands out (messages, fg_nlu_result, JSON) is valid UTF-8. */
 FG_API fg_status fg_detokenize(const fg_model *model, const int32_t *ids, size_t n, char *out, size_t cap,
                                size_t *n_out);
 /* Id of a token given its exact text (e.g. "<end_of_turn>"); FG_ERR_INVALID_ARG when absent. */
@@ -271,6 +274,12 @@ FG_API fg_status fg_render_utterance(const char *text, size_t len, char *buf, si
 FG_API fg_status fg_call_parse(const fg_catalog *c, const char *gen, size_t len, char *json_out, size_t cap,
                                size_t *n_out, fg_error *err);
 
+/* text (len bytes, any bytes) as a JSON string literal, quotes included, that is always valid UTF-8:
+ * '"', '\\' and control characters are escaped, and every ill-formed UTF-8 sequence becomes U+FFFD
+ * (one per maximal subpart, as Python's errors="replace" and Java's decoders do). Every JSON text
+ * fgemma emits goes through this rule. Follows the text output rule above. */
+FG_API fg_status fg_json_quote(const char *text, size_t len, char *buf, size_t cap, size_t *n_out);
+
 typedef struct fg_nlu fg_nlu;
 
 #define FG_NLU_MULTI_CALL 0x1u /* after <end_function_call>, continue when the model starts another call */
@@ -304,7 +313,8 @@ FG_API void fg_nlu_free(fg_nlu *nlu);
 
 typedef struct fg_nlu_result {
   const char *json;       /* {"calls":[...],"text":"..."}; borrowed until the next fg_nlu_ask */
-  const char *raw;        /* the generated text, control tokens by name */
+  const char *raw;        /* the generated text, control tokens by name; valid UTF-8 (an ill-formed
+                             sequence from byte-fallback tokens becomes U+FFFD, as in fg_json_quote) */
   const char *stop;       /* why decoding stopped: "end_function_call", "end_of_turn", "eos",
                              "start_function_response", "max_tokens", "context_full", ... */
   uint32_t chunk_tokens;  /* utterance tokens prefilled */

@@ -4,7 +4,8 @@
 # installs only what is missing, and runs `apt-get update` only when something is.
 #
 #   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev clang time,
-#      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles).
+#      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
+#      (tests/utf8_emitters.py) when none is on PATH.
 #      A node/npm already on PATH counts as installed (NodeSource's nodejs bundles npm, and Debian's
 #      npm package would conflict with it). node-llama-cpp 3.21.1 needs Node.js >= 20; Debian 12
 #      ships 18, so an older node stops the script with instructions instead of a half-working setup.
@@ -34,6 +35,8 @@ missing=()
 for p in "${packages[@]}"; do
   is_installed "$p" || missing+=("$p")
 done
+# python3 runs the UTF-8 emitter test (tests/utf8_emitters.py); one already on PATH counts
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if ! command -v node >/dev/null 2>&1; then
   missing+=(nodejs)
   # Debian's nodejs comes without npm; NodeSource's includes it

@@ -118,3 +118,85 @@ int fg_test_ensure_model(const char *file, const char *preset, const char *type,
   }
   return 0;
 }
+
+/* ---- a model with a known greedy continuation ---------------------------------------------- */
+
+#include "gguf/gguf.h"
+
+#include <unistd.h>
+
+static bool name_ends(fg_gguf_str s, const char *suffix) {
+  const size_t n = strlen(suffix);
+  return s.len >= n && memcmp(s.ptr + s.len - n, suffix, n) == 0;
+}
+
+int fg_test_ensure_chain_model(const char *file, const int32_t *chain, size_t n_chain, const char *name) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s", fg_test_model_path(file));
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) return 0;
+  snprintf(tmp, sizeof tmp, "%s.chain.%ld", path, (long)getpid());
+
+  fg_gen_params p;
+  fg_gen_params_init(&p);
+  p.preset = "tiny";
+  p.type = 0;      /* f32 */
+  p.head_type = 0; /* an f32 output.weight of its own */
+  p.seed = 7;
+  p.vocab_json = fg_test_tokenizer_json();
+  fg_error err = {0};
+  if (fg_gen_model(&p, tmp, &err) != FG_OK) {
+    fprintf(stderr, "fg_test_ensure_chain_model(%s): %s\n", file, err.msg);
+    return 1;
+  }
+  size_t size = 0;
+  uint8_t *buf = (uint8_t *)fg_test_read_file(tmp, &size);
+  fg_gguf g;
+  int rc = 1;
+  if (!buf || fg_gguf_parse(buf, size, &g, &err) != FG_OK) {
+    fprintf(stderr, "fg_test_ensure_chain_model(%s): cannot read back %s: %s\n", file, tmp, err.msg);
+    free(buf);
+    remove(tmp);
+    return 1;
+  }
+  const fg_gguf_tensor *emb = fg_gguf_find_tensor(&g, "token_embd.weight");
+  const fg_gguf_tensor *out = fg_gguf_find_tensor(&g, "output.weight");
+  if (!emb || !out || emb->type != 0 || out->type != 0) goto done;
+  const size_t n_embd = (size_t)emb->ne[0];
+  /* the blocks add nothing: the last hidden state is the current token's embedding, normed */
+  for (size_t i = 0; i < g.n_tensors; i++) {
+    const fg_gguf_tensor *t = &g.tensors[i];
+    if (name_ends(t->name, ".attn_output.weight") || name_ends(t->name, ".ffn_down.weight"))
+      memset((uint8_t *)(uintptr_t)t->data, 0, (size_t)t->nbytes);
+  }
+  /* output row chain[i+1] = embedding row chain[i], scaled: the successor wins by a wide margin */
+  float *head = (float *)(uintptr_t)out->data;
+  const float *e = (const float *)emb->data;
+  memset(head, 0, (size_t)out->nbytes);
+  for (size_t i = 0; i + 1 < n_chain; i++) {
+    const float *src = e + (size_t)chain[i] * n_embd;
+    double ss = 0;
+    for (size_t k = 0; k < n_embd; k++) ss += (double)src[k] * src[k];
+    const float s = (float)(10.0 / sqrt(ss / (double)n_embd + 1e-12));
+    for (size_t k = 0; k < n_embd; k++) head[(size_t)chain[i + 1] * n_embd + k] = src[k] * s;
+  }
+  /* general.name, same length: the caller's bytes, padded with '.' */
+  const fg_gguf_kv *kv = fg_gguf_find_kv(&g, "general.name");
+  if (kv && name) {
+    char *dst = (char *)(uintptr_t)kv->str.ptr;
+    const size_t nl = strlen(name);
+    for (size_t i = 0; i < kv->str.len; i++) dst[i] = i < nl ? name[i] : '.';
+  }
+  {
+    FILE *f = fopen(tmp, "wb");
+    rc = !f || fwrite(buf, 1, size, f) != size;
+    if (f && fclose(f) != 0) rc = 1;
+    if (!rc) rc = rename(tmp, path) != 0;
+  }
+done:
+  if (rc) fprintf(stderr, "fg_test_ensure_chain_model(%s): could not build the model\n", file);
+  fg_gguf_clear(&g);
+  free(buf);
+  remove(tmp);
+  return rc;
+}

@@ -392,7 +392,7 @@ fg_status fg_model_load(const char *path, const fg_model_params *params, fg_mode
   snprintf(info->arch, sizeof info->arch, "gemma3");
   fg_gguf_str name;
   if (fg_gguf_get_str(&m->gguf, "general.name", &name, NULL) == FG_OK)
-    snprintf(info->name, sizeof info->name, "%.*s", (int)FG_MIN(name.len, sizeof info->name - 1), name.ptr);
+    fg_utf8_repair(name.ptr, name.len, info->name, sizeof info->name); /* UTF-8, whole characters */
   const fg_hparams *hp = &m->hp;
   info->n_vocab = hp->n_vocab;
   info->n_embd = hp->n_embd;

@@ -563,6 +563,13 @@ fg_status fg_catalog_parse(const char *json, size_t len, fg_catalog **out, fg_er
   *out = NULL;
   if (!json && len) return fg_err(err, FG_ERR_INVALID_ARG, "catalog: json is NULL");
   if (!json) json = "";
+  size_t bad = 0;
+  if (!fg_utf8_valid(json, len, &bad)) { /* JSON is UTF-8 (RFC 8259); names and values reach the prompt */
+    size_t line, col;
+    line_col(json, bad, &line, &col);
+    return fg_err(err, FG_ERR_FORMAT, "catalog: not valid UTF-8 at line %zu, column %zu (byte 0x%02x)", line, col,
+                  (unsigned)(unsigned char)json[bad]);
+  }
 
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);

@@ -358,6 +358,16 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   out->full_head_steps = decoded;
 
 parse:;
+  /* byte-fallback tokens can leave half a character or a lone byte: the text handed out is UTF-8 */
+  if (!fg_utf8_valid(e->raw, e->raw_len, NULL)) {
+    const size_t need = fg_utf8_repair(e->raw, e->raw_len, NULL, 0);
+    if (grow((void **)&e->text, &e->text_cap, need + 1, 1) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    fg_utf8_repair(e->raw, e->raw_len, e->text, e->text_cap);
+    char *t = e->raw;
+    const size_t tc = e->raw_cap;
+    e->raw = e->text, e->raw_cap = e->text_cap, e->raw_len = need;
+    e->text = t, e->text_cap = tc;
+  }
   /* parse */
   size_t jn = 0;
   st = fg_call_parse(e->catalog, e->raw, e->raw_len, e->json, e->json_cap, &jn, &e->err);

@@ -45,6 +45,9 @@ bool cli_stderr_is_tty(void);
  * or a static message saying what is wrong. */
 const char *cli_json_string(const char *s, size_t n, char *out, size_t *out_len);
 double cli_now(void);
+/* Writes s (n bytes, any bytes) to f as a JSON string literal through fg_json_quote: the one way the
+ * CLI prints text into JSON, so every JSON line is valid UTF-8. */
+void cli_json_str(FILE *f, const char *s, size_t n);
 
 /* Loads the model named by -m/--model (or FGEMMA_MODEL) with cli_model_params(); prints the error
  * and returns NULL on failure. */

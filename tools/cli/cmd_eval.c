@@ -160,16 +160,6 @@ static bool sibling_f32(const char *path, char *out, size_t cap) {
   return false;
 }
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') printf("\\%c", *s);
-    else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
-    else putchar(*s);
-  }
-  putchar('"');
-}
-
 typedef struct eval_ctx {
   fg_session *s, *r;     /* model under test, reference */
   size_t n_vocab;
@@ -197,17 +187,6 @@ static int feed(eval_ctx *c, const int32_t *ids, size_t n, int group) {
   c->done++;
   if (c->done % 8 == 0) progress(c);
   return 0;
-}
-
-
-static void fjson_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
-    else fputc(*s, f);
-  }
-  fputc('"', f);
 }
 
 static int cmp_ms(const void *a, const void *b) {
@@ -435,7 +414,7 @@ static void print_row_json(const call_row *r, bool first) {
   row_percentiles(r, &p50, &p95);
   const double n = r->n ? (double)r->n : 1.0;
   printf("%s{\"model\":", first ? "" : ",");
-  json_str(r->model_path);
+  cli_json_str(stdout, r->model_path, strlen(r->model_path));
   printf(",\"weights\":\"%s\",\"head\":\"%s\",\"head_source\":\"%s\",\"constrained\":\"%s\","
          "\"n\":%llu,\"n_expect_calls\":%llu,\"n_expect_text\":%llu,"
          "\"exact_n\":%llu,\"exact_calls_n\":%llu,\"exact_text_n\":%llu,\"function_n\":%llu,"
@@ -622,11 +601,11 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
           if (details) {
             char *exp = cJSON_PrintUnformatted(it->expected);
             fprintf(details, "{\"row\":%zu,\"model\":", k);
-            fjson_str(details, models[mi]);
+            cli_json_str(details, models[mi], strlen(models[mi]));
             fprintf(details, ",\"head\":\"%s\",\"constrained\":\"%s\",\"utterance\":", heads[hi], k_mode_names[mode_ids[oi]]);
-            fjson_str(details, it->utt);
+            cli_json_str(details, it->utt, strlen(it->utt));
             fprintf(details, ",\"expected\":%s,\"result\":%s,\"raw\":", exp ? exp : "null", got ? res.json : "null");
-            fjson_str(details, got ? res.raw : "");
+            cli_json_str(details, got ? res.raw : "", strlen(got ? res.raw : ""));
             fprintf(details, ",\"exact\":%s,\"function\":%s,\"valid_call\":%s,\"ms\":%.3f}\n", exact ? "true" : "false",
                     func ? "true" : "false", valid ? "true" : "false", r->ms[r->n - 1]);
             free(exp);
@@ -646,9 +625,9 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
   if (!rc) {
     if (cli_has(opts, a, "json")) {
       printf("{\"data\":");
-      json_str(data);
+      cli_json_str(stdout, data, strlen(data));
       printf(",\"catalog\":");
-      json_str(tools);
+      cli_json_str(stdout, tools, strlen(tools));
       printf(",\"n\":%ld,\"max_tokens\":%u,\"rows\":[", n_items, max_tokens);
       for (size_t i = 0; i < n_rows; i++) print_row_json(&rows[i], i == 0);
       printf("]}\n");
@@ -880,9 +859,9 @@ int cmd_eval(int argc, char **argv) {
            mi.head_copy_bytes ? " (replacement made at load)" : mi.tied_head ? " (tied)" : " (output.weight)");
   if (cli_has(opts, &a, "json")) {
     printf("{\"model\":");
-    json_str(model_path);
+    cli_json_str(stdout, model_path, strlen(model_path));
     printf(",\"reference\":");
-    json_str(ref_path);
+    cli_json_str(stdout, ref_path, strlen(ref_path));
     printf(",\"weight_type\":\"%s\",\"head_type\":\"%s\",\"head\":\"%s\",\"decode_bytes\":%llu,"
            "\"head_copy_ms\":%.1f,\"load_s\":%.2f,\"run_s\":%.2f,\"groups\":{",
            fg_type_name(mi.weight_type), fg_type_name(mi.head_type),
