@@ -7,7 +7,8 @@ CPU, at toy scale. Run before a device run:
 1. Sliding window in transformers' SDPA path: eager and SDPA attention give the same logits at positions
    before and past 512 (float32), and the window is really applied (a model with the window widened to
    4096 agrees before position 512 and differs after it).
-2. The loss from the used rows equals the cross-entropy of the full 262,144-row tied head.
+2. The loss from the used rows equals the cross-entropy of the full 262,144-row tied head, and running
+   the prefix once per batch (its KV cache repeated) gives the full sequences' loss and gradients.
 3. End to end: train.py runs a few steps with the real vocabulary, keeps every unused embedding row
    exactly zero, and writes the outputs the device command brings back (the compressed weights load
    into Gemma3ForCausalLM and are BF16 with the unused rows zero).
@@ -96,6 +97,33 @@ def test_loss_exact():
           f"loss over used rows {float(mine):.6f} == full-vocabulary cross-entropy {float(full):.6f}")
 
 
+def test_prefix_once(data):
+    """The prefix run once with its KV cache repeated over the batch gives the loss and the gradients of
+    the full sequences (real 1,387-token prefix, so the sliding layers' cache is cropped to the window)."""
+    prefix, used, train, _ = T.load_data(data)
+    dev = torch.device("cpu")
+    b = T.Batcher(T.Split(train.utt_len[:4], train.ans_len[:4], train.ids, train.offsets[:4]), prefix, dev)
+    tails, rows, cols, targets = b.batch(np.arange(4), unk_id=None)
+    m = T.build_model(Args, used).float()
+    with torch.no_grad():
+        for layer in m.model.layers:
+            layer.self_attn.q_proj.weight.mul_(4.0)
+            layer.self_attn.k_proj.weight.mul_(4.0)
+    used_t = torch.as_tensor(used)
+    res = []
+    for once in (False, True):
+        m.zero_grad(set_to_none=True)
+        hs = T.answer_hidden(m, b.prefix, tails, rows, cols, once)
+        loss, _ = T.answer_loss(hs, m.model.embed_tokens.weight[used_t], 262144 - len(used),
+                                torch.searchsorted(used_t, targets))
+        loss.backward()
+        res.append((float(loss), {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None}))
+    (l0, g0), (l1, g1) = res
+    rel = max(float((g1[n] - g0[n]).abs().max() / (g0[n].abs().max() + 1e-30)) for n in g0)
+    check(abs(l0 - l1) < 1e-5 * abs(l0) and set(g0) == set(g1) and rel < 1e-3,
+          f"prefix once + repeated cache == full sequences: loss {l1:.6f} vs {l0:.6f}, worst gradient rel diff {rel:.1e}")
+
+
 def test_end_to_end(data, quick):
     from safetensors.torch import load_file
     from transformers import Gemma3ForCausalLM
@@ -151,6 +179,7 @@ def main():
     torch.set_num_threads(1)
     test_sliding_window()
     test_loss_exact()
+    test_prefix_once(args.data)
     if not args.quick:
         test_end_to_end(args.data, args.quick)
     print(f"{len(FAILS)} failed" if FAILS else "all passed")

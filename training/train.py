@@ -19,6 +19,10 @@ Writes into OUT (small files only):
   loss.png                                the loss curve
 The full checkpoint (with tokenizer.json when --tokenizer is given) is written to --work.
 """
+import time
+
+T0 = time.time()  # the time budget counts from here, imports included
+
 import argparse
 import json
 import lzma
@@ -28,7 +32,6 @@ import random
 import shutil
 import struct
 import sys
-import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -106,12 +109,12 @@ class Batcher:
         self.n = n
 
     def batch(self, idx, unk_id=None, unk_prob=0.0, gen=None):
-        """input ids (B, P + Tb), answer-position gather index (M,), targets (M,), row of each target (M,)."""
+        """tails (B, Tb): utterance + answer ids, right-padded; rows (M,) and cols (M,): where the answer
+        tokens are in the tails; targets (M,): those tokens."""
         idx = torch.as_tensor(idx, device=self.tails.device)
         ul, al = self.ul[idx], self.al[idx]
         Tb = int((ul + al).max())
         tails = self.tails[idx, :Tb].clone()
-        B, P = len(idx), len(self.prefix)
         pos = torch.arange(Tb, device=tails.device)[None, :]
         is_ans = (pos >= ul[:, None]) & (pos < (ul + al)[:, None])
         if unk_id is not None and unk_prob > 0:
@@ -122,11 +125,8 @@ class Batcher:
             can = (pos < (ul - UTT_SUFFIX_LEN)[:, None]) & ~in_ans
             r = torch.rand(tails.shape, device=tails.device, generator=gen)
             tails = torch.where(can & (r < unk_prob), torch.full_like(tails, unk_id), tails)
-        ids = torch.cat([self.prefix[None, :].expand(B, P), tails], 1)
         rows, cols = is_ans.nonzero(as_tuple=True)
-        targets = tails[rows, cols]
-        gather = rows * (P + Tb) + P + cols - 1  # the position before each answer token predicts it
-        return ids, gather, targets, rows
+        return tails, rows, cols, tails[rows, cols]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -175,12 +175,32 @@ def hidden_states(model, ids):
     return model.model(input_ids=ids, use_cache=False).last_hidden_state
 
 
+def answer_hidden(model, prefix, tails, rows, cols, prefix_once=True):
+    """Final-normed hidden states at the positions that predict the answer tokens (the position before
+    each): (M, d). Every sequence is prefix + tail. prefix_once: the prefix is run once (batch 1) and its
+    KV cache repeated over the batch, so only the tails are computed B times; forward and gradients are
+    those of the full sequences (the prefix's computation is the same in every row, and the cache
+    operations are differentiable: test_train.py compares both paths)."""
+    B, Tb = tails.shape
+    P = prefix.shape[0]
+    if not prefix_once:
+        h = hidden_states(model, torch.cat([prefix[None, :].expand(B, P), tails], 1))
+        return h.reshape(-1, h.shape[-1])[rows * (P + Tb) + P + cols - 1]
+    out = model.model(input_ids=prefix[None, :], use_cache=True)
+    cache = out.past_key_values
+    cache.batch_repeat_interleave(B)
+    pos = torch.arange(P, P + Tb, device=tails.device)
+    h = model.model(input_ids=tails, past_key_values=cache, position_ids=pos[None, :].expand(B, Tb),
+                    cache_position=pos, use_cache=True).last_hidden_state
+    return h.reshape(-1, h.shape[-1])[rows * Tb + cols - 1]
+
+
 # ----------------------------------------------------------------------------------------------
 # Evaluation: greedy exact match by teacher forcing (greedy decoding reproduces the target exactly
 # iff at every answer position the target is the argmax of the full logits, given the target prefix)
 
 @torch.no_grad()
-def evaluate(model, batcher, used_t, n_unused, bs, amp, device):
+def evaluate(model, batcher, used_t, n_unused, bs, amp, device, prefix_once=True):
     model.eval()
     W = model.model.embed_tokens.weight[used_t]
     n = batcher.n
@@ -190,10 +210,9 @@ def evaluate(model, batcher, used_t, n_unused, bs, amp, device):
     tot_loss, tot_tok = 0.0, 0
     for lo in range(0, n, bs):
         idx = torch.arange(lo, min(n, lo + bs))
-        ids, gather, targets, rows = batcher.batch(idx)
+        tails, rows, cols, targets = batcher.batch(idx)
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-            h = hidden_states(model, ids)
-        hs = h.reshape(-1, h.shape[-1])[gather]
+            hs = answer_hidden(model, batcher.prefix, tails, rows, cols, prefix_once)
         tu = torch.searchsorted(used_t, targets)
         loss, logits = answer_loss(hs, W, n_unused, tu)
         tot_loss += float(loss) * len(targets)
@@ -279,7 +298,7 @@ def plot_loss(log_steps, out_png, title):
 # Main
 
 def main():
-    t_start = time.time()
+    t_start = T0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True, help="small outputs (config, compressed weights, log, PNG)")
@@ -311,6 +330,8 @@ def main():
                     "used tokens (+1 zero row); same loss, much faster on a CPU; nothing is saved")
     ap.add_argument("--train-limit", type=int, default=None, help="debug: use only the first N training examples")
     ap.add_argument("--dev-jsonl", default=None, help="dev set JSONL (same order as the data) for the report")
+    ap.add_argument("--full-sequences", action="store_true", help="run every prefix + tail as one sequence "
+                    "(B copies of the prefix) instead of the prefix once per step with its KV cache repeated")
     ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
     ap.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -397,7 +418,7 @@ def main():
             perm, perm_pos = order_rng.permutation(len(train)), 0
         idx = perm[perm_pos:perm_pos + args.batch]
         perm_pos += args.batch
-        ids, gather, targets, _ = tb.batch(idx, unk_id, args.unk_prob, gen)
+        tails, rows, cols, targets = tb.batch(idx, unk_id, args.unk_prob, gen)
         if step < args.warmup:
             lr = args.lr * (step + 1) / args.warmup
         else:
@@ -406,8 +427,7 @@ def main():
         for g in opt.param_groups:
             g["lr"] = lr
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-            h = hidden_states(model, ids)
-        hs = h.reshape(-1, h.shape[-1])[gather]
+            hs = answer_hidden(model, tb.prefix, tails, rows, cols, not args.full_sequences)
         loss, _ = answer_loss(hs, emb[used_t], n_unused, torch.searchsorted(used_t, targets))
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -417,7 +437,7 @@ def main():
         step += 1
         if step % args.log_every == 0 or step == 1:
             row = {"step": step, "loss": round(float(loss.detach()), 5), "lr": round(lr, 7), "gnorm": round(float(gnorm), 4),
-                   "tokens": int(ids.numel())}
+                   "tail_tokens": int(tails.numel())}
             log_rows.append(row)
             log(row)
         if step == 10:
@@ -433,7 +453,7 @@ def main():
             log({"event": "plan", "sec_per_step": round(per_step, 4), "total_steps": total_steps,
                  "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2 ** 30, 2) if device.type == "cuda" else None})
         if args.eval_every and step % args.eval_every == 0:
-            ok, _, _, dl = evaluate(model, db, used_t, n_unused, args.eval_batch, amp, device)
+            ok, _, _, dl = evaluate(model, db, used_t, n_unused, args.eval_batch, amp, device, not args.full_sequences)
             log_rows[-1]["dev_loss"] = round(dl, 5) if log_rows and log_rows[-1]["step"] == step else None
             log({"event": "dev", "step": step, "dev_loss": round(dl, 5), "dev_exact": round(float(ok.float().mean()), 4)})
     t_train = time.time() - t_train0
@@ -460,8 +480,8 @@ def main():
                 for p in model.parameters():
                     p.copy_(p.to(torch.bfloat16).float())
         # F32 compute (no autocast, no TF32), as fgemma computes
-        ok, fb, bp, dl = evaluate(model, db, used_t, n_unused, args.eval_batch, False, device)
-        ok_tr, _, _, tl = evaluate(model, sb, used_t, n_unused, args.eval_batch, False, device)
+        ok, fb, bp, dl = evaluate(model, db, used_t, n_unused, args.eval_batch, False, device, not args.full_sequences)
+        ok_tr, _, _, tl = evaluate(model, sb, used_t, n_unused, args.eval_batch, False, device, not args.full_sequences)
         r = {"dev_exact": round(float(ok.float().mean()), 4), "dev_loss": round(dl, 5),
              "train_exact": round(float(ok_tr.float().mean()), 4), "train_loss": round(tl, 5)}
         if dev_lines:
