@@ -12,4 +12,4 @@ done
 PY=$(command -v python3 || command -v python)
 exec "$PY" training/train.py --data training/data/tv-data.bin --tokenizer training/data/tokenizer.json \
   --dev-jsonl training/tv-dev.jsonl --out "$OUT" --work "${TMPDIR:-/tmp}/tv-mini-work" \
-  --time-budget "${TV_BUDGET:-330}" "$@"
+  --time-budget "${TV_BUDGET:-330}" --eval-every 500 "$@"

@@ -9,7 +9,7 @@ CPU, at toy scale. Run before a device run:
    4096 agrees before position 512 and differs after it).
 2. The loss from the used rows equals the cross-entropy of the full 262,144-row tied head, and running
    the prefix once per batch (its KV cache repeated) gives the full sequences' loss and gradients.
-3. End to end: train.py runs a few steps with the real vocabulary, keeps every unused embedding row
+3. End to end: train.py runs a few steps with the real vocabulary (bf16 autocast, as on the GPU), keeps every unused embedding row
    exactly zero, and writes the outputs the device command brings back (the compressed weights load
    into Gemma3ForCausalLM and are BF16 with the unused rows zero).
 """
@@ -131,7 +131,8 @@ def test_end_to_end(data, quick):
         out, work = os.path.join(tmp, "out"), os.path.join(tmp, "work")
         cmd = [sys.executable, os.path.join(HERE, "train.py"), "--data", data, "--out", out, "--work", work,
                "--width", "32", "--ffn", "64", "--head-dim", "16", "--prefix-len", "24", "--batch", "4",
-               "--steps", "3", "--warmup", "1", "--train-limit", "64", "--log-every", "1", "--threads", "1",
+               "--steps", "4", "--warmup", "1", "--train-limit", "64", "--log-every", "1", "--threads", "1",
+               "--eval-every", "2", "--amp", "on",
                "--dev-jsonl", os.path.join(HERE, "tv-dev.jsonl")]
         r = subprocess.run(cmd, capture_output=True, text=True)
         check(r.returncode == 0, "train.py runs (exit 0)" + ("" if r.returncode == 0 else ": " + r.stderr[-2000:]))
@@ -141,11 +142,12 @@ def test_end_to_end(data, quick):
         check(names == ["config.json", "eval.json", "generation_config.json", "loss.png", "model.safetensors.xz",
                         "train-log.jsonl"], f"outputs: {names}")
         ev = json.load(open(os.path.join(out, "eval.json")))
-        check(ev["unused_rows_zero"] is True and ev["steps"] == 3, "unused embedding rows exactly zero after training")
+        check(ev["unused_rows_zero"] is True and ev["steps"] == 4, "unused embedding rows exactly zero after training")
         check(set(ev["bf16"]) >= {"dev_exact", "dev_loss", "train_exact", "dev_per_intent", "dev_failures"},
               "eval.json has the dev report")
         log = [json.loads(line) for line in open(os.path.join(out, "train-log.jsonl"))]
-        check([r_["step"] for r_ in log if "step" in r_ and "loss" in r_] == [1, 2, 3], "one log row per step")
+        check([r_["step"] for r_ in log if "step" in r_ and "loss" in r_] == [1, 2, 3, 4], "one log row per step")
+        check([r_["step"] for r_ in log if r_.get("event") == "dev"] == [2, 4], "a dev evaluation every 2 steps")
         cfg = json.load(open(os.path.join(out, "config.json")))
         check(cfg["sliding_window"] == 512 and cfg["layer_types"][5] == "full_attention" and
               cfg["layer_types"][:5] == ["sliding_attention"] * 5 and cfg["vocab_size"] == 262144 and

@@ -280,7 +280,7 @@ def plot_loss(log_steps, out_png, title):
     loss = [r["loss"] for r in log_steps]
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
     ax.plot(steps, loss, lw=1.0, label="train loss (answer tokens)")
-    ev = [r for r in log_steps if "dev_loss" in r]
+    ev = [r for r in log_steps if r.get("dev_loss") is not None]
     if ev:
         ax.plot([r["step"] for r in ev], [r["dev_loss"] for r in ev], "o-", ms=3, label="dev loss")
     ax.set_yscale("log")
@@ -308,11 +308,11 @@ def main():
     ap.add_argument("--time-budget", type=float, default=330.0,
                     help="seconds from start to the end of training (evaluation and saving come after)")
     ap.add_argument("--steps", type=int, default=100000, help="upper bound on optimizer steps")
-    ap.add_argument("--batch", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=256)
     ap.add_argument("--lr", type=float, default=2e-3)
     ap.add_argument("--min-lr-frac", type=float, default=0.05)
-    ap.add_argument("--warmup", type=int, default=100)
-    ap.add_argument("--wd", type=float, default=0.01)
+    ap.add_argument("--warmup", type=int, default=200)
+    ap.add_argument("--wd", type=float, default=0.05)
     ap.add_argument("--clip", type=float, default=1.0)
     ap.add_argument("--unk-prob", type=float, default=0.04, help="utterance tokens replaced by a zero-row token")
     ap.add_argument("--width", type=int, default=256)
@@ -323,7 +323,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1234)
     ap.add_argument("--log-every", type=int, default=10)
     ap.add_argument("--eval-every", type=int, default=0, help="dev loss every N steps (0 = only at the end)")
-    ap.add_argument("--eval-batch", type=int, default=64)
+    ap.add_argument("--eval-batch", type=int, default=128)
     ap.add_argument("--prefix-len", type=int, default=None, help="debug: keep only <bos> + the last N-1 "
                     "prefix tokens (fast CPU runs; the real model trains on the whole prefix)")
     ap.add_argument("--compact-vocab", action="store_true", help="debug: a model whose vocabulary is only the "
@@ -333,6 +333,8 @@ def main():
     ap.add_argument("--full-sequences", action="store_true", help="run every prefix + tail as one sequence "
                     "(B copies of the prefix) instead of the prefix once per step with its KV cache repeated")
     ap.add_argument("--attn", default="sdpa", choices=["sdpa", "eager"])
+    ap.add_argument("--amp", choices=["auto", "on", "off"], default="auto",
+                    help="bf16 autocast for training: auto = on a GPU only (on: also on a CPU, to test the path)")
     ap.add_argument("--threads", type=int, default=0, help="CPU threads for torch (0 = torch's default)")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--part-mib", type=int, default=15, help="split the compressed weights above this size")
@@ -348,7 +350,7 @@ def main():
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
-    amp = device.type == "cuda"
+    amp = device.type == "cuda" if args.amp == "auto" else args.amp == "on"
     if device.type == "cuda":
         torch.backends.cuda.matmul.allow_tf32 = True
         torch.backends.cudnn.allow_tf32 = True
@@ -454,7 +456,8 @@ def main():
                  "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2 ** 30, 2) if device.type == "cuda" else None})
         if args.eval_every and step % args.eval_every == 0:
             ok, _, _, dl = evaluate(model, db, used_t, n_unused, args.eval_batch, amp, device, not args.full_sequences)
-            log_rows[-1]["dev_loss"] = round(dl, 5) if log_rows and log_rows[-1]["step"] == step else None
+            if log_rows and log_rows[-1]["step"] == step:
+                log_rows[-1]["dev_loss"] = round(dl, 5)
             log({"event": "dev", "step": step, "dev_loss": round(dl, 5), "dev_exact": round(float(ok.float().mean()), 4)})
     t_train = time.time() - t_train0
     log({"event": "trained", "steps": step, "stop": stop_reason, "train_s": round(t_train, 1),
