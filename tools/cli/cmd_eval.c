@@ -359,10 +359,9 @@ static void score(call_row *r, const call_item *it, const cJSON *got, bool *exac
     for (int i = 0; i < n_exp && func; i++) {
       const cJSON *e = cJSON_GetArrayItem(ec, i), *g = cJSON_GetArrayItem(gc, i);
       const cJSON *gn = cJSON_GetObjectItemCaseSensitive(g, "name");
-      func = cJSON_IsString(gn) && strcmp(gn->valuestring, cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring) == 0 &&
-             call_valid(g);
+      func = cJSON_IsString(gn) && strcmp(gn->valuestring, cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring) == 0;
     }
-    exact = func && *text == '\0';
+    exact = func && valid && *text == '\0';
     for (int i = 0; i < n_exp && func; i++) {
       const cJSON *ea = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ec, i), "args");
       const cJSON *ga = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(gc, i), "args");
