@@ -240,6 +240,13 @@ Ich würde gerne {ch} sehen
 Bring mich {zu}
 Wir wollen {ch} gucken
 Sender wechseln {auf}
+Kannst du {auf} wechseln?
+Stell mal {ch} ein
+Mach mal {ch}
+Schalt mal rüber {auf}
+{zu} bitte
+{auf} umschalten
+Ich möchte gern {ch} sehen
 """)
 def _switch_name(rng):
     return channel_slots(rng), {}
@@ -298,6 +305,8 @@ Mach mal Lautstärke {level}
 Lautstärke runter auf {level}
 Lautstärke hoch auf {level}
 Stelle die Lautstärke auf den Wert {level}
+Lautstärke auf {level} stellen
+Kannst du den Ton auf {level} stellen?
 """)
 def _volume_level(rng):
     n = rnd_volume(rng)
@@ -335,6 +344,9 @@ Geht das lauter?
 Lautstärke rauf
 Es ist so leise
 Stell lauter
+Lauter machen
+Dreh die Lautstärke hoch
+Kannst du das lauter machen?
 """)
 def _volume_up(rng):
     return {}, {"direction": "up"}
@@ -371,6 +383,9 @@ Es ist viel zu laut
 Stell leiser
 Nicht so laut bitte
 Die Nachbarn schlafen, mach leiser
+Leiser machen
+Dreh die Lautstärke runter
+Kannst du das leiser machen?
 """)
 def _volume_down(rng):
     return {}, {"direction": "down"}
@@ -392,6 +407,8 @@ Lautstärke plus {steps}
 Ton {steps} Stufen rauf
 Bitte um {steps} Punkte lauter
 Stell {steps} Stufen lauter
+Mach mal {steps} lauter
+Lautstärke um {steps} Stufen erhöhen
 """)
 def _volume_steps_up(rng):
     n = rnd_steps(rng)
@@ -414,6 +431,8 @@ Lautstärke minus {steps}
 Ton {steps} Stufen runter
 Bitte um {steps} Punkte leiser
 Stell {steps} Stufen leiser
+Mach mal {steps} leiser
+Lautstärke um {steps} Stufen senken
 """)
 def _volume_steps_down(rng):
     n = rnd_steps(rng)
@@ -447,6 +466,9 @@ Stell auf stumm
 Psst, Ton aus
 Stummschaltung einschalten
 Ton mal kurz aus
+Ton ausschalten
+Schalte den Ton stumm
+Mach mal stumm bitte
 """)
 def _mute_on(rng):
     return {}, {"state": "on"}
@@ -473,6 +495,8 @@ Mach wieder Ton
 Bitte Ton an
 Hebe die Stummschaltung auf
 Ton wieder einschalten
+Stummschaltung ausschalten
+Mach den Ton wieder rein
 """)
 def _mute_off(rng):
     return {}, {"state": "off"}
@@ -502,6 +526,8 @@ Unterbrechen
 Kurz Pause machen
 Die Wiedergabe pausieren
 Pausier mal
+Film pausieren
+Halt mal kurz an
 """,
     "play": """
 Weiter
@@ -524,6 +550,8 @@ Abspielen bitte
 Und weiter
 Film weiter
 Lass laufen
+Weitermachen
+Wiedergabe fortsetzen bitte
 """,
     "stop": """
 Stopp
@@ -586,6 +614,8 @@ Zurück zum Anfang
 Die Sendung von Beginn an
 Starte den Film nochmal von vorne
 Beginne von vorne
+Nochmal von vorn
+Fang nochmal an
 """,
 }
 for _action, _tpl in _PLAYBACK.items():
@@ -830,6 +860,8 @@ Schalte auf {app} um
 Jetzt {app}
 Bring mich zu {app}
 Aufmachen: {app}
+Öffne mal die App {app}
+Starte bitte die {app} App
 """)
 def _open_app(rng):
     return {"app": app_slot(rng)}, {}
@@ -916,6 +948,8 @@ Nimm {im} um {time} {tacc} auf
 Aufnahme von {tdat} {im} um {time}
 Zeichne morgen um {time} {tacc} {im} auf
 Programmiere eine Aufnahme: {tnom}, {im}, {time}
+Aufnahme: {tnom} {im} um {time}
+Bitte {tacc} um {time} {im} aufzeichnen
 Nimm mir {tacc} auf, {im} um {time}
 Starte um {time} {im} die Aufnahme von {tdat}
 """)
@@ -959,6 +993,7 @@ Nimm jetzt {ch} auf
 Nimm {ch} ab sofort auf
 Jetzt {im} aufnehmen
 Sofort {tacc} aufnehmen
+Nimm das gerade auf
 Nimm jetzt {tacc} auf
 Starte sofort die Aufnahme {im}
 """)
@@ -1305,6 +1340,8 @@ Kannst du den Originalton anmachen?
 Sprache auf Original
 Die Originalversion bitte
 Audio im Original
+Original bitte
+In Originalsprache bitte
 """)
 def _audio_original(rng):
     return {}, {"language": "original"}
@@ -1367,6 +1404,9 @@ Ganz ausschalten
 Schalt dich aus
 Mach den Fernseher komplett aus
 Glotze aus
+Schalt den Fernseher ab
+Fernseher abschalten
+Mach die Box aus
 """)
 def _power_off(rng):
     return {}, {"state": "off"}
