@@ -164,7 +164,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fgemma", default=os.path.join(ROOT, "build", "fgemma"))
     ap.add_argument("--vocab-model", default=os.path.join(ROOT, "build", "models", "tiny-vocab-f32.gguf"))
-    ap.add_argument("--train", type=int, default=60000, help="training examples (default 60000)")
+    ap.add_argument("--train", type=int, default=200000, help="training examples (default 200000)")
     ap.add_argument("--dev-per-template", type=int, default=2)
     ap.add_argument("--dev-share", type=float, default=0.2, help="share of templates held out for dev")
     ap.add_argument("--seed", type=int, default=16)
