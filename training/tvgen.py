@@ -347,6 +347,8 @@ Stell lauter
 Lauter machen
 Dreh die Lautstärke hoch
 Kannst du das lauter machen?
+Ton hoch
+Volume hoch
 """)
 def _volume_up(rng):
     return {}, {"direction": "up"}
@@ -386,6 +388,8 @@ Die Nachbarn schlafen, mach leiser
 Leiser machen
 Dreh die Lautstärke runter
 Kannst du das leiser machen?
+Ton runter
+Volume runter
 """)
 def _volume_down(rng):
     return {}, {"direction": "down"}
@@ -469,6 +473,10 @@ Ton mal kurz aus
 Ton ausschalten
 Schalte den Ton stumm
 Mach mal stumm bitte
+Lautlos
+Mach lautlos
+Ton stummschalten
+Stummschalten bitte
 """)
 def _mute_on(rng):
     return {}, {"state": "on"}
@@ -497,6 +505,8 @@ Hebe die Stummschaltung auf
 Ton wieder einschalten
 Stummschaltung ausschalten
 Mach den Ton wieder rein
+Lautlos aus
+Ton wieder hoch, Stummschaltung weg
 """)
 def _mute_off(rng):
     return {}, {"state": "off"}
@@ -528,6 +538,8 @@ Die Wiedergabe pausieren
 Pausier mal
 Film pausieren
 Halt mal kurz an
+Pause machen
+Pause drücken
 """,
     "play": """
 Weiter
@@ -552,6 +564,8 @@ Film weiter
 Lass laufen
 Weitermachen
 Wiedergabe fortsetzen bitte
+Weiterlaufen lassen
+Play drücken
 """,
     "stop": """
 Stopp
@@ -1407,6 +1421,10 @@ Glotze aus
 Schalt den Fernseher ab
 Fernseher abschalten
 Mach die Box aus
+Ausmachen
+Abschalten
+TV ausschalten
+Gerät aus
 """)
 def _power_off(rng):
     return {}, {"state": "off"}
@@ -1429,6 +1447,10 @@ Schalte die Box ein
 Fernseher anschalten
 Glotze an
 Wach auf
+TV einschalten
+Fernseher starten
+Anmachen
+Gerät an
 """)
 def _power_on(rng):
     return {}, {"state": "on"}
@@ -1449,6 +1471,9 @@ Kannst du in den Standby gehen?
 Standby bitte
 Versetze das Gerät in den Standby
 Schlafmodus
+Ruhezustand
+Stand-by bitte
+In den Ruhezustand
 """)
 def _power_standby(rng):
     return {}, {"state": "standby"}
@@ -1856,20 +1881,45 @@ def template_is_dev(intent_name, tpl, dev_share):
     return int.from_bytes(h[:4], "little") / 2 ** 32 < dev_share
 
 
-def split_templates(dev_share=0.2):
-    """(intent, template index, is_dev) for every template; each intent keeps at least one train
-    template and, when it has three or more, at least one dev template."""
-    out = []
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def template_words(tpl):
+    """The lower-cased words of a template's literal text (every alternative, no slots)."""
+    return {w.lower() for w in _WORD.findall(re.sub(r"\{[A-Za-z_]+\}", " ", tpl))}
+
+
+def split_templates(dev_share=0.25):
+    """(intent, template index, is_dev) for every template. A template goes to dev when the hash of its
+    intent and text falls below dev_share; every intent keeps at least one training template and, with
+    three or more, one dev template. Then vocabulary coverage: every word of a dev template must occur
+    in the training templates of the same function (a word no training example contains has a zero
+    embedding, so no model could learn it from this data); dev templates that would bring a new word
+    are moved to training, in hash order, until every dev template is covered."""
+    hsh = lambda it, t: hashlib.sha256((it.name + "\x00" + t).encode()).digest()
+    flags = {}
     for it in INTENTS:
-        flags = [template_is_dev(it.name, t, dev_share) for t in it.templates]
-        if all(flags):
-            flags[0] = False
-        if len(flags) >= 3 and not any(flags):
-            # the template with the smallest hash goes to dev
-            hs = [hashlib.sha256((it.name + "\x00" + t).encode()).digest() for t in it.templates]
-            flags[min(range(len(hs)), key=lambda i: hs[i])] = True
-        out += [(it, i, f) for i, f in enumerate(flags)]
-    return out
+        f = [template_is_dev(it.name, t, dev_share) for t in it.templates]
+        if all(f):
+            f[0] = False
+        if len(f) >= 3 and not any(f):
+            hs = [hsh(it, t) for t in it.templates]
+            f[min(range(len(hs)), key=lambda i: hs[i])] = True
+        flags[it.name] = f
+    known = {}
+    for it in INTENTS:
+        w = known.setdefault(it.function, set())
+        for t, d in zip(it.templates, flags[it.name]):
+            if not d:
+                w |= template_words(t)
+    dev = sorted(((hsh(it, t), it, i) for it in INTENTS for i, t in enumerate(it.templates) if flags[it.name][i]),
+                 key=lambda x: x[0])
+    for _, it, i in dev:
+        words = template_words(it.templates[i])
+        if not words <= known[it.function]:
+            flags[it.name][i] = False
+            known[it.function] |= words
+    return [(it, i, f) for it in INTENTS for i, f in enumerate(flags[it.name])]
 
 
 def check_templates():
