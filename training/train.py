@@ -278,17 +278,30 @@ def plot_loss(log_steps, out_png, title):
     import matplotlib.pyplot as plt
     steps = [r["step"] for r in log_steps]
     loss = [r["loss"] for r in log_steps]
+    k = max(1, len(loss) // 40)  # trailing mean over 1/40 of the run
+    smooth = [sum(loss[max(0, i - k + 1):i + 1]) / (i + 1 - max(0, i - k + 1)) for i in range(len(loss))]
     fig, ax = plt.subplots(figsize=(7, 4), dpi=110)
-    ax.plot(steps, loss, lw=1.0, label="train loss (answer tokens)")
+    ax.plot(steps, loss, lw=0.6, alpha=0.35, color="C0")
+    ax.plot(steps, smooth, lw=1.2, color="C0", label="train loss (answer tokens, smoothed)")
     ev = [r for r in log_steps if r.get("dev_loss") is not None]
     if ev:
-        ax.plot([r["step"] for r in ev], [r["dev_loss"] for r in ev], "o-", ms=3, label="dev loss")
+        ax.plot([r["step"] for r in ev], [r["dev_loss"] for r in ev], "o-", ms=3, color="C1", label="dev loss")
     ax.set_yscale("log")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats/token)")
     ax.set_title(title, fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    lines, labels = ax.get_legend_handles_labels()
+    ex = [r for r in log_steps if r.get("dev_exact") is not None]
+    if ex:
+        ax2 = ax.twinx()
+        ax2.plot([r["step"] for r in ex], [100 * r["dev_exact"] for r in ex], "s--", ms=3, color="C2",
+                 label="dev exact match (%)")
+        ax2.set_ylabel("dev exact match (%)")
+        ax2.set_ylim(0, 100)
+        l2, lb2 = ax2.get_legend_handles_labels()
+        lines, labels = lines + l2, labels + lb2
+    ax.legend(lines, labels, loc="center right", fontsize=8)
     fig.tight_layout()
     fig.savefig(out_png)
     plt.close(fig)
@@ -458,6 +471,7 @@ def main():
             ok, _, _, dl = evaluate(model, db, used_t, n_unused, args.eval_batch, amp, device, not args.full_sequences)
             if log_rows and log_rows[-1]["step"] == step:
                 log_rows[-1]["dev_loss"] = round(dl, 5)
+                log_rows[-1]["dev_exact"] = round(float(ok.float().mean()), 4)
             log({"event": "dev", "step": step, "dev_loss": round(dl, 5), "dev_exact": round(float(ok.float().mean()), 4)})
     t_train = time.time() - t_train0
     log({"event": "trained", "steps": step, "stop": stop_reason, "train_s": round(t_train, 1),
