@@ -25,6 +25,7 @@ T0 = time.time()  # the time budget counts from here, imports included
 
 import argparse
 import json
+import glob
 import lzma
 import math
 import os
@@ -160,6 +161,23 @@ def build_model(args, used, attn="sdpa", n_vocab=262144):
         emb[~keep] = 0.0
     assert model.lm_head.weight.data_ptr() == emb.data_ptr(), "the head must be tied to the embedding"
     return model
+
+
+def load_init(model, run_dir, log):
+    """Loads the BF16 weights an earlier run wrote (model.safetensors.xz or its parts) into model."""
+    from safetensors.torch import load as st_load
+    parts = sorted(glob.glob(os.path.join(run_dir, "model.safetensors.xz.[0-9][0-9][0-9]")))
+    single = os.path.join(run_dir, "model.safetensors.xz")
+    files = parts or ([single] if os.path.exists(single) else [])
+    if not files:
+        raise SystemExit(f"--init: no model.safetensors.xz (or parts) in {run_dir}")
+    blob = b"".join(open(f, "rb").read() for f in files)
+    sd = st_load(lzma.decompress(blob))
+    missing, unexpected = model.load_state_dict(sd, strict=False)
+    missing = [k for k in missing if k != "lm_head.weight"]  # tied to the embedding
+    if missing or unexpected:
+        raise SystemExit(f"--init: weights do not fit the model (missing {missing}, unexpected {unexpected})")
+    log({"event": "init", "from": run_dir, "tensors": len(sd)})
 
 
 def answer_loss(hidden, W_used, n_unused, targets_used):
@@ -352,6 +370,8 @@ def main():
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--part-mib", type=int, default=15, help="split the compressed weights above this size")
     ap.add_argument("--no-save", action="store_true", help="debug: skip writing the weights")
+    ap.add_argument("--init", default=None, help="continue from the weights of an earlier run: a directory with "
+                    "model.safetensors.xz (or its .000, .001, ... parts), as this script writes into --out")
     args = ap.parse_args()
 
     if args.threads:
@@ -398,6 +418,8 @@ def main():
         check_tokenizer(args.tokenizer, prefix, dev, args.dev_jsonl, log)
 
     model = build_model(args, used, args.attn, n_vocab).to(device)
+    if args.init:
+        load_init(model, args.init, log)
     n_params = sum(p.numel() for p in model.parameters())
     n_embd_used = len(used) * args.width
     log({"event": "model", "params_total": n_params, "params_nonzero_embedding": n_embd_used,
