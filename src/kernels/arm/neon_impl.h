@@ -259,8 +259,14 @@ FG_NEON_INLINE void fg_ld32(const int8_t *p, const int deint, int8x16_t *v0, int
     *v0 = v.val[0];
     *v1 = v.val[1];
   } else {
+#if FG_NEON_A64
+    const int8x16x2_t v = vld1q_s8_x2(p); /* one LD1 of two registers */
+    *v0 = v.val[0];
+    *v1 = v.val[1];
+#else
     *v0 = vld1q_s8(p);
     *v1 = vld1q_s8(p + 16);
+#endif
   }
 }
 
@@ -418,6 +424,157 @@ static void fg_q8_vec4_a32(const uint8_t *p0, const uint8_t *p1, const uint8_t *
 }
 #endif
 
+#if !FG_NEON_A64
+/* armv7 Q8_0 gemm tile, 2 rows x 2 activations (prefill): as fg_q8_vec4_a32, with the quad's lanes
+ * (row 0 act a, row 1 act a, row 0 act b, row 1 act b) and the scale dw_r * dx_b; each weight block is
+ * loaded once for both activations. Writes the four outputs to out[0..3] in that order. */
+static void fg_q8_gemm22_a32(const uint8_t *p0, const uint8_t *p1, const int8_t *xa, const float *xad,
+                             const int8_t *xb, const float *xbd, size_t nblk, float *out) {
+  if (nblk == 0) {
+    vst1q_f32(out, vdupq_n_f32(0.0f));
+    return;
+  }
+  __asm__ volatile(
+      "vmov.i32 q9, #0\n\t"
+#  if FG_NEON_HAVE_DOTPROD
+      "vmov.i32 q4, #0\n\t"
+      "vmov.i32 q5, #0\n\t"
+      "vmov.i32 q6, #0\n\t"
+      "vmov.i32 q7, #0\n\t"
+      "vmov.i32 q8, #0\n\t"
+#  endif
+      "1:\n\t"
+      "vld1.16 {d1[0]}, [%[p0]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p0]]!\n\t"
+      "vld1.16 {d1[1]}, [%[p1]]!\n\t"
+      "vld2.8 {d28-d31}, [%[p1]]!\n\t"
+      "vld2.8 {d4-d7}, [%[xa]]!\n\t"
+      "vld2.8 {d24-d27}, [%[xb]]!\n\t"
+      "vld1.32 {d0[0]}, [%[xad]]!\n\t"
+      "vld1.32 {d0[1]}, [%[xbd]]!\n\t"
+#  if FG_NEON_HAVE_DOTPROD
+      "vsdot.s8 q4, q10, q2\n\t"
+      "vsdot.s8 q4, q11, q3\n\t"
+      "vsdot.s8 q5, q14, q2\n\t"
+      "vsdot.s8 q5, q15, q3\n\t"
+      "vsdot.s8 q6, q10, q12\n\t"
+      "vsdot.s8 q6, q11, q13\n\t"
+      "vsdot.s8 q7, q14, q12\n\t"
+      "vsdot.s8 q7, q15, q13\n\t"
+      "vpadd.i32 d20, d8, d9\n\t"
+      "vpadd.i32 d21, d10, d11\n\t"
+      "vpadd.i32 d22, d12, d13\n\t"
+      "vpadd.i32 d23, d14, d15\n\t"
+      "vpadd.i32 d28, d20, d21\n\t"
+      "vpadd.i32 d29, d22, d23\n\t"
+      "vsub.i32 q15, q14, q8\n\t"
+      "vmov q8, q14\n\t"
+#  else
+#    define FG_A32_DOT(acc, w0, w1, w2, w3, x0, x1, x2, x3)                                                \
+      "vmull.s8 q8, " w0 ", " x0 "\n\t"                                                                  \
+      "vmlal.s8 q8, " w1 ", " x1 "\n\t"                                                                  \
+      "vmull.s8 q1, " w2 ", " x2 "\n\t"                                                                  \
+      "vmlal.s8 q1, " w3 ", " x3 "\n\t"                                                                  \
+      "vpaddl.s16 " acc ", q8\n\t"                                                                       \
+      "vpadal.s16 " acc ", q1\n\t"
+      FG_A32_DOT("q4", "d20", "d21", "d22", "d23", "d4", "d5", "d6", "d7")
+      FG_A32_DOT("q5", "d28", "d29", "d30", "d31", "d4", "d5", "d6", "d7")
+      FG_A32_DOT("q6", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27")
+      FG_A32_DOT("q7", "d28", "d29", "d30", "d31", "d24", "d25", "d26", "d27")
+#    undef FG_A32_DOT
+      "vpadd.i32 d20, d8, d9\n\t"
+      "vpadd.i32 d21, d10, d11\n\t"
+      "vpadd.i32 d22, d12, d13\n\t"
+      "vpadd.i32 d23, d14, d15\n\t"
+      "vpadd.i32 d30, d20, d21\n\t"
+      "vpadd.i32 d31, d22, d23\n\t"
+#  endif
+      "vcvt.f32.f16 q1, d1\n\t"
+      "vmov d3, d2\n\t"
+      "vmul.f32 d2, d2, d0[0]\n\t"
+      "vmul.f32 d3, d3, d0[1]\n\t"
+      "vcvt.f32.s32 q15, q15\n\t"
+      "vfma.f32 q9, q1, q15\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      "vst1.32 {d18-d19}, [%[out]]\n\t"
+      : [p0] "+r"(p0), [p1] "+r"(p1), [xa] "+r"(xa), [xad] "+r"(xad), [xb] "+r"(xb), [xbd] "+r"(xbd),
+        [n] "+r"(nblk)
+      : [out] "r"(out)
+      : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+        "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+        "d29", "d30", "d31");
+}
+#endif
+
+#if FG_NEON_A64
+/* aarch64 Q8_0, 4 rows x 1 activation: the same loop as fg_q8_vec4_a32 (GCC recomputes the row
+ * addresses here), with post-indexed LD1s; SDOT into running sums, or SMULL/SMLAL2 + SADDLP/SADALP.
+ * Registers v0-v7 and v16-v31 only (v8-v15 are callee-saved). */
+static void fg_q8_vec4_a64(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
+                           const int8_t *xq, const float *xd, size_t nblk, float *out) {
+  if (nblk == 0) {
+    vst1q_f32(out, vdupq_n_f32(0.0f));
+    return;
+  }
+#  if FG_NEON_HAVE_DOTPROD
+#    define FG_A64_ROW(L, acc, wa, wb, p)                                                                  \
+      "ld1 {v1.h}[" L "], [%[" p "]], #2\n\t"                                                             \
+      "ld1 {" wa ".16b, " wb ".16b}, [%[" p "]], #32\n\t"                                                 \
+      "sdot " acc ".4s, " wa ".16b, v2.16b\n\t"                                                           \
+      "sdot " acc ".4s, " wb ".16b, v3.16b\n\t"
+#  else
+#    define FG_A64_ROW(L, acc, wa, wb, p)                                                                  \
+      "ld1 {v1.h}[" L "], [%[" p "]], #2\n\t"                                                             \
+      "ld1 {" wa ".16b, " wb ".16b}, [%[" p "]], #32\n\t"                                                 \
+      "smull v18.8h, " wa ".8b, v2.8b\n\t"                                                                \
+      "smlal2 v18.8h, " wa ".16b, v2.16b\n\t"                                                             \
+      "smull v19.8h, " wb ".8b, v3.8b\n\t"                                                                \
+      "smlal2 v19.8h, " wb ".16b, v3.16b\n\t"                                                             \
+      "saddlp " acc ".4s, v18.8h\n\t"                                                                     \
+      "sadalp " acc ".4s, v19.8h\n\t"
+#  endif
+  __asm__ volatile(
+      "movi v17.4s, #0\n\t"
+      "movi v16.4s, #0\n\t"
+      "movi v4.4s, #0\n\t"
+      "movi v5.4s, #0\n\t"
+      "movi v6.4s, #0\n\t"
+      "movi v7.4s, #0\n\t"
+      "1:\n\t"
+      "ld1 {v2.16b, v3.16b}, [%[xq]], #32\n\t"
+      "ld1r {v0.4s}, [%[xd]], #4\n\t"
+      FG_A64_ROW("0", "v4", "v20", "v21", "p0")
+      FG_A64_ROW("1", "v5", "v22", "v23", "p1")
+      FG_A64_ROW("2", "v6", "v24", "v25", "p2")
+      FG_A64_ROW("3", "v7", "v26", "v27", "p3")
+      "addp v28.4s, v4.4s, v5.4s\n\t"
+      "addp v29.4s, v6.4s, v7.4s\n\t"
+      "addp v28.4s, v28.4s, v29.4s\n\t"
+#  if FG_NEON_HAVE_DOTPROD
+      "sub v30.4s, v28.4s, v16.4s\n\t"
+      "mov v16.16b, v28.16b\n\t"
+#  else
+      "mov v30.16b, v28.16b\n\t"
+#  endif
+      "fcvtl v31.4s, v1.4h\n\t"
+      "fmul v31.4s, v31.4s, v0.4s\n\t"
+      "scvtf v30.4s, v30.4s\n\t"
+      "fmla v17.4s, v31.4s, v30.4s\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "b.ne 1b\n\t"
+      "st1 {v17.4s}, [%[out]]\n\t"
+      : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [xq] "+r"(xq), [xd] "+r"(xd), [n] "+r"(nblk)
+      : [out] "r"(out)
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#  undef FG_A64_ROW
+}
+#  define fg_q8_vec4_asm fg_q8_vec4_a64
+#else
+#  define fg_q8_vec4_asm fg_q8_vec4_a32
+#endif
+
 /* 4 rows (lane r = row r) x B activations (one quad each): outputs t0 .. t0+nr of activations b0.. */
 FG_NEON_INLINE void fg_qtile4(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0,
                               const int B, const int is_q4) {
@@ -433,14 +590,13 @@ FG_NEON_INLINE void fg_qtile4(const fg_mm_args *a, const uint8_t *const *rp, siz
     acc[b] = vdupq_n_f32(0.0f);
   }
   const uint8_t *p0 = rp[0], *p1 = rp[1], *p2 = rp[2], *p3 = rp[3];
+  float32x4_t acc0 = acc[0], acc1 = B == 2 ? acc[1] : acc[0];
 #if FG_NEON_HAVE_DOTPROD
   /* running int32 sums per row and activation: a block's dots are the difference of two reductions
    * (exact in wrapping int32 arithmetic, since each block dot fits), which saves zeroing per block */
-  int32x4_t cum[FG_F_BMAX][4], prev[FG_F_BMAX];
-  for (int b = 0; b < B; b++) {
-    prev[b] = vdupq_n_s32(0);
-    for (int r = 0; r < 4; r++) cum[b][r] = vdupq_n_s32(0);
-  }
+  const int32x4_t z = vdupq_n_s32(0);
+  int32x4_t cum00 = z, cum01 = z, cum02 = z, cum03 = z, cum10 = z, cum11 = z, cum12 = z, cum13 = z;
+  int32x4_t prev0 = z, prev1 = z;
 #endif
   uint16x4_t h = vdup_n_u16(0);
   for (size_t k = 0; k < nblk; k++) {
@@ -450,21 +606,38 @@ FG_NEON_INLINE void fg_qtile4(const fg_mm_args *a, const uint8_t *const *rp, siz
     FG_NEXT_BLOCK(p2, h, 2, is_q4, &w0[2], &w1[2]);
     FG_NEXT_BLOCK(p3, h, 3, is_q4, &w0[3], &w1[3]);
     const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(h));
-    for (int b = 0; b < B; b++) {
-      int8x16_t x0, x1;
-      fg_ld32(xq[b] + k * 32, deint, &x0, &x1);
+    /* written out per row and activation: GCC at -O2 (aarch64's Release) keeps loops over such arrays
+     * in memory */
 #if FG_NEON_HAVE_DOTPROD
-      for (int r = 0; r < 4; r++) cum[b][r] = vdotq_s32(vdotq_s32(cum[b][r], w0[r], x0), w1[r], x1);
-      const int32x4_t red = fg_vsum4_s32(cum[b][0], cum[b][1], cum[b][2], cum[b][3]);
-      const int32x4_t isum = vsubq_s32(red, prev[b]);
-      prev[b] = red;
+#  define FG_QT4_B(b)                                                                                        \
+    do {                                                                                                     \
+      int8x16_t x0, x1;                                                                                      \
+      fg_ld32(xq[b] + k * 32, deint, &x0, &x1);                                                              \
+      cum##b##0 = vdotq_s32(vdotq_s32(cum##b##0, w0[0], x0), w1[0], x1);                                     \
+      cum##b##1 = vdotq_s32(vdotq_s32(cum##b##1, w0[1], x0), w1[1], x1);                                     \
+      cum##b##2 = vdotq_s32(vdotq_s32(cum##b##2, w0[2], x0), w1[2], x1);                                     \
+      cum##b##3 = vdotq_s32(vdotq_s32(cum##b##3, w0[3], x0), w1[3], x1);                                     \
+      const int32x4_t red = fg_vsum4_s32(cum##b##0, cum##b##1, cum##b##2, cum##b##3);                        \
+      const int32x4_t isum = vsubq_s32(red, prev##b);                                                        \
+      prev##b = red;                                                                                         \
+      acc##b = vfmaq_f32(acc##b, vmulq_n_f32(dw, xd[b][k]), vcvtq_f32_s32(isum));                            \
+    } while (0)
 #else
-      const int32x4_t isum = fg_vsum4_s32(fg_qdot(w0[0], w1[0], x0, x1), fg_qdot(w0[1], w1[1], x0, x1),
-                                          fg_qdot(w0[2], w1[2], x0, x1), fg_qdot(w0[3], w1[3], x0, x1));
+#  define FG_QT4_B(b)                                                                                        \
+    do {                                                                                                     \
+      int8x16_t x0, x1;                                                                                      \
+      fg_ld32(xq[b] + k * 32, deint, &x0, &x1);                                                              \
+      const int32x4_t isum = fg_vsum4_s32(fg_qdot(w0[0], w1[0], x0, x1), fg_qdot(w0[1], w1[1], x0, x1),      \
+                                          fg_qdot(w0[2], w1[2], x0, x1), fg_qdot(w0[3], w1[3], x0, x1));     \
+      acc##b = vfmaq_f32(acc##b, vmulq_n_f32(dw, xd[b][k]), vcvtq_f32_s32(isum));                            \
+    } while (0)
 #endif
-      acc[b] = vfmaq_f32(acc[b], vmulq_n_f32(dw, xd[b][k]), vcvtq_f32_s32(isum));
-    }
+    FG_QT4_B(0);
+    if (B == 2) FG_QT4_B(1);
+#undef FG_QT4_B
   }
+  acc[0] = acc0;
+  if (B == 2) acc[1] = acc1;
   for (int b = 0; b < B; b++) fg_store4(a->y + (b0 + (size_t)b) * a->ldy + t0, nr, acc[b]);
 }
 
@@ -502,8 +675,7 @@ FG_NEON_INLINE void fg_qtile22(const fg_mm_args *a, const uint8_t *const *rp, si
 }
 
 FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4, const int gemm) {
-#if !FG_NEON_A64
-  if (!is_q4 && !gemm) { /* armv7 Q8_0 decode: the assembly loop, activation by activation */
+  if (!is_q4 && !gemm) { /* Q8_0 decode: the assembly loop, activation by activation */
     const size_t stride = fg_act_q8_row_bytes(a->cols), nblk = a->cols / 32;
     const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
     for (size_t b = 0; b < a->nb; b++) {
@@ -513,20 +685,19 @@ FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int
         const size_t nr = FG_MIN((size_t)FG_Q_ROWS, i1 - t0);
         const uint8_t *rp[FG_Q_ROWS];
         fg_tile_rows(a, t0, nr, FG_Q_ROWS, rp);
-        if (!safe[b]) { /* tiny activation scales: the spec in scalar VFP code (see the file comment) */
+        if (FG_NEON_FTZ && !safe[b]) { /* armv7, tiny activation scales: the spec in scalar VFP code */
           for (size_t r = 0; r < nr; r++) y[t0 + r] = fg_spec_dot_q8(a->type, rp[r], xr, a->cols);
         } else if (nr == FG_Q_ROWS) {
-          fg_q8_vec4_a32(rp[0], rp[1], rp[2], rp[3], xr.qs, xr.d, nblk, y + t0);
+          fg_q8_vec4_asm(rp[0], rp[1], rp[2], rp[3], xr.qs, xr.d, nblk, y + t0);
         } else {
           float o[4];
-          fg_q8_vec4_a32(rp[0], rp[1], rp[2], rp[3], xr.qs, xr.d, nblk, o);
+          fg_q8_vec4_asm(rp[0], rp[1], rp[2], rp[3], xr.qs, xr.d, nblk, o);
           for (size_t r = 0; r < nr; r++) y[t0 + r] = o[r];
         }
       }
     }
     return;
   }
-#endif
   const int pairs = gemm && !FG_NEON_A64; /* armv7 gemm: 2 x 2 tiles */
   const size_t R = pairs ? 2 : FG_Q_ROWS;
   for (size_t t0 = i0; t0 < i1; t0 += R) {
@@ -534,6 +705,24 @@ FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int
     const uint8_t *rp[FG_Q_ROWS];
     fg_tile_rows(a, t0, nr, R, rp);
     size_t b = 0;
+#if !FG_NEON_A64
+    if (pairs && !is_q4) {
+      const size_t stride = fg_act_q8_row_bytes(a->cols);
+      for (; b + 2 <= a->nb; b += 2) {
+        const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+        const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + 1) * stride, a->cols);
+        float o[4];
+        fg_q8_gemm22_a32(rp[0], rp[1], xa.qs, xa.d, xb.qs, xb.d, a->cols / 32, o);
+        float *ya = a->y + b * a->ldy + t0, *yb = ya + a->ldy;
+        ya[0] = o[0];
+        yb[0] = o[2];
+        if (nr > 1) {
+          ya[1] = o[1];
+          yb[1] = o[3];
+        }
+      }
+    }
+#endif
     if (pairs)
       for (; b + 2 <= a->nb; b += 2) fg_qtile22(a, rp, t0, nr, b, is_q4);
     else if (gemm)
