@@ -3,6 +3,7 @@
 #ifndef FG_NEON_H
 #define FG_NEON_H
 
+#include "kernels/attn.h"
 #include "kernels/kernels.h"
 
 #include <stdbool.h>
@@ -31,5 +32,10 @@ int fg_arm_dotprod_decide(unsigned long hwcap, int is_aarch64, int (*probe)(void
  * returned 1, 0 when it returned anything else or raised SIGILL. Restores the previous SIGILL
  * disposition and signal mask; one call at a time. */
 int fg_arm_probe_sigill(int (*fn)(void));
+
+/* The attention table of the NEON matmul tables: aarch64 NEON qk and pv (neon_attn.c), the C table's
+ * other kernels; bit for bit the C table. NULL on armv7 (which uses the C table: NEON flushes
+ * denormals there) and elsewhere. */
+const fg_attn_kernels *fg_attn_neon(void);
 
 #endif /* FG_NEON_H */

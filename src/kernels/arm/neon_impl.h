@@ -681,7 +681,13 @@ FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int
     for (size_t b = 0; b < a->nb; b++) {
       const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
       float *y = a->y + b * a->ldy;
-      for (size_t t0 = i0; t0 < i1; t0 += FG_Q_ROWS) {
+      size_t t0 = i0;
+      if (!a->rows && !(FG_NEON_FTZ && !safe[b])) /* whole tiles of consecutive rows: no per-tile set-up */
+        for (const size_t rb = a->row_bytes; t0 + FG_Q_ROWS <= i1; t0 += FG_Q_ROWS) {
+          const uint8_t *r0 = a->w + t0 * rb;
+          fg_q8_vec4_asm(r0, r0 + rb, r0 + 2 * rb, r0 + 3 * rb, xr.qs, xr.d, nblk, y + t0);
+        }
+      for (; t0 < i1; t0 += FG_Q_ROWS) {
         const size_t nr = FG_MIN((size_t)FG_Q_ROWS, i1 - t0);
         const uint8_t *rp[FG_Q_ROWS];
         fg_tile_rows(a, t0, nr, FG_Q_ROWS, rp);
