@@ -571,6 +571,75 @@ static void fg_q8_vec4_a64(const uint8_t *p0, const uint8_t *p1, const uint8_t *
 #  undef FG_A64_ROW
 }
 #  define fg_q8_vec4_asm fg_q8_vec4_a64
+
+#  if FG_NEON_HAVE_DOTPROD
+/* aarch64 Q8_0 gemm tile with SDOT: 4 rows x 2 activations (a, b), two quads sharing each loaded weight
+ * block; as fg_q8_vec4_a64 otherwise. Writes row 0..3 of activation a to out[0..3], of b to out[4..7]. */
+static void fg_q8_gemm42_a64(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
+                             const int8_t *xa, const float *xad, const int8_t *xb, const float *xbd, size_t nblk,
+                             float *out) {
+  if (nblk == 0) {
+    vst1q_f32(out, vdupq_n_f32(0.0f));
+    vst1q_f32(out + 4, vdupq_n_f32(0.0f));
+    return;
+  }
+#    define FG_A64_ROW2(L, ca, cb, wa, wb, p)                                                              \
+      "ld1 {v1.h}[" L "], [%[" p "]], #2\n\t"                                                             \
+      "ld1 {" wa ".16b, " wb ".16b}, [%[" p "]], #32\n\t"                                                 \
+      "sdot " ca ".4s, " wa ".16b, v2.16b\n\t"                                                            \
+      "sdot " ca ".4s, " wb ".16b, v3.16b\n\t"                                                            \
+      "sdot " cb ".4s, " wa ".16b, v4.16b\n\t"                                                            \
+      "sdot " cb ".4s, " wb ".16b, v5.16b\n\t"
+  __asm__ volatile(
+      "movi v16.4s, #0\n\t"
+      "movi v17.4s, #0\n\t"
+      "movi v18.4s, #0\n\t"
+      "movi v19.4s, #0\n\t"
+      "movi v20.4s, #0\n\t"
+      "movi v21.4s, #0\n\t"
+      "movi v22.4s, #0\n\t"
+      "movi v23.4s, #0\n\t"
+      "movi v24.4s, #0\n\t"
+      "movi v25.4s, #0\n\t"
+      "movi v26.4s, #0\n\t"
+      "movi v27.4s, #0\n\t"
+      "1:\n\t"
+      "ld1 {v2.16b, v3.16b}, [%[xa]], #32\n\t"
+      "ld1 {v4.16b, v5.16b}, [%[xb]], #32\n\t"
+      "ld1 {v0.s}[0], [%[xad]], #4\n\t"
+      "ld1 {v0.s}[1], [%[xbd]], #4\n\t"
+      FG_A64_ROW2("0", "v16", "v20", "v28", "v29", "p0")
+      FG_A64_ROW2("1", "v17", "v21", "v30", "v31", "p1")
+      FG_A64_ROW2("2", "v18", "v22", "v28", "v29", "p2")
+      FG_A64_ROW2("3", "v19", "v23", "v30", "v31", "p3")
+      "addp v6.4s, v16.4s, v17.4s\n\t"
+      "addp v7.4s, v18.4s, v19.4s\n\t"
+      "addp v6.4s, v6.4s, v7.4s\n\t"
+      "addp v28.4s, v20.4s, v21.4s\n\t"
+      "addp v29.4s, v22.4s, v23.4s\n\t"
+      "addp v28.4s, v28.4s, v29.4s\n\t"
+      "sub v7.4s, v6.4s, v24.4s\n\t"
+      "mov v24.16b, v6.16b\n\t"
+      "sub v29.4s, v28.4s, v25.4s\n\t"
+      "mov v25.16b, v28.16b\n\t"
+      "fcvtl v30.4s, v1.4h\n\t"
+      "fmul v31.4s, v30.4s, v0.s[0]\n\t"
+      "fmul v30.4s, v30.4s, v0.s[1]\n\t"
+      "scvtf v7.4s, v7.4s\n\t"
+      "scvtf v29.4s, v29.4s\n\t"
+      "fmla v26.4s, v31.4s, v7.4s\n\t"
+      "fmla v27.4s, v30.4s, v29.4s\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "b.ne 1b\n\t"
+      "st1 {v26.4s, v27.4s}, [%[out]]\n\t"
+      : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [xa] "+r"(xa), [xad] "+r"(xad), [xb] "+r"(xb),
+        [xbd] "+r"(xbd), [n] "+r"(nblk)
+      : [out] "r"(out)
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#    undef FG_A64_ROW2
+}
+#  endif
 #else
 #  define fg_q8_vec4_asm fg_q8_vec4_a32
 #endif
@@ -725,6 +794,22 @@ FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int
         if (nr > 1) {
           ya[1] = o[1];
           yb[1] = o[3];
+        }
+      }
+    }
+#endif
+#if FG_NEON_A64 && FG_NEON_HAVE_DOTPROD
+    if (gemm && !is_q4) {
+      const size_t stride = fg_act_q8_row_bytes(a->cols);
+      for (; b + 2 <= a->nb; b += 2) {
+        const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+        const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + 1) * stride, a->cols);
+        float o[8];
+        fg_q8_gemm42_a64(rp[0], rp[1], rp[2], rp[3], xa.qs, xa.d, xb.qs, xb.d, a->cols / 32, o);
+        float *ya = a->y + b * a->ldy + t0, *yb = ya + a->ldy;
+        for (size_t r = 0; r < nr; r++) {
+          ya[r] = o[r];
+          yb[r] = o[4 + r];
         }
       }
     }
