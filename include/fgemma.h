@@ -8,10 +8,12 @@
  * of one snapshot) may run on different threads at once. Kernel dispatch is initialised once and
  * is thread-safe.
  *
- * Ownership: every `_load`/`_create` pairs with a `_free`; `_free(NULL)` is a harmless no-op.
- * The model owns the mapped file and must outlive every session and snapshot made from it.
- * Sessions and snapshots may be freed in any order. Returned pointers are borrowed until the
- * next call that mutates the handle they came from.
+ * Ownership: every `_load`/`_create`/`_parse` pairs with a `_free`; `_free(NULL)` is a harmless
+ * no-op. Handles may be freed in any order: a session, snapshot or NLU engine keeps its model alive
+ * (reference counted), and an NLU engine keeps its catalog alive, so `fg_model_free` and
+ * `fg_catalog_free` drop only the caller's reference; the model (with its mapped file) goes when
+ * the last holder goes. Returned pointers are borrowed until the next call that mutates the handle
+ * they came from (a model pointer from `fg_session_model` as long as the session lives).
  *
  * Errors: every fallible call returns an `fg_status`; outputs come last. On failure out-pointers
  * are set to NULL (or left untouched for scalars) and the handle is unchanged: a failed prefill
@@ -112,6 +114,18 @@ FG_API void fg_model_params_init(fg_model_params *p);
 
 /* Loads a GGUF v3 file of architecture `gemma3`. params may be NULL; err may be NULL. */
 FG_API fg_status fg_model_load(const char *path, const fg_model_params *params, fg_model **out, fg_error *err);
+/* The same from bytes [offset, offset + length) of an open file, e.g. an uncompressed asset inside an
+ * APK (Android's AssetFileDescriptor: getParcelFileDescriptor().getFd(), getStartOffset(),
+ * getLength()). length 0 = up to the end of the file. The caller keeps fd: it is neither closed nor
+ * moved (reads use pread), and may be closed as soon as this returns. Any offset works: the range is
+ * mapped from the page below it; an offset that is not a multiple of 4 (f32 tensors need 4-byte
+ * alignment) is read into memory instead of mapped, with a warning in the log. The same checks as
+ * fg_model_load; a range past the end of the file is FG_ERR_INVALID_ARG, and messages name the
+ * descriptor and offset. */
+FG_API fg_status fg_model_load_fd(int fd, uint64_t offset, uint64_t length, const fg_model_params *params,
+                                  fg_model **out, fg_error *err);
+/* Drops the caller's reference: the model is freed now, or when its last session, snapshot or NLU
+ * engine is freed. */
 FG_API void fg_model_free(fg_model *model);
 
 /* What a model is, read from its metadata. */
@@ -155,6 +169,47 @@ FG_API fg_status fg_model_requant_head(const char *in_path, const char *out_path
                                        bool (*progress)(uint64_t done, uint64_t total, void *user_data),
                                        void *progress_user_data, fg_error *err);
 
+/* ------------------------------------------------------------------------------------------------
+ * Conversion: a Hugging Face Gemma 3 checkpoint, or a GGUF, to a gemma3 GGUF that fgemma and llama.cpp
+ * load (docs/ORACLES.md "HF transformers goldens" says how it is checked).
+ *
+ * in_path is either a checkpoint directory of a Gemma3ForCausalLM (config.json with model_type
+ * gemma3_text, as transformers 4.x or 5.x writes it; model.safetensors or shards listed in
+ * model.safetensors.index.json, tensors F32, F16 or BF16; tokenizer.json; optionally
+ * tokenizer_config.json and chat_template.jinja), or a gemma3 GGUF file (tensors F32, F16, BF16 or
+ * Q8_0; Q4_0 only kept as it is). The output follows llama.cpp's conventions: tensor names, norm
+ * weights with Gemma's +1 folded in (F32), every gemma3.* key (both RoPE bases, window, pattern,
+ * epsilon, head sizes, context length), the tokenizer as tokenizer.ggml.* (FunctionGemma's control
+ * tokens typed CONTROL), the chat template when the checkpoint has one, and general.* provenance;
+ * a GGUF input keeps its metadata. Matrices are quantized with the reference quantizers (the bytes
+ * gen-model and llama.cpp's quantizer give for the same values); norm vectors stay F32.
+ *
+ * Streaming: one chunk of rows at a time (a 270M checkpoint converts in well under 200 MiB of
+ * memory). The file is written to out_path + ".tmp.<pid>" and renamed at the end, so a failed or
+ * cancelled conversion leaves no partial out_path. Errors name the file and the tensor or key. */
+/* Progress of long work: done of total units; return false to cancel (FG_ERR_ABORTED). */
+typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
+
+#define FG_CONVERT_TYPE_AUTO 0xffffffffu
+
+typedef struct fg_convert_params {
+  uint32_t type;          /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0, or
+                             FG_CONVERT_TYPE_AUTO (set by fg_convert_params_init): the input's own (a
+                             checkpoint's dtype when all matrices share it, else F32; a GGUF's types
+                             kept per tensor). Note that {0} asks for F32. */
+  uint32_t head_type;     /* 0 = the head as the input has it (tied stays tied; an untied head gets
+                             `type`); 8 Q8_0 or 2 Q4_0: write output.weight of that type (quantized
+                             from token_embd when the input is tied). Others: FG_ERR_UNSUPPORTED. */
+  const char *name;       /* general.name; NULL = the checkpoint's (_name_or_path, else the directory
+                             name; a GGUF's own) */
+  fg_progress_fn progress; /* tensor bytes written / total; returning false cancels (FG_ERR_ABORTED) */
+  void *progress_user_data;
+} fg_convert_params;
+
+FG_API void fg_convert_params_init(fg_convert_params *p);
+/* params may be NULL (defaults); err may be NULL. */
+FG_API fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert_params *params, fg_error *err);
+
 /* Name of a GGML type id ("f32", "q8_0", ...); "?" when unknown. */
 FG_API const char *fg_type_name(uint32_t type);
 
@@ -169,7 +224,10 @@ FG_API const char *fg_type_name(uint32_t type);
 FG_API fg_status fg_tokenize(const fg_model *model, const char *text, size_t len, uint32_t flags,
                              int32_t *out, size_t cap, size_t *n_out);
 /* Text of ids; writes up to cap bytes (no NUL added) and the byte count to *n_out.
- * Control tokens are rendered by their names. Too small: FG_ERR_BUFFER_TOO_SMALL, *n_out = needed. */
+ * Control tokens are rendered by their names. Too small: FG_ERR_BUFFER_TOO_SMALL, *n_out = needed.
+ * The bytes are the tokens' own: byte-fallback tokens may split a character across calls, so the
+ * result is not always valid UTF-8 (decode it with replacement, or join the ids first). Every other
+ * text fgemma hands out (messages, fg_nlu_result, JSON) is valid UTF-8. */
 FG_API fg_status fg_detokenize(const fg_model *model, const int32_t *ids, size_t n, char *out, size_t cap,
                                size_t *n_out);
 /* Id of a token given its exact text (e.g. "<end_of_turn>"); FG_ERR_INVALID_ARG when absent. */
@@ -207,6 +265,16 @@ FG_API fg_status fg_session_prefill_embeddings(fg_session *s, const float *rows,
 /* Logits (n_vocab floats) after the last appended token; NULL before the first append. Borrowed until
  * the next call that mutates s. */
 FG_API const float *fg_session_logits(const fg_session *s);
+/* Logits that outlive the next call (zero-copy views in bindings): a counted reference to the
+ * logits after the last appended token. The floats never change while held (later appends write
+ * their logits elsewhere), and they stay valid after the session is freed. NULL before the first
+ * append, like fg_session_logits. Costs nothing; a held buffer makes the session's next append
+ * allocate a fresh one (n_vocab floats) instead of reusing it. May be released from any thread. */
+typedef struct fg_logits fg_logits;
+FG_API fg_logits *fg_session_logits_hold(const fg_session *s);
+/* The held floats; *n (may be NULL) receives their count (n_vocab). */
+FG_API const float *fg_logits_data(const fg_logits *l, uint32_t *n);
+FG_API void fg_logits_release(fg_logits *l); /* NULL is a no-op */
 /* Tokens held. */
 FG_API uint32_t fg_session_position(const fg_session *s);
 /* The model a session runs. */
@@ -221,6 +289,8 @@ FG_API fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_param
                                  fg_error *err);
 FG_API void fg_snapshot_free(fg_snapshot *snap);
 FG_API uint32_t fg_snapshot_position(const fg_snapshot *snap);
+/* GGML type of the snapshot's KV cache (0 F32, 1 F16), the kv_type a fork's params must name; 0 for NULL. */
+FG_API uint32_t fg_snapshot_kv_type(const fg_snapshot *snap);
 
 /* Persist a snapshot: magic, version, model fingerprint, tokens and KV. Loading refuses a file of
  * another model (FG_ERR_MISMATCH) or a damaged file (FG_ERR_FORMAT). */
@@ -251,15 +321,13 @@ FG_API fg_status fg_session_get_stats(const fg_session *s, fg_session_stats *out
  * NULL when cap is 0).
  */
 
-/* Progress of long work: done of total units; return false to cancel (FG_ERR_ABORTED). */
-typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
-
 typedef struct fg_catalog fg_catalog;   /* immutable after parsing; may be shared by threads */
 
 /* Accepts the cartridge schema ({"id","functions":[{"name","description","parameters":{P:{type,
  * description,enum}},"required"}]}) and the OpenAI/Hugging Face tools list (with or without the
  * {"type":"function","function":...} wrapper, or {"tools":[...]}). Errors name function and field. */
 FG_API fg_status fg_catalog_parse(const char *json, size_t len, fg_catalog **out, fg_error *err);
+/* Drops the caller's reference; NLU engines made from the catalog keep it alive. */
 FG_API void fg_catalog_free(fg_catalog *c);
 FG_API size_t fg_catalog_n_functions(const fg_catalog *c);
 /* The cached prompt prefix: "<start_of_turn>developer\n...<end_of_turn>\n<start_of_turn>user\n" (no BOS). */
@@ -270,6 +338,12 @@ FG_API fg_status fg_render_utterance(const char *text, size_t len, char *buf, si
  * unknown names, keys and enum values are flagged. */
 FG_API fg_status fg_call_parse(const fg_catalog *c, const char *gen, size_t len, char *json_out, size_t cap,
                                size_t *n_out, fg_error *err);
+
+/* text (len bytes, any bytes) as a JSON string literal, quotes included, that is always valid UTF-8:
+ * '"', '\\' and control characters are escaped, and every ill-formed UTF-8 sequence becomes U+FFFD
+ * (one per maximal subpart, as Python's errors="replace" and Java's decoders do). Every JSON text
+ * fgemma emits goes through this rule. Follows the text output rule above. */
+FG_API fg_status fg_json_quote(const char *text, size_t len, char *buf, size_t cap, size_t *n_out);
 
 typedef struct fg_nlu fg_nlu;
 
@@ -296,15 +370,17 @@ typedef struct fg_nlu_params {
 
 FG_API void fg_nlu_params_init(fg_nlu_params *p);
 
-/* Renders and tokenizes the catalog's prefix, then loads or prefills its state. The model and the
- * catalog must outlive the engine. An engine is used by one thread at a time. */
+/* Renders and tokenizes the catalog's prefix, then loads or prefills its state. The engine keeps the
+ * model and the catalog alive (either may be freed first). An engine is used by one thread at a time.
+ * params->session.abort_cb is polled in the prefix prefill and in every fg_nlu_ask. */
 FG_API fg_status fg_nlu_create(const fg_model *model, const fg_catalog *catalog, const fg_nlu_params *params,
                                fg_nlu **out, fg_error *err);
 FG_API void fg_nlu_free(fg_nlu *nlu);
 
 typedef struct fg_nlu_result {
   const char *json;       /* {"calls":[...],"text":"..."}; borrowed until the next fg_nlu_ask */
-  const char *raw;        /* the generated text, control tokens by name */
+  const char *raw;        /* the generated text, control tokens by name; valid UTF-8 (an ill-formed
+                             sequence from byte-fallback tokens becomes U+FFFD, as in fg_json_quote) */
   const char *stop;       /* why decoding stopped: "end_function_call", "end_of_turn", "eos",
                              "start_function_response", "max_tokens", "context_full", ... */
   uint32_t chunk_tokens;  /* utterance tokens prefilled */
@@ -339,15 +415,33 @@ FG_API const fg_snapshot *fg_nlu_snapshot(const fg_nlu *nlu);
 
 #define FG_GEN_HEAD_TIED 0xffffffffu
 
-/* Synthetic model generator: a valid `gemma3` GGUF with random weights from a seed. */
+#define FG_GEN_FORMAT_GGUF 0u
+#define FG_GEN_FORMAT_HF 1u
+
+/* Synthetic model generator: a valid `gemma3` GGUF with random weights from a seed, or the same
+ * model as a Hugging Face Gemma3ForCausalLM checkpoint (the input of fg_convert and of the HF
+ * oracle): a weight's values depend only on the seed, its name and the shape, so the GGUF and the
+ * checkpoint hold the same numbers (norm weights stored as w - 1 in the checkpoint). */
 typedef struct fg_gen_params {
-  const char *preset;       /* "tiny" (few layers, small dims, window 8) or "270m" (the real shape) */
-  uint32_t type;            /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0 */
-  uint32_t head_type;       /* FG_GEN_HEAD_TIED (default): no output.weight; else its GGML type */
+  const char *preset;       /* "tiny" (6 layers, width 64, window 8), "small" (6 layers, width 128, head
+                               size 256, window 512, pattern 3, rope_swa 20000) or "270m" (the real shape) */
+  uint32_t type;            /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0;
+                               FG_GEN_FORMAT_HF: the checkpoint's dtype, F32, F16 or BF16 (all tensors) */
+  uint32_t head_type;       /* FG_GEN_HEAD_TIED (default): no output.weight; else its GGML type (HF: an
+                               untied lm_head.weight of the checkpoint's dtype) */
   uint64_t seed;            /* 0 = default seed */
   const char *vocab_json;   /* Gemma 3 tokenizer.json for the real vocabulary, or NULL (synthetic) */
   fg_progress_fn progress;
   void *progress_user_data;
+  uint32_t format;          /* FG_GEN_FORMAT_GGUF (0): path is the .gguf file; FG_GEN_FORMAT_HF: path is a
+                               directory (created; must not exist) receiving config.json, safetensors,
+                               tokenizer.json and tokenizer_config.json */
+  uint32_t hf_config;       /* HF: config.json as transformers 4.x writes it (4: rope_theta,
+                               rope_local_base_freq, sliding_window_pattern, chat template inside
+                               tokenizer_config.json) or 5.x (5 or 0: rope_parameters, layer_types,
+                               chat_template.jinja) */
+  uint32_t hf_shards;       /* HF: 0 or 1 = one model.safetensors; N > 1 = N shards and
+                               model.safetensors.index.json */
 } fg_gen_params;
 
 FG_API void fg_gen_params_init(fg_gen_params *p);

@@ -74,6 +74,8 @@ opts_for() {
     tokenizer) o="$o -max_len=4096" ;;
     snapshot) o="$o -max_len=32768" ;;
     gguf) o="$o -max_len=65536" ;;
+    safetensors) o="$o -max_len=4096" ;;
+    hfvocab) o="$o -max_len=32768" ;;
   esac
   [ -f "tests/fuzz/$1.dict" ] && o="$o -dict=tests/fuzz/$1.dict"
   echo "$o"

@@ -4,7 +4,9 @@
 # installs only what is missing, and runs `apt-get update` only when something is.
 #
 #   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev clang time,
-#      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles).
+#      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
+#      (tests/utf8_emitters.py) when none is on PATH, python3-venv + python3-dev (the Python
+#      package's build and tests, scripts/test-python.sh).
 #      A node/npm already on PATH counts as installed (NodeSource's nodejs bundles npm, and Debian's
 #      npm package would conflict with it). node-llama-cpp 3.21.1 needs Node.js >= 20; Debian 12
 #      ships 18, so an older node stops the script with instructions instead of a half-working setup.
@@ -30,10 +32,14 @@ is_installed() {
 }
 
 packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev)
+# the Python package (bindings/python, scripts/test-python.sh): venv and the interpreter's C headers
+packages+=(python3 python3-venv python3-dev)
 missing=()
 for p in "${packages[@]}"; do
   is_installed "$p" || missing+=("$p")
 done
+# python3 runs the UTF-8 emitter test (tests/utf8_emitters.py); one already on PATH counts
+command -v python3 >/dev/null 2>&1 || missing+=(python3)
 if ! command -v node >/dev/null 2>&1; then
   missing+=(nodejs)
   # Debian's nodejs comes without npm; NodeSource's includes it
@@ -159,4 +165,53 @@ fg_setup_arm() {
 }
 if [ "${FG_SETUP_ARM:-0}" = 1 ]; then
   fg_setup_arm
+fi
+
+# ---- JVM binding (owner: jvm; bindings/jvm/README.md) -------------------------------------------
+# Runs unless FG_SETUP_NO_JVM=1. Installs a JDK and Maven (Debian's openjdk-17-jdk-headless, maven)
+# and unpacks the source of Debian's cJSON package (apt-get source cjson, through a private deb-src
+# list: the host's apt configuration is not changed) into .cache/cjson-src: the JNI library compiles
+# cJSON into itself, so that it needs nothing but libc, libm and libdl (see bindings/jvm/README.md).
+# Maven downloads the binding's build and test dependencies into ~/.m2 on its first run.
+fg_setup_jvm() {
+  local pkgs=() p
+  command -v javac >/dev/null 2>&1 || pkgs+=(openjdk-17-jdk-headless)
+  command -v mvn >/dev/null 2>&1 || pkgs+=(maven)
+  is_installed dpkg-dev || pkgs+=(dpkg-dev) # dpkg-source, for apt-get source
+  if [ ${#pkgs[@]} -gt 0 ]; then
+    [ "${FG_SETUP_NO_APT:-0}" != 1 ] || die "JVM: missing ${pkgs[*]} (FG_SETUP_NO_APT=1, not installing)"
+    [ "$(id -u)" -eq 0 ] || die "JVM: missing ${pkgs[*]}; run this script as root to install them"
+    say "JVM: installing ${pkgs[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}"
+  fi
+  local dest="$root/.cache/cjson-src"
+  if [ ! -f "$dest/cJSON.c" ] || [ ! -f "$dest/cJSON.h" ]; then
+    [ "${FG_SETUP_NO_APT:-0}" != 1 ] || die "JVM: no cJSON source in $dest (FG_SETUP_NO_APT=1, not fetching)"
+    say "JVM: fetching the source of Debian's cjson package into $dest"
+    local tmp suite
+    tmp=$(mktemp -d)
+    suite=$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release 2>/dev/null || true)
+    suite=${suite:-bookworm}
+    mkdir -p "$tmp/parts" "$tmp/lists/partial"
+    chown -R _apt "$tmp" 2>/dev/null || true # apt downloads as user _apt where it can
+    printf 'Types: deb-src\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+      "$suite" >"$tmp/parts/src.sources"
+    local apt_src=(-o "Dir::Etc::SourceList=/dev/null" -o "Dir::Etc::SourceParts=$tmp/parts" -o "Dir::State::Lists=$tmp/lists")
+    apt-get "${apt_src[@]}" update -qq
+    if ! (cd "$tmp" && apt-get "${apt_src[@]}" source -qq cjson >"$tmp/log" 2>&1); then
+      cat "$tmp/log" >&2
+      die "JVM: apt-get source cjson failed"
+    fi
+    p=$(find "$tmp" -maxdepth 2 -name cJSON.c -path '*/cjson-*/*' | head -n 1)
+    [ -n "$p" ] || die "JVM: apt-get source cjson gave no cJSON.c"
+    mkdir -p "$root/.cache"
+    rm -rf "$dest"
+    mv "$(dirname "$p")" "$dest"
+    rm -rf "$tmp"
+  fi
+  say "JVM: $(javac -version 2>&1), $(mvn -v 2>/dev/null | head -n 1 | sed 's/\x1b\[[0-9;]*m//g'), cJSON source in .cache/cjson-src"
+}
+if [ "${FG_SETUP_NO_JVM:-0}" != 1 ]; then
+  fg_setup_jvm
 fi

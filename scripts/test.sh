@@ -2,7 +2,8 @@
 # Builds fgemma and runs the whole test suite, as CI does (.ci/run):
 #   1. installs what the project needs (scripts/setup.sh: Debian packages, npm oracles; with the ARM
 #      step also the cross compilers, qemu-user and the targets' cJSON: FG_SETUP_ARM=1),
-#   2. a release build and every ctest test (unit, session, tokenizer, llama.cpp parity),
+#   2. a release build and every ctest test (unit, session, tokenizer, llama.cpp parity), then the
+#      Python package built from a clean clone in a fresh venv and its pytest suite (scripts/test-python.sh),
 #   3. the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
 #   4. ThreadSanitizer (gcc) on the threaded tests: test_kernels (thread pool), test_session
 #      (concurrent forks of one snapshot), test_reliability abort errmsg free (abort from another
@@ -56,6 +57,11 @@ for isa in ref avx2; do
   FG_ISA=$isa ctest --test-dir build -j "$jobs" --output-on-failure -R '^test_(model|session|session_270m)$'
 done
 
+# The Python package (bindings/python): clean clone, fresh venv, python -m build, pytest against the
+# CLI and the models of the release tree above
+step "Python package (scripts/test-python.sh)"
+timed "Python package" bash scripts/test-python.sh
+
 if [ "$asan" = 1 ]; then
   step "ASan + UBSan build"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_SANITIZE_ADDRESS=ON \
@@ -80,6 +86,15 @@ if [ "$tsan" = 1 ]; then
   timed "TSan test_reliability" build-tsan/tests/test_reliability abort errmsg free
   unset TSAN_OPTIONS
 fi
+
+# The JVM binding (bindings/jvm) and libfgemma as a dependency: mvn verify (-Xcheck:jni), the JNI
+# glue under ASan (the JNI library of build-asan above), the JNI library cross-built for armv7 and
+# aarch64 (dependencies, 16 KB pages), cmake --install + examples/c-api
+jvm_args=()
+[ "$asan" = 1 ] || jvm_args+=(--no-asan)
+[ "$arm" = 1 ] || jvm_args+=(--no-cross)
+step "JVM binding and install (scripts/test-jvm.sh)"
+FG_JVM_SETUP=0 timed "JVM binding and install" bash scripts/test-jvm.sh "${jvm_args[@]}"
 
 if [ "$arm" = 1 ]; then
   step "ARM: armv7 and aarch64 under qemu-user (scripts/test-arm.sh)"

@@ -68,6 +68,18 @@ static inline int fg_u64_to_size(uint64_t v, size_t *out) {
   return 1;
 }
 
+/* UTF-8 (src/core/utf8.c): the one place where text fgemma hands out is made valid UTF-8.
+ * fg_utf8_seq: length of the well-formed sequence at s (n > 0 bytes left), or 0 with *bad = the length
+ * of the ill-formed maximal subpart to replace by one U+FFFD. fg_utf8_valid: whole text well-formed
+ * (else *bad_at, may be NULL, = offset of the first ill-formed byte). fg_utf8_repair: writes the text
+ * with every maximal subpart replaced (never splitting a character, NUL-terminated when cap > 0) and
+ * returns the bytes written (out NULL: the bytes needed). fg_utf8_repair_in_place: the same for a
+ * short NUL-terminated buffer (len <= 512) of capacity cap; returns the new length. */
+size_t fg_utf8_seq(const unsigned char *s, size_t n, size_t *bad);
+bool fg_utf8_valid(const char *text, size_t len, size_t *bad_at);
+size_t fg_utf8_repair(const char *text, size_t len, char *out, size_t cap);
+size_t fg_utf8_repair_in_place(char *buf, size_t len, size_t cap);
+
 /* Monotonic clock in seconds. */
 double fg_time_s(void);
 /* Number of CPUs available to this process (>= 1). */

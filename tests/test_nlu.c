@@ -623,7 +623,7 @@ static void test_parse_adversarial(void) {
   CHECK(streq(str_of(get(a, "c")), "Köln 🚀"));
   CHECK(streq(str_of(get(a, "q")), "say \"hi\" \\o/\n\t\x01"));
   CHECK(streq(str_of(get(a, "bad")), "a\xEF\xBF\xBD\xEF\xBF\xBD(b\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"));
-  CHECK(streq(str_of(get(a, "k")), "\xEF\xBF\xBD\xEF\xBF\xBD"));
+  CHECK(streq(str_of(get(a, "k")), "\xEF\xBF\xBD")); /* a cut character: one maximal subpart, one U+FFFD */
   CHECK(raw && strstr(raw, "\\u0001") != NULL);
   free(raw);
   cJSON_Delete(j);

@@ -7,7 +7,7 @@
  *   3. a long prefill aborted from another thread: FG_ERR_ABORTED, the session exactly as before;
  *   4. snapshot files truncated, bit-flipped, of another model or version, and crafted with a valid
  *      checksum: refused with a clear message; the snapshot in memory and its forks are unaffected;
- *   5. handles freed after their model (the one order fgemma defines besides "model last");
+ *   5. handles freed after their model (reference counted; every order: test_lifetime);
  *   6. model files truncated and bit-flipped: refused, or loaded and usable;
  *   7. one hostile input of each kind (GGUF, tokenizer, catalog, call text, snapshot, session API):
  *      the table of docs/RELIABILITY.md (FG_REL_TABLE=1 prints it).
@@ -1278,10 +1278,9 @@ static void test_errmsg_threads(void) {
 // ----------------------------------------------------------------------------------------------
 // 5. Handles freed after their model
 
-/* fgemma's rule: the model must outlive every session, snapshot and engine made from it. The one
- * exception is freeing: the _free functions never read the model, so an application tearing down in
- * the "wrong" order does not crash. (Under ASan any model access after fg_model_free would fail this
- * test.) Calling anything else on such a handle is undefined; see docs/RELIABILITY.md. */
+/* Sessions, snapshots and engines keep their model (and engines their catalog) alive, so any
+ * teardown order is safe (under ASan any model access after the last free would fail this test).
+ * test_lifetime uses the handles after each free and covers every order. */
 static void test_free_after_model(void) {
   printf("5. handles freed after their model\n");
   fg_model *m = NULL;

@@ -650,6 +650,9 @@ static void test_f16_kv_snapshots(void) {
   CHECK_OK(fg_snapshot_save(snap, path));
   fg_snapshot *ls = NULL;
   CHECK_OK(fg_snapshot_load(g_model, path, &ls));
+  CHECK_EQ_INT(fg_snapshot_kv_type(ls), FG_TYPE_F16); /* what a fork's params must name */
+  CHECK_EQ_INT(fg_snapshot_kv_type(snap), FG_TYPE_F16);
+  CHECK_EQ_INT(fg_snapshot_kv_type(NULL), 0);
   fg_session *c = NULL;
   CHECK_OK(fg_session_fork(ls, NULL, &c, NULL));
   for (int i = 21; i < 36; i++) CHECK_OK(fg_session_step(c, ids[i], NULL));
@@ -661,6 +664,7 @@ static void test_f16_kv_snapshots(void) {
   fg_snapshot *sn32;
   CHECK_OK(fg_session_snapshot(s32, &sn32));
   CHECK_OK(fg_snapshot_save(sn32, path32));
+  CHECK_EQ_INT(fg_snapshot_kv_type(sn32), FG_TYPE_F32);
   size_t n16 = 0, n32 = 0;
   unsigned char *b16 = read_all(path, &n16), *b32 = read_all(path32, &n32);
   CHECK(b16 && b32 && n16 < n32);
@@ -743,6 +747,42 @@ static void test_logits_reuse(void) {
   free(keep);
 }
 
+/* a held logits buffer keeps its floats through later appends, a restore and the session's free */
+static void test_logits_hold(void) {
+  int32_t ids[6];
+  random_ids(ids, 6);
+  fg_session *s = new_session_kv(8, 1, FG_TYPE_F32);
+  CHECK(fg_session_logits_hold(s) == NULL); /* nothing appended yet */
+  CHECK(fg_session_logits_hold(NULL) == NULL);
+  fg_logits_release(NULL);
+  uint32_t n = 7;
+  CHECK(fg_logits_data(NULL, &n) == NULL && n == 0);
+  CHECK_OK(fg_session_prefill(s, ids, 3, NULL));
+  fg_logits *h = fg_session_logits_hold(s);
+  CHECK(h != NULL);
+  const float *held = fg_logits_data(h, &n);
+  CHECK_EQ_INT(n, g_vocab);
+  CHECK(held == fg_session_logits(s)); /* zero-copy */
+  float *keep = malloc(sizeof(float) * g_vocab);
+  memcpy(keep, held, sizeof(float) * g_vocab);
+  fg_snapshot *snap;
+  CHECK_OK(fg_session_snapshot(s, &snap));
+  CHECK_OK(fg_session_step(s, ids[3], NULL));
+  CHECK(fg_session_logits(s) != held);
+  fg_logits *h2 = fg_session_logits_hold(s);
+  CHECK_OK(fg_session_step(s, ids[4], NULL)); /* h2 held: not written in place either */
+  CHECK(fg_session_logits(s) != fg_logits_data(h2, NULL));
+  CHECK(memcmp(fg_logits_data(h2, NULL), fg_session_logits(s), sizeof(float) * g_vocab) != 0);
+  fg_logits_release(h2);
+  CHECK_OK(fg_session_restore(s, snap));
+  fg_snapshot_free(snap);
+  CHECK_OK(fg_session_step(s, ids[5], NULL));
+  fg_session_free(s);
+  CHECK(memcmp(held, keep, sizeof(float) * g_vocab) == 0); /* still there, unchanged (ASan: not freed) */
+  fg_logits_release(h);
+  free(keep);
+}
+
 int main(void) {
   if (fg_test_ensure_model("tiny-f32.gguf", "tiny", "f32", 1) != 0) return 1;
   fg_error err;
@@ -763,6 +803,7 @@ int main(void) {
   test_f16_kv_vs_reference();
   test_f16_kv_snapshots();
   test_logits_reuse();
+  test_logits_hold();
   fg_model_free(g_model);
   return fg_test_finish("test_session");
 }

@@ -118,3 +118,154 @@ int fg_test_ensure_model(const char *file, const char *preset, const char *type,
   }
   return 0;
 }
+
+/* ---- a model with a known greedy continuation ---------------------------------------------- */
+
+#include "gguf/gguf.h"
+
+#include <unistd.h>
+
+static bool name_ends(fg_gguf_str s, const char *suffix) {
+  const size_t n = strlen(suffix);
+  return s.len >= n && memcmp(s.ptr + s.len - n, suffix, n) == 0;
+}
+
+int fg_test_ensure_chain_model(const char *file, const int32_t *chain, size_t n_chain, const char *name) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s", fg_test_model_path(file));
+  struct stat sb;
+  if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) return 0;
+  snprintf(tmp, sizeof tmp, "%s.chain.%ld", path, (long)getpid());
+
+  fg_gen_params p;
+  fg_gen_params_init(&p);
+  p.preset = "tiny";
+  p.type = 0;      /* f32 */
+  p.head_type = 0; /* an f32 output.weight of its own */
+  p.seed = 7;
+  p.vocab_json = fg_test_tokenizer_json();
+  fg_error err = {0};
+  if (fg_gen_model(&p, tmp, &err) != FG_OK) {
+    fprintf(stderr, "fg_test_ensure_chain_model(%s): %s\n", file, err.msg);
+    return 1;
+  }
+  size_t size = 0;
+  uint8_t *buf = (uint8_t *)fg_test_read_file(tmp, &size);
+  fg_gguf g;
+  int rc = 1;
+  if (!buf || fg_gguf_parse(buf, size, &g, &err) != FG_OK) {
+    fprintf(stderr, "fg_test_ensure_chain_model(%s): cannot read back %s: %s\n", file, tmp, err.msg);
+    free(buf);
+    remove(tmp);
+    return 1;
+  }
+  const fg_gguf_tensor *emb = fg_gguf_find_tensor(&g, "token_embd.weight");
+  const fg_gguf_tensor *out = fg_gguf_find_tensor(&g, "output.weight");
+  if (!emb || !out || emb->type != 0 || out->type != 0) goto done;
+  const size_t n_embd = (size_t)emb->ne[0];
+  /* the blocks add nothing: the last hidden state is the current token's embedding, normed */
+  for (size_t i = 0; i < g.n_tensors; i++) {
+    const fg_gguf_tensor *t = &g.tensors[i];
+    if (name_ends(t->name, ".attn_output.weight") || name_ends(t->name, ".ffn_down.weight"))
+      memset((uint8_t *)(uintptr_t)t->data, 0, (size_t)t->nbytes);
+  }
+  /* output row chain[i+1] = embedding row chain[i], scaled: the successor wins by a wide margin */
+  float *head = (float *)(uintptr_t)out->data;
+  const float *e = (const float *)emb->data;
+  memset(head, 0, (size_t)out->nbytes);
+  for (size_t i = 0; i + 1 < n_chain; i++) {
+    const float *src = e + (size_t)chain[i] * n_embd;
+    double ss = 0;
+    for (size_t k = 0; k < n_embd; k++) ss += (double)src[k] * src[k];
+    const float s = (float)(10.0 / sqrt(ss / (double)n_embd + 1e-12));
+    for (size_t k = 0; k < n_embd; k++) head[(size_t)chain[i + 1] * n_embd + k] = src[k] * s;
+  }
+  /* general.name, same length: the caller's bytes, padded with '.' */
+  const fg_gguf_kv *kv = fg_gguf_find_kv(&g, "general.name");
+  if (kv && name) {
+    char *dst = (char *)(uintptr_t)kv->str.ptr;
+    const size_t nl = strlen(name);
+    for (size_t i = 0; i < kv->str.len; i++) dst[i] = i < nl ? name[i] : '.';
+  }
+  {
+    FILE *f = fopen(tmp, "wb");
+    rc = !f || fwrite(buf, 1, size, f) != size;
+    if (f && fclose(f) != 0) rc = 1;
+    if (!rc) rc = rename(tmp, path) != 0;
+  }
+done:
+  if (rc) fprintf(stderr, "fg_test_ensure_chain_model(%s): could not build the model\n", file);
+  fg_gguf_clear(&g);
+  free(buf);
+  remove(tmp);
+  return rc;
+}
+
+/* ---- SHA-256 (FIPS 180-4), for checking regenerated files against recorded hashes ------------- */
+
+static const uint32_t k_sha_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+static uint32_t sha_ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+static void sha_block(uint32_t h[8], const uint8_t *p) {
+  uint32_t w[64];
+  for (int i = 0; i < 16; i++)
+    w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+  for (int i = 16; i < 64; i++) {
+    const uint32_t s0 = sha_ror(w[i - 15], 7) ^ sha_ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+    const uint32_t s1 = sha_ror(w[i - 2], 17) ^ sha_ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+  }
+  uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+  for (int i = 0; i < 64; i++) {
+    const uint32_t t1 = hh + (sha_ror(e, 6) ^ sha_ror(e, 11) ^ sha_ror(e, 25)) + ((e & f) ^ (~e & g)) + k_sha_k[i] + w[i];
+    const uint32_t t2 = (sha_ror(a, 2) ^ sha_ror(a, 13) ^ sha_ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+    hh = g;
+    g = f;
+    f = e;
+    e = d + t1;
+    d = c;
+    c = b;
+    b = a;
+    a = t1 + t2;
+  }
+  h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+}
+
+int fg_test_sha256_file(const char *path, char hex[65]) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return 1;
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  static uint8_t buf[1 << 16];
+  uint8_t tail[128];
+  uint64_t total = 0;
+  size_t got, have = 0; /* bytes of buf not yet hashed (< 64) */
+  while ((got = fread(buf + have, 1, sizeof buf - have, f)) > 0) {
+    have += got;
+    total += got;
+    size_t i = 0;
+    for (; i + 64 <= have; i += 64) sha_block(h, buf + i);
+    memmove(buf, buf + i, have - i);
+    have -= i;
+  }
+  const int bad = ferror(f);
+  fclose(f);
+  if (bad) return 1;
+  memset(tail, 0, sizeof tail);
+  memcpy(tail, buf, have);
+  tail[have] = 0x80;
+  const size_t n = have + 1 + 8 <= 64 ? 64 : 128;
+  const uint64_t bits = total * 8;
+  for (int i = 0; i < 8; i++) tail[n - 1 - i] = (uint8_t)(bits >> (8 * i));
+  for (size_t i = 0; i < n; i += 64) sha_block(h, tail + i);
+  for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", h[i]);
+  return 0;
+}

@@ -33,7 +33,11 @@ const char *fg_status_str(fg_status s) {
 fg_status fg_verr(fg_error *err, fg_status code, const char *fmt, va_list ap) {
   if (err) {
     err->code = code;
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    /* a message may quote the caller's bytes and vsnprintf may cut a character: keep it UTF-8 */
+    const int n = vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+    const size_t len = n < 0 ? 0 : FG_MIN((size_t)n, sizeof err->msg - 1);
+    err->msg[len] = '\0';
+    fg_utf8_repair_in_place(err->msg, len, sizeof err->msg);
   }
   return code;
 }
@@ -73,7 +77,8 @@ void fg_log(fg_log_level level, const char *fmt, ...) {
   char buf[512];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
+  const int n = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
+  fg_utf8_repair_in_place(buf, n < 0 ? 0 : FG_MIN((size_t)n, sizeof buf - 1), sizeof buf);
   fn(level, buf, g_log_ud);
 }

@@ -97,15 +97,25 @@ fg_status fg_gguf_str_array(const fg_gguf_kv *kv, fg_gguf_str **out, fg_error *e
 typedef struct fg_mapfile {
   const uint8_t *data;
   size_t size;
-  bool mapped; /* false: data was read into a heap buffer (FG_MODEL_NO_MMAP) */
+  bool mapped;         /* false: data was read into a heap buffer (FG_MODEL_NO_MMAP) */
+  const void *map_base; /* the mapping (page-aligned; data lies map_delta bytes into it) */
+  size_t map_size;
 } fg_mapfile;
 fg_status fg_mapfile_open(const char *path, bool use_mmap, fg_mapfile *out, fg_error *err);
+/* The bytes [offset, offset + length) of an open file (length 0: up to the end of the file); the
+ * caller keeps fd (it is not closed, and its file position is not moved). An offset that is not a
+ * multiple of the page size is mapped from the page below it; one that is not a multiple of
+ * FG_MAPFILE_MIN_ALIGN is read into an aligned heap buffer instead (f32 tensors need 4-byte
+ * alignment), with a warning in the log. name labels messages. */
+#define FG_MAPFILE_MIN_ALIGN 4u
+fg_status fg_mapfile_open_fd(int fd, uint64_t offset, uint64_t length, bool use_mmap, const char *name,
+                             fg_mapfile *out, fg_error *err);
 void fg_mapfile_close(fg_mapfile *m); /* NULL-safe, idempotent */
 
 /* ---- streaming writer ----
  * Usage: create; add metadata and tensor infos in any order (tensors are laid out in the order added,
  * each aligned); fg_gguf_writer_begin writes the header to f; then fg_gguf_writer_tensor_data once per
- * tensor in the order added (exact nbytes); fg_gguf_writer_free. */
+ * tensor in the order added (exact nbytes), or fg_gguf_writer_tensor_part in pieces; fg_gguf_writer_free. */
 typedef struct fg_gguf_writer fg_gguf_writer;
 fg_gguf_writer *fg_gguf_writer_create(void); /* NULL on NOMEM */
 void fg_gguf_writer_free(fg_gguf_writer *w);
@@ -126,6 +136,9 @@ fg_status fg_gguf_writer_add_tensor(fg_gguf_writer *w, const char *name, uint32_
 fg_status fg_gguf_writer_copy_kv(fg_gguf_writer *w, const fg_gguf_kv *kv);
 fg_status fg_gguf_writer_begin(fg_gguf_writer *w, FILE *f, fg_error *err);
 fg_status fg_gguf_writer_tensor_data(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err);
+/* The same in pieces: appends nbytes to the current tensor, which is complete (and the next one
+ * expected) once all its bytes have come; so a converter holds one chunk of rows, never a whole tensor. */
+fg_status fg_gguf_writer_tensor_part(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err);
 /* After the last tensor: checks every tensor was written. */
 fg_status fg_gguf_writer_end(fg_gguf_writer *w, FILE *f, fg_error *err);
 

@@ -42,6 +42,7 @@ struct fg_gguf_writer {
   int state;
   size_t next;          /* next tensor whose data is expected */
   uint64_t data_pos;    /* bytes written into the data section so far */
+  uint64_t part_done;   /* bytes of tensor `next` written so far by fg_gguf_writer_tensor_part */
   fg_error first_err;   /* first failure of a set/add call (code FG_OK if none) */
 };
 
@@ -517,27 +518,51 @@ fg_status fg_gguf_writer_begin(fg_gguf_writer *w, FILE *f, fg_error *err) {
   return FG_OK;
 }
 
-fg_status fg_gguf_writer_tensor_data(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err) {
-  if (!w || !f || (!data && nbytes)) return fg_err(err, FG_ERR_INVALID_ARG, "fg_gguf_writer_tensor_data: NULL argument");
+static fg_status data_state_ok(const fg_gguf_writer *w, const char *fn, fg_error *err) {
   if (w->state != FG_GW_DATA)
-    return fg_err(err, FG_ERR_INVALID_ARG, "fg_gguf_writer_tensor_data: %s",
+    return fg_err(err, FG_ERR_INVALID_ARG, "%s: %s", fn,
                   w->state == FG_GW_BUILDING ? "header not written yet (call fg_gguf_writer_begin)"
                   : w->state == FG_GW_DONE   ? "writer already ended"
                                              : "an earlier write failed");
   if (w->next >= w->n_t)
-    return fg_err(err, FG_ERR_INVALID_ARG, "fg_gguf_writer_tensor_data: all %zu tensors already written", w->n_t);
+    return fg_err(err, FG_ERR_INVALID_ARG, "%s: all %zu tensors already written", fn, w->n_t);
+  return FG_OK;
+}
+
+fg_status fg_gguf_writer_tensor_part(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err) {
+  if (!w || !f || (!data && nbytes)) return fg_err(err, FG_ERR_INVALID_ARG, "fg_gguf_writer_tensor_part: NULL argument");
+  fg_status st = data_state_ok(w, "fg_gguf_writer_tensor_part", err);
+  if (st != FG_OK) return st;
   const fg_gw_tensor *t = &w->t[w->next];
-  if ((uint64_t)nbytes != t->nbytes)
-    return fg_err(err, FG_ERR_INVALID_ARG, "tensor '%s': got %zu bytes of data, its shape needs %" PRIu64, t->name,
-                  nbytes, t->nbytes);
-  fg_status st;
-  if ((st = wr_zeros(f, t->offset - w->data_pos, err)) || (st = wr(f, data, nbytes, err))) {
+  if ((uint64_t)nbytes > t->nbytes - w->part_done)
+    return fg_err(err, FG_ERR_INVALID_ARG, "tensor '%s': %zu more bytes of data, only %" PRIu64 " of %" PRIu64 " left",
+                  t->name, nbytes, t->nbytes - w->part_done, t->nbytes);
+  if (w->part_done == 0 && (st = wr_zeros(f, t->offset - w->data_pos, err)) != FG_OK) {
     w->state = FG_GW_FAILED;
     return st;
   }
-  w->data_pos = t->offset + t->nbytes;
-  w->next++;
+  if ((st = wr(f, data, nbytes, err)) != FG_OK) {
+    w->state = FG_GW_FAILED;
+    return st;
+  }
+  w->part_done += nbytes;
+  w->data_pos = t->offset + w->part_done;
+  if (w->part_done == t->nbytes) {
+    w->next++;
+    w->part_done = 0;
+  }
   return FG_OK;
+}
+
+fg_status fg_gguf_writer_tensor_data(fg_gguf_writer *w, FILE *f, const void *data, size_t nbytes, fg_error *err) {
+  if (!w || !f || (!data && nbytes)) return fg_err(err, FG_ERR_INVALID_ARG, "fg_gguf_writer_tensor_data: NULL argument");
+  fg_status st = data_state_ok(w, "fg_gguf_writer_tensor_data", err);
+  if (st != FG_OK) return st;
+  const fg_gw_tensor *t = &w->t[w->next];
+  if ((uint64_t)nbytes != t->nbytes || w->part_done != 0)
+    return fg_err(err, FG_ERR_INVALID_ARG, "tensor '%s': got %zu bytes of data, its shape needs %" PRIu64, t->name,
+                  nbytes, t->nbytes - w->part_done);
+  return fg_gguf_writer_tensor_part(w, f, data, nbytes, err);
 }
 
 fg_status fg_gguf_writer_end(fg_gguf_writer *w, FILE *f, fg_error *err) {
@@ -547,8 +572,8 @@ fg_status fg_gguf_writer_end(fg_gguf_writer *w, FILE *f, fg_error *err) {
                   w->state == FG_GW_BUILDING ? "header not written yet" : w->state == FG_GW_DONE ? "called twice"
                                                                                                : "an earlier write failed");
   if (w->next < w->n_t)
-    return fg_err(err, FG_ERR_INVALID_ARG, "tensor '%s': data not written (%zu of %zu tensors done)",
-                  w->t[w->next].name, w->next, w->n_t);
+    return fg_err(err, FG_ERR_INVALID_ARG, "tensor '%s': data not written (%zu of %zu tensors done, %" PRIu64
+                  " of its bytes)", w->t[w->next].name, w->next, w->n_t, w->part_done);
   errno = 0;
   if (fflush(f) != 0 || ferror(f))
     return fg_err(err, FG_ERR_IO, "gguf writer: flush failed: %s", errno ? strerror(errno) : "stream error");

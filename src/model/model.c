@@ -5,6 +5,7 @@
 #include "tokenizer/tokenizer.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -345,31 +346,31 @@ static fg_status check_finite(const fg_model *m, fg_error *err) {
   return st;
 }
 
-fg_status fg_model_load(const char *path, const fg_model_params *params, fg_model **out, fg_error *err) {
-  fg_err_clear(err);
-  if (out) *out = NULL;
-  if (!path || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_model_load: path and out must not be NULL");
-  fg_model_params p;
-  fg_model_params_init(&p);
-  if (params) p = *params;
+static void model_destroy(fg_model *m) {
+  if (!m) return;
+  fg_vocab_free(m->vocab);
+  fg_aligned_free(m->head_copy);
+  fg_free(m->layers);
+  fg_gguf_clear(&m->gguf);
+  fg_mapfile_close(&m->file);
+  fg_free(m);
+}
 
-  fg_model *m = fg_calloc(1, sizeof *m);
-  if (!m) return fg_err(err, FG_ERR_NOMEM, "out of memory");
-  fg_status st = fg_mapfile_open(path, (p.flags & FG_MODEL_NO_MMAP) == 0, &m->file, err);
-  if (st == FG_OK) {
-    st = fg_gguf_parse(m->file.data, m->file.size, &m->gguf, err);
-    if (st != FG_OK && err) {
-      /* prefix the path so the CLI's one-line error says which file */
-      char tmp[sizeof err->msg];
-      memcpy(tmp, err->msg, sizeof tmp);
-      snprintf(err->msg, sizeof err->msg, "%.60s: %.190s", path, tmp);
-    }
+/* Everything after the bytes are in memory: parse, bind, check, replace the head, vocabulary, info.
+ * name labels parse errors (a path, or the descriptor and range). On failure m is destroyed. */
+static fg_status model_finish(fg_model *m, const fg_model_params *p, const char *name, fg_model **out, fg_error *err) {
+  fg_status st = fg_gguf_parse(m->file.data, m->file.size, &m->gguf, err);
+  if (st != FG_OK && err) {
+    /* prefix the name so the CLI's one-line error says which file */
+    char tmp[sizeof err->msg];
+    memcpy(tmp, err->msg, sizeof tmp);
+    snprintf(err->msg, sizeof err->msg, "%.60s: %.190s", name, tmp);
   }
   if (st == FG_OK) st = fg_hparams_load(&m->gguf, &m->hp, err);
   if (st == FG_OK) st = bind_all(m, err);
-  if (st == FG_OK && (p.flags & FG_MODEL_CHECK_TENSORS)) st = check_finite(m, err);
-  const bool replace = p.head_type != FG_MODEL_HEAD_AS_FILE && p.head_type != 0;
-  if (st == FG_OK && replace) st = replace_head(m, p.head_type, err);
+  if (st == FG_OK && (p->flags & FG_MODEL_CHECK_TENSORS)) st = check_finite(m, err);
+  const bool replace = p->head_type != FG_MODEL_HEAD_AS_FILE && p->head_type != 0;
+  if (st == FG_OK && replace) st = replace_head(m, p->head_type, err);
   if (st == FG_OK) {
     fg_error verr;
     fg_status vs = fg_vocab_load(&m->gguf, &m->vocab, &verr);
@@ -383,16 +384,16 @@ fg_status fg_model_load(const char *path, const fg_model_params *params, fg_mode
     }
   }
   if (st != FG_OK) {
-    fg_model_free(m);
+    model_destroy(m);
     return st;
   }
 
   /* info */
   fg_model_info *info = &m->info;
   snprintf(info->arch, sizeof info->arch, "gemma3");
-  fg_gguf_str name;
-  if (fg_gguf_get_str(&m->gguf, "general.name", &name, NULL) == FG_OK)
-    snprintf(info->name, sizeof info->name, "%.*s", (int)FG_MIN(name.len, sizeof info->name - 1), name.ptr);
+  fg_gguf_str gname;
+  if (fg_gguf_get_str(&m->gguf, "general.name", &gname, NULL) == FG_OK)
+    fg_utf8_repair(gname.ptr, gname.len, info->name, sizeof info->name); /* UTF-8, whole characters */
   const fg_hparams *hp = &m->hp;
   info->n_vocab = hp->n_vocab;
   info->n_embd = hp->n_embd;
@@ -431,19 +432,60 @@ fg_status fg_model_load(const char *path, const fg_model_params *params, fg_mode
     fnv(&h, tag, sizeof tag);
     memcpy(info->fingerprint, &h, 8);
   }
+  atomic_init(&m->refs, 1);
   *out = m;
   return FG_OK;
 }
 
-void fg_model_free(fg_model *m) {
-  if (!m) return;
-  fg_vocab_free(m->vocab);
-  fg_aligned_free(m->head_copy);
-  fg_free(m->layers);
-  fg_gguf_clear(&m->gguf);
-  fg_mapfile_close(&m->file);
-  fg_free(m);
+fg_status fg_model_load(const char *path, const fg_model_params *params, fg_model **out, fg_error *err) {
+  fg_err_clear(err);
+  if (out) *out = NULL;
+  if (!path || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_model_load: path and out must not be NULL");
+  fg_model_params p;
+  fg_model_params_init(&p);
+  if (params) p = *params;
+
+  fg_model *m = fg_calloc(1, sizeof *m);
+  if (!m) return fg_err(err, FG_ERR_NOMEM, "out of memory");
+  fg_status st = fg_mapfile_open(path, (p.flags & FG_MODEL_NO_MMAP) == 0, &m->file, err);
+  if (st != FG_OK) {
+    model_destroy(m);
+    return st;
+  }
+  return model_finish(m, &p, path, out, err);
 }
+
+fg_status fg_model_load_fd(int fd, uint64_t offset, uint64_t length, const fg_model_params *params, fg_model **out,
+                           fg_error *err) {
+  fg_err_clear(err);
+  if (out) *out = NULL;
+  if (!out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_model_load_fd: out must not be NULL");
+  fg_model_params p;
+  fg_model_params_init(&p);
+  if (params) p = *params;
+  char name[80];
+  snprintf(name, sizeof name, "fd %d at offset %" PRIu64, fd, offset);
+  fg_model *m = fg_calloc(1, sizeof *m);
+  if (!m) return fg_err(err, FG_ERR_NOMEM, "out of memory");
+  fg_status st = fg_mapfile_open_fd(fd, offset, length, (p.flags & FG_MODEL_NO_MMAP) == 0, name, &m->file, err);
+  if (st != FG_OK) {
+    model_destroy(m);
+    return st;
+  }
+  return model_finish(m, &p, name, out, err);
+}
+
+const fg_model *fg_model_retain(const fg_model *m) {
+  /* the count is the one mutable part of an otherwise immutable model */
+  if (m) atomic_fetch_add_explicit(&((fg_model *)m)->refs, 1, memory_order_relaxed);
+  return m;
+}
+
+void fg_model_release(const fg_model *m) {
+  if (m && atomic_fetch_sub_explicit(&((fg_model *)m)->refs, 1, memory_order_acq_rel) == 1) model_destroy((fg_model *)m);
+}
+
+void fg_model_free(fg_model *m) { fg_model_release(m); }
 
 fg_status fg_model_get_info(const fg_model *m, fg_model_info *out) {
   if (!m || !out) return FG_ERR_INVALID_ARG;

@@ -11,6 +11,7 @@
 #include "kernels/ops.h"
 #include "tensor/dtype.h"
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 struct fg_vocab;
@@ -54,6 +55,7 @@ typedef struct fg_layer {
 } fg_layer;
 
 struct fg_model {
+  atomic_uint refs;         /* the caller's reference plus one per session, snapshot and NLU engine */
   fg_mapfile file;
   fg_gguf gguf;
   fg_hparams hp;
@@ -67,6 +69,14 @@ struct fg_model {
   fg_model_info info;
   char name[64];
 };
+
+/* Reference counting: fg_model_load returns a model with one reference (the caller's, dropped by
+ * fg_model_free); every session, snapshot and NLU engine takes one for its lifetime, so the model is
+ * destroyed when the last of them goes, whatever the order of the frees. The count is atomic: holders
+ * may be released on different threads. fg_model_retain returns m (NULL-safe); fg_model_release is
+ * fg_model_free for internal holders. */
+const fg_model *fg_model_retain(const fg_model *m);
+void fg_model_release(const fg_model *m);
 
 /* Loads hyper-parameters from metadata (exposed for tests). */
 fg_status fg_hparams_load(const fg_gguf *g, fg_hparams *hp, fg_error *err);

@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include <stdalign.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ static char *arena_strdup(fg_arena *a, const char *s) {
 // The catalog
 
 struct fg_catalog {
+  atomic_uint refs;        /* the caller's reference plus one per NLU engine (fg_catalog_retain) */
   fg_arena arena;
   const char *id;          /* "" when absent */
   fg_function *funcs;      /* (n_funcs) in catalog order */
@@ -125,11 +127,21 @@ const char *fg_param_type_upper(fg_param_type t) {
   return "STRING";
 }
 
-void fg_catalog_free(fg_catalog *c) {
-  if (!c) return;
+const fg_catalog *fg_catalog_retain(const fg_catalog *c) {
+  /* the count is the one mutable part of an otherwise immutable catalog */
+  if (c) atomic_fetch_add_explicit(&((fg_catalog *)c)->refs, 1, memory_order_relaxed);
+  return c;
+}
+
+void fg_catalog_release(const fg_catalog *c) {
+  if (!c || atomic_fetch_sub_explicit(&((fg_catalog *)c)->refs, 1, memory_order_acq_rel) != 1) return;
   fg_arena a = c->arena; /* the catalog itself lives in its arena */
   arena_free(&a);
 }
+
+void fg_catalog_free(fg_catalog *c) { fg_catalog_release(c); }
+
+uint32_t fg_catalog_refs(const fg_catalog *c) { return c ? atomic_load(&((fg_catalog *)c)->refs) : 0; }
 
 // ----------------------------------------------------------------------------
 // Parser context: where we are (for messages) and the first error
@@ -563,6 +575,13 @@ fg_status fg_catalog_parse(const char *json, size_t len, fg_catalog **out, fg_er
   *out = NULL;
   if (!json && len) return fg_err(err, FG_ERR_INVALID_ARG, "catalog: json is NULL");
   if (!json) json = "";
+  size_t bad = 0;
+  if (!fg_utf8_valid(json, len, &bad)) { /* JSON is UTF-8 (RFC 8259); names and values reach the prompt */
+    size_t line, col;
+    line_col(json, bad, &line, &col);
+    return fg_err(err, FG_ERR_FORMAT, "catalog: not valid UTF-8 at line %zu, column %zu (byte 0x%02x)", line, col,
+                  (unsigned)(unsigned char)json[bad]);
+  }
 
   const char *end = NULL;
   cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
@@ -598,6 +617,7 @@ fg_status fg_catalog_parse(const char *json, size_t len, fg_catalog **out, fg_er
     return st;
   }
   cat->arena = arena;
+  atomic_init(&cat->refs, 1);
   *out = cat;
   return FG_OK;
 }

@@ -84,7 +84,12 @@ typedef struct fg_catalog fg_catalog;
 
 /* Parses a catalog (json need not be NUL-terminated). err may be NULL. On failure *out = NULL. */
 fg_status fg_catalog_parse(const char *json, size_t len, fg_catalog **out, fg_error *err);
-void fg_catalog_free(fg_catalog *c); /* NULL is a no-op */
+void fg_catalog_free(fg_catalog *c); /* NULL is a no-op; drops the caller's reference */
+/* Reference counting (atomic): an NLU engine holds its catalog, so the caller may free the catalog
+ * first. retain returns c (NULL-safe); release drops one reference and frees on the last. */
+const fg_catalog *fg_catalog_retain(const fg_catalog *c);
+void fg_catalog_release(const fg_catalog *c);
+uint32_t fg_catalog_refs(const fg_catalog *c); /* the current count (for tests) */
 
 size_t fg_catalog_n_functions(const fg_catalog *c);
 const fg_function *fg_catalog_function(const fg_catalog *c, size_t i); /* NULL when i is out of range */

@@ -99,6 +99,8 @@ void fg_nlu_free(fg_nlu *e) {
   fg_free(e->pending);
   fg_free(e->hidden);
   fg_free(e->logits);
+  fg_catalog_release(e->catalog);
+  fg_model_release(e->model);
   fg_free(e);
 }
 
@@ -113,8 +115,8 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
                   params->constrain);
   fg_nlu *e = fg_calloc(1, sizeof *e);
   if (!e) return fg_err(err, FG_ERR_NOMEM, "out of memory");
-  e->model = m;
-  e->catalog = c;
+  e->model = fg_model_retain(m);     /* both released by fg_nlu_free */
+  e->catalog = fg_catalog_retain(c);
   fg_nlu_params_init(&e->params);
   if (params) e->params = *params;
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;
@@ -358,6 +360,16 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   out->full_head_steps = decoded;
 
 parse:;
+  /* byte-fallback tokens can leave half a character or a lone byte: the text handed out is UTF-8 */
+  if (!fg_utf8_valid(e->raw, e->raw_len, NULL)) {
+    const size_t need = fg_utf8_repair(e->raw, e->raw_len, NULL, 0);
+    if (grow((void **)&e->text, &e->text_cap, need + 1, 1) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    fg_utf8_repair(e->raw, e->raw_len, e->text, e->text_cap);
+    char *t = e->raw;
+    const size_t tc = e->raw_cap;
+    e->raw = e->text, e->raw_cap = e->text_cap, e->raw_len = need;
+    e->text = t, e->text_cap = tc;
+  }
   /* parse */
   size_t jn = 0;
   st = fg_call_parse(e->catalog, e->raw, e->raw_len, e->json, e->json_cap, &jn, &e->err);

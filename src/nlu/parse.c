@@ -565,69 +565,12 @@ static const fg_function *snap_name(const fg_catalog *c, const char *name, size_
 // ----------------------------------------------------------------------------
 // JSON output
 
-static const char k_replacement[] = "\xEF\xBF\xBD"; /* U+FFFD */
-
-/* Length of a valid UTF-8 sequence at s (n bytes left), or 0. */
-static size_t utf8_len(const unsigned char *s, size_t n) {
-  unsigned char c = s[0];
-  if (c < 0x80) return 1;
-  size_t len;
-  unsigned char lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (n < len) return 0;
-  if (s[1] < lo || s[1] > hi) return 0;
-  for (size_t i = 2; i < len; i++)
-    if (s[i] < 0x80 || s[i] > 0xBF) return 0;
-  return len;
-}
-
+/* A JSON string literal through fg_json_quote (src/core/utf8.c), written into the sink's free room. */
 static void json_str(fg_sink *o, const char *str, size_t n) {
-  const unsigned char *s = (const unsigned char *)str;
-  static const char hex[] = "0123456789abcdef";
-  fg_sink_putc(o, '"');
-  size_t i = 0;
-  while (i < n) {
-    size_t run = i; /* copy plain ASCII runs at once */
-    while (run < n && s[run] >= 0x20 && s[run] < 0x80 && s[run] != '"' && s[run] != '\\') run++;
-    fg_sink_put(o, str + i, run - i);
-    i = run;
-    if (i >= n) break;
-    unsigned char c = s[i];
-    if (c == '"' || c == '\\') {
-      char e[2] = {'\\', (char)c};
-      fg_sink_put(o, e, 2);
-      i++;
-    } else if (c < 0x20) {
-      char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-      if (c == '\n') fg_sink_put(o, "\\n", 2);
-      else if (c == '\t') fg_sink_put(o, "\\t", 2);
-      else if (c == '\r') fg_sink_put(o, "\\r", 2);
-      else fg_sink_put(o, e, 6);
-      i++;
-    } else {
-      size_t l = utf8_len(s + i, n - i);
-      if (l == 0) {
-        fg_sink_put(o, k_replacement, 3);
-        i++;
-      } else {
-        fg_sink_put(o, str + i, l);
-        i += l;
-      }
-    }
-  }
-  fg_sink_putc(o, '"');
+  const size_t room = o->len < o->cap ? o->cap - o->len : 0;
+  size_t need = 0;
+  fg_json_quote(str, n, room ? o->buf + o->len : NULL, room, &need);
+  o->len = need > SIZE_MAX - o->len ? SIZE_MAX : o->len + need;
 }
 
 static void json_value(fg_sink *o, const parser *ps, int32_t idx);

@@ -57,6 +57,7 @@ static void session_destroy(fg_session *s) {
   fg_logits_unref(s->logits);
   fg_ops_free(s->ops);
   fg_fwd_scratch_free(&s->scratch);
+  fg_model_release(s->model);
   fg_free(s);
 }
 
@@ -64,7 +65,7 @@ static fg_status session_new(const fg_model *m, const fg_session_params *params,
   *out = NULL;
   fg_session *s = fg_calloc(1, sizeof *s);
   if (!s) return fg_err(err, FG_ERR_NOMEM, "out of memory for a session");
-  s->model = m;
+  s->model = fg_model_retain(m); /* released by session_destroy */
   fg_status st = resolve_params(m, params, &s->params, err);
   if (st == FG_OK) {
     s->n_ctx = s->params.n_ctx;
@@ -235,6 +236,20 @@ fg_status fg_session_append_hidden(fg_session *s, const int32_t *ids, size_t n, 
 }
 
 const float *fg_session_logits(const fg_session *s) { return s && s->logits ? s->logits->data : NULL; }
+
+/* fg_logits is the public name of fg_logits_buf: a held buffer has refs > 1, so session_append never
+ * writes into it (it takes a new one) */
+fg_logits *fg_session_logits_hold(const fg_session *s) {
+  return s && s->logits ? (fg_logits *)fg_logits_ref(s->logits) : NULL;
+}
+
+const float *fg_logits_data(const fg_logits *l, uint32_t *n) {
+  const fg_logits_buf *b = (const fg_logits_buf *)l;
+  if (n) *n = b ? b->n : 0;
+  return b ? b->data : NULL;
+}
+
+void fg_logits_release(fg_logits *l) { fg_logits_unref((fg_logits_buf *)l); }
 uint32_t fg_session_position(const fg_session *s) { return s ? s->pos : 0; }
 const fg_model *fg_session_model(const fg_session *s) { return s ? s->model : NULL; }
 const char *fg_session_errmsg(const fg_session *s) { return s ? s->err.msg : "session is NULL"; }
@@ -266,7 +281,6 @@ fg_status fg_session_snapshot(fg_session *s, fg_snapshot **out) {
   if (!out) return fg_err(&s->err, FG_ERR_INVALID_ARG, "out is NULL");
   fg_snapshot *snap = fg_calloc(1, sizeof *snap);
   if (!snap) return fg_err(&s->err, FG_ERR_NOMEM, "out of memory for a snapshot");
-  snap->model = s->model;
   snap->pos = s->pos;
   snap->n_ctx = s->n_ctx;
   snap->tokens = fg_malloc_array(s->pos ? s->pos : 1, sizeof(int32_t));
@@ -279,6 +293,7 @@ fg_status fg_session_snapshot(fg_session *s, fg_snapshot **out) {
   }
   if (s->pos) memcpy(snap->tokens, s->tokens, (size_t)s->pos * sizeof(int32_t));
   snap->logits = fg_logits_ref(s->logits);
+  snap->model = fg_model_retain(s->model); /* released by fg_snapshot_free */
   *out = snap;
   return FG_OK;
 }
@@ -288,10 +303,12 @@ void fg_snapshot_free(fg_snapshot *snap) {
   fg_kv_release(&snap->kv);
   fg_free(snap->tokens);
   fg_logits_unref(snap->logits);
+  fg_model_release(snap->model);
   fg_free(snap);
 }
 
 uint32_t fg_snapshot_position(const fg_snapshot *snap) { return snap ? snap->pos : 0; }
+uint32_t fg_snapshot_kv_type(const fg_snapshot *snap) { return snap ? snap->kv.type : 0; }
 
 fg_status fg_session_adopt(fg_session *s, const fg_snapshot *snap, fg_error *err) {
   if (snap->pos > s->n_ctx)

@@ -226,7 +226,7 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
     st = fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
     goto done;
   }
-  snap->model = m;
+  snap->model = fg_model_retain(m); /* released by fg_snapshot_free, also on the failure paths below */
   snap->pos = pos;
   snap->n_ctx = n_ctx;
   snap->tokens = fg_malloc_array(pos ? pos : 1, sizeof(int32_t));

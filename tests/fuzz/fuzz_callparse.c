@@ -7,8 +7,12 @@
 //   ./fuzz_callparse -max_total_time=300 -max_len=4096 -dict=tests/fuzz/callparse.dict
 //     tests/fuzz/corpus/callparse
 // Invariants checked beyond memory safety: the output is always valid JSON (cJSON parses all of it)
-// with a "calls" array and a "text" string; the size query agrees with the output.
+// with a "calls" array and a "text" string, and valid UTF-8 (tests/utf8_check.h, whatever bytes the
+// model generated); the size query agrees with the output. The input bytes also go through
+// fg_json_quote (the one JSON string writer every emitter uses): a UTF-8 string literal that cJSON
+// parses back, equal to the input when the input is UTF-8 without NUL.
 #include "nlu/catalog.h"
+#include "utf8_check.h"
 
 #include <cjson/cJSON.h>
 
@@ -33,8 +37,26 @@ static void check(const fg_catalog *c, const char *gen, size_t size) {
   if (!j || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "calls")) ||
       !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "text")))
     abort();
+  if (!utf8_check_valid(out, n)) abort();
   cJSON_Delete(j);
   free(out);
+}
+
+static void check_quote(const char *s, size_t size) {
+  size_t need = 0, n = 0;
+  if (fg_json_quote(s, size, NULL, 0, &need) != FG_ERR_BUFFER_TOO_SMALL) abort();
+  char *q = malloc(need + 1);
+  if (fg_json_quote(s, size, q, need + 1, &n) != FG_OK || n != need || q[n] != '\0') abort();
+  if (!utf8_check_valid(q, n)) abort();
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)q[i] < 0x20) abort();
+  cJSON *j = cJSON_ParseWithLength(q, n);
+  if (!j || !cJSON_IsString(j)) abort();
+  if (utf8_check_valid(s, size) && !memchr(s, 0, size) &&
+      (strlen(j->valuestring) != size || memcmp(j->valuestring, s, size) != 0))
+    abort();
+  cJSON_Delete(j);
+  free(q);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -43,6 +65,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *gen = (const char *)data;
   check(NULL, gen, size);
   check(cat, gen, size);
+  check_quote(gen, size);
 
   /* the stop rule over the text cut into pieces at every '<' and after every '>' */
   fg_nlu_stopper s;

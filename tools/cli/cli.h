@@ -41,6 +41,9 @@ int cli_error(const char *fmt, ...);           /* "fgemma: error: ..." on stderr
 int cli_status_error(fg_status st, const char *what, const char *msg); /* returns 1 */
 bool cli_stderr_is_tty(void);
 double cli_now(void);
+/* Writes s (n bytes, any bytes) to f as a JSON string literal through fg_json_quote: the one way the
+ * CLI prints text into JSON, so every JSON line is valid UTF-8. */
+void cli_json_str(FILE *f, const char *s, size_t n);
 
 /* Loads the model named by -m/--model (or FGEMMA_MODEL) with cli_model_params(); prints the error
  * and returns NULL on failure. */
@@ -61,5 +64,6 @@ int cmd_call(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_requant_head(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
 
 #endif

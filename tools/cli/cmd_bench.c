@@ -433,8 +433,10 @@ int cmd_bench(int argc, char **argv) {
   if (b.progress) fputs("\r\033[K", stderr);
   const double gb_tok = (double)b.info.decode_bytes / 1e9;
   if (json) {
-    printf("{\"model\":\"%s\",\"type\":\"%s\",\"head\":\"%s\",\"threads\":%u,\"load_s\":%.4f", b.info.name,
-           fg_type_name(b.info.weight_type), fg_type_name(b.info.head_type), threads, tl);
+    printf("{\"model\":");
+    cli_json_str(stdout, b.info.name, strlen(b.info.name));
+    printf(",\"type\":\"%s\",\"head\":\"%s\",\"threads\":%u,\"load_s\":%.4f", fg_type_name(b.info.weight_type),
+           fg_type_name(b.info.head_type), threads, tl);
     printf(",\"prefill_tok_s\":{\"64\":%.1f,\"512\":%.1f,\"843\":%.1f}", pf[0] ? 64 / pf[0] : 0, pf[1] ? 512 / pf[1] : 0,
            pf[2] ? 843 / pf[2] : 0);
     printf(",\"chunk36_at_880_tok_s\":%.1f,\"chunk36_at_880_ms\":%.2f", chunk ? 36 / chunk : 0, chunk * 1e3);

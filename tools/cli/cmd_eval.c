@@ -159,16 +159,6 @@ static bool sibling_f32(const char *path, char *out, size_t cap) {
   return false;
 }
 
-static void json_str(const char *s) {
-  putchar('"');
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') printf("\\%c", *s);
-    else if ((unsigned char)*s < 0x20) printf("\\u%04x", (unsigned char)*s);
-    else putchar(*s);
-  }
-  putchar('"');
-}
-
 typedef struct eval_ctx {
   fg_session *s, *r;     /* model under test, reference */
   size_t n_vocab;
@@ -373,9 +363,9 @@ int cmd_eval(int argc, char **argv) {
            mi.head_copy_bytes ? " (replacement made at load)" : mi.tied_head ? " (tied)" : " (output.weight)");
   if (cli_has(opts, &a, "json")) {
     printf("{\"model\":");
-    json_str(model_path);
+    cli_json_str(stdout, model_path, strlen(model_path));
     printf(",\"reference\":");
-    json_str(ref_path);
+    cli_json_str(stdout, ref_path, strlen(ref_path));
     printf(",\"weight_type\":\"%s\",\"head_type\":\"%s\",\"head\":\"%s\",\"decode_bytes\":%llu,"
            "\"head_copy_ms\":%.1f,\"load_s\":%.2f,\"run_s\":%.2f,\"groups\":{",
            fg_type_name(mi.weight_type), fg_type_name(mi.head_type),

@@ -83,21 +83,30 @@ static bool gen_progress(uint64_t done, uint64_t total, void *ud) {
 
 int cmd_gen_model(int argc, char **argv) {
   static const cli_opt opts[] = {
-      {"preset", 0, true, "tiny | 270m (required)"},
-      {"type", 0, true, "f32 | f16 | bf16 | q8_0 | q4_0 (default f32)"},
-      {"head-type", 0, true, "also write output.weight of this type (default: tied head)"},
+      {"preset", 0, true, "tiny | small | 270m (required)"},
+      {"type", 0, true, "f32 | f16 | bf16 | q8_0 | q4_0 (default f32; --format hf: f32 | f16 | bf16)"},
+      {"head-type", 0, true, "also write output.weight of this type (default: tied head; hf: an untied lm_head)"},
       {"vocab", 0, true, "Gemma 3 tokenizer.json: write the real vocabulary"},
       {"seed", 0, true, "random seed (default 1)"},
-      {"output", 'o', true, "output .gguf path (required)"},
+      {"format", 0, true, "gguf (default) | hf: a Hugging Face checkpoint directory"},
+      {"hf-config", 0, true, "hf: config.json as transformers 4 or 5 writes it (default 5)"},
+      {"shards", 0, true, "hf: number of safetensors shards (default 1: model.safetensors)"},
+      {"output", 'o', true, "output .gguf path, or the directory for --format hf (required)"},
       HELP_OPT,
       {0}};
   cli_args a;
   if (cli_parse("gen-model", opts, argc - 1, argv + 1, &a)) return 2;
   if (want_help(opts, &a)) {
-    cli_usage(stdout, "gen-model", "--preset tiny|270m [--type T] [--vocab tokenizer.json] [--seed N] -o OUT.gguf",
+    cli_usage(stdout, "gen-model",
+              "--preset tiny|small|270m [--type T] [--vocab tokenizer.json] [--seed N] [--format gguf|hf "
+              "[--hf-config 4|5] [--shards N]] -o OUT",
               "Writes a valid gemma3 GGUF with random weights from a seed. 'tiny' has 6 layers, width 64 and a\n"
-              "sliding window of 8 (layer 5 global); '270m' has FunctionGemma-270M's exact shape. Weights are\n"
-              "drawn so that next-token distributions are peaked, which makes greedy ids a meaningful check.",
+              "sliding window of 8 (layer 5 global); 'small' has 6 layers, width 128, 4 heads of 256, a window of\n"
+              "512 and every third layer global; '270m' has FunctionGemma-270M's exact shape. Weights are drawn\n"
+              "so that next-token distributions are peaked, which makes greedy ids a meaningful check.\n"
+              "--format hf writes the same model as a Hugging Face Gemma3ForCausalLM checkpoint into the new\n"
+              "directory OUT (config.json, safetensors, tokenizer.json, tokenizer_config.json): the input of\n"
+              "'fgemma convert' and of the HF oracle (tools/hf/record_goldens.py).",
               opts);
     return 0;
   }
@@ -105,8 +114,8 @@ int cmd_gen_model(int argc, char **argv) {
   fg_gen_params_init(&p);
   p.preset = cli_get(opts, &a, "preset");
   const char *out = cli_get(opts, &a, "output");
-  if (!p.preset) return cli_error("gen-model: --preset is required (tiny or 270m)"), 2;
-  if (!out) return cli_error("gen-model: -o OUT.gguf is required"), 2;
+  if (!p.preset) return cli_error("gen-model: --preset is required (tiny, small or 270m)"), 2;
+  if (!out) return cli_error("gen-model: -o OUT is required"), 2;
   const char *t = cli_get(opts, &a, "type");
   if (t && !parse_type("--type", t, &p.type)) return 2;
   const char *ht = cli_get(opts, &a, "head-type");
@@ -114,6 +123,14 @@ int cmd_gen_model(int argc, char **argv) {
   const char *seed = cli_get(opts, &a, "seed");
   if (seed && !cli_u64("--seed", seed, &p.seed)) return 2;
   p.vocab_json = cli_get(opts, &a, "vocab");
+  const char *fmt = cli_get(opts, &a, "format");
+  if (fmt && strcmp(fmt, "hf") == 0) p.format = FG_GEN_FORMAT_HF;
+  else if (fmt && strcmp(fmt, "gguf") != 0) return cli_error("--format: '%s' is not gguf or hf", fmt), 2;
+  const char *hc = cli_get(opts, &a, "hf-config");
+  if (hc && !cli_u32("--hf-config", hc, 4, 5, &p.hf_config)) return 2;
+  const char *sh = cli_get(opts, &a, "shards");
+  if (sh && !cli_u32("--shards", sh, 1, 64, &p.hf_shards)) return 2;
+  if ((hc || sh) && p.format != FG_GEN_FORMAT_HF) return cli_error("gen-model: --hf-config and --shards need --format hf"), 2;
   if (cli_stderr_is_tty()) p.progress = gen_progress;
   fg_error err = {0};
   double t0 = cli_now();
@@ -167,6 +184,60 @@ int cmd_requant_head(int argc, char **argv) {
   fg_status st = fg_model_requant_head(in, out, type, cli_stderr_is_tty() ? requant_progress : NULL, NULL, &err);
   if (st != FG_OK) return cli_status_error(st, "requant-head", err.msg);
   fprintf(stderr, "requant-head: wrote %s (output.weight %s) in %.1f s\n", out, t, cli_now() - t0);
+  return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// convert
+
+static bool convert_progress(uint64_t done, uint64_t total, void *ud) {
+  (void)ud;
+  fprintf(stderr, "\rconvert: %5.1f%% (%llu / %llu MiB)", total ? 100.0 * (double)done / (double)total : 100.0,
+          (unsigned long long)(done >> 20), (unsigned long long)(total >> 20));
+  if (done >= total) fputc('\n', stderr);
+  return true;
+}
+
+int cmd_convert(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"output", 'o', true, "output GGUF (required; written as OUT.tmp.<pid>, then renamed)"},
+      {"type", 0, true, "f32 | f16 | bf16 | q8_0 | q4_0: the weight matrices (default: the input's own)"},
+      {"head-type", 0, true, "q8_0 | q4_0: also write output.weight (the LM head) of this type"},
+      {"name", 0, true, "general.name (default: the checkpoint's name or directory)"},
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("convert", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "convert", "HF_DIR|IN.gguf -o OUT.gguf [--type T] [--head-type q8_0|q4_0] [--name NAME]",
+              "Converts a Hugging Face Gemma3ForCausalLM checkpoint (a directory with config.json, model.safetensors\n"
+              "or its shards and model.safetensors.index.json, tokenizer.json, tokenizer_config.json) to a gemma3\n"
+              "GGUF that fgemma and llama.cpp load: tensors renamed as llama.cpp names them, norm weights + 1,\n"
+              "every gemma3.* key, the tokenizer and chat template. A GGUF input (F32, F16, BF16 or Q8_0) is\n"
+              "re-typed: CI derives the Q8_0 and Q4_0 siblings of a model this way. Matrices are quantized with\n"
+              "the reference quantizers; norm vectors stay F32. Streams one chunk of rows at a time; nothing is\n"
+              "left at OUT when it fails.",
+              opts);
+    return 0;
+  }
+  const char *out = cli_get(opts, &a, "output");
+  if (a.n_pos != 1) return cli_error("convert: give exactly one input (a checkpoint directory or a .gguf)"), 2;
+  if (!out) return cli_error("convert: -o OUT.gguf is required"), 2;
+  fg_convert_params p;
+  fg_convert_params_init(&p);
+  const char *t = cli_get(opts, &a, "type"), *ht = cli_get(opts, &a, "head-type");
+  if (t && !parse_type("--type", t, &p.type)) return 2;
+  if (ht) {
+    if (!parse_type("--head-type", ht, &p.head_type)) return 2;
+    if (p.head_type != 8 && p.head_type != 2) return cli_error("convert: --head-type must be q8_0 or q4_0, not %s", ht), 2;
+  }
+  p.name = cli_get(opts, &a, "name");
+  if (cli_stderr_is_tty()) p.progress = convert_progress;
+  fg_error err = {0};
+  const double t0 = cli_now();
+  const fg_status st = fg_convert(a.pos[0], out, &p, &err);
+  if (st != FG_OK) return cli_status_error(st, "convert", err.msg);
+  fprintf(stderr, "convert: wrote %s in %.1f s\n", out, cli_now() - t0);
   return 0;
 }
 

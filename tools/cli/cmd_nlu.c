@@ -72,20 +72,6 @@ static bool progress_cb(uint64_t done, uint64_t total, void *ud) {
   return true;
 }
 
-static void json_string(FILE *f, const char *s, size_t n) {
-  fputc('"', f);
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)s[i];
-    if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-    else if (ch == '\n') fputs("\\n", f);
-    else if (ch == '\t') fputs("\\t", f);
-    else if (ch == '\r') fputs("\\r", f);
-    else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-    else fputc(ch, f);
-  }
-  fputc('"', f);
-}
-
 typedef struct row {
   char text[48];
   uint32_t chunk, decode;
@@ -200,18 +186,18 @@ int cmd_call(int argc, char **argv) {
     double ms = (cli_now() - t0) * 1e3;
     if (st != FG_OK) {
       printf("{\"utterance\":");
-      json_string(stdout, utt, len);
+      cli_json_str(stdout, utt, len);
       printf(",\"error\":");
-      json_string(stdout, fg_nlu_errmsg(nlu), strlen(fg_nlu_errmsg(nlu)));
+      cli_json_str(stdout, fg_nlu_errmsg(nlu), strlen(fg_nlu_errmsg(nlu)));
       printf(",\"status\":\"%s\"}\n", fg_status_str(st));
       fflush(stdout);
       rc = 1;
       continue;
     }
     printf("{\"utterance\":");
-    json_string(stdout, utt, len);
+    cli_json_str(stdout, utt, len);
     printf(",\"result\":%s,\"raw\":", r.json);
-    json_string(stdout, r.raw, strlen(r.raw));
+    cli_json_str(stdout, r.raw, strlen(r.raw));
     printf(",\"stop\":\"%s\",\"tokens\":{\"chunk\":%u,\"decode\":%u},"
            "\"heads\":{\"full\":%u,\"sparse\":%u,\"forced\":%u},"
            "\"ms\":{\"restore\":%.3f,\"chunk\":%.2f,\"decode\":%.2f,\"total\":%.2f}}\n",

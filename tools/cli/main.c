@@ -21,6 +21,7 @@ static const command k_commands[] = {
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
     {"eval", cmd_eval, "logit agreement of a model (and head) with its F32 reference"},
+    {"convert", cmd_convert, "convert a Hugging Face Gemma 3 checkpoint (or a GGUF) to a GGUF"},
     {"requant-head", cmd_requant_head, "copy a GGUF with a quantized output.weight (LM head)"},
     {"gen-model", cmd_gen_model, "write a synthetic gemma3 GGUF with random weights"},
     {NULL, NULL, NULL},

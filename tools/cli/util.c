@@ -277,3 +277,16 @@ char *cli_read_file(const char *path, size_t *len) {
   if (len) *len = n;
   return buf;
 }
+
+void cli_json_str(FILE *f, const char *s, size_t n) {
+  char small[256];
+  size_t need = 0;
+  if (fg_json_quote(s, n, small, sizeof small, &need) == FG_OK) {
+    fwrite(small, 1, need, f);
+    return;
+  }
+  char *big = malloc(need + 1);
+  if (big && fg_json_quote(s, n, big, need + 1, &need) == FG_OK) fwrite(big, 1, need, f);
+  else fputs("\"\"", f); /* out of memory: an empty string keeps the line valid JSON */
+  free(big);
+}

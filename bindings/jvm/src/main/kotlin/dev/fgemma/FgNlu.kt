@@ -1,0 +1,186 @@
+package dev.fgemma
+
+import kotlinx.coroutines.suspendCancellableCoroutine
+import java.util.concurrent.LinkedBlockingQueue
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.ThreadPoolExecutor
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+import kotlin.coroutines.resume
+import kotlin.coroutines.resumeWithException
+
+/** Constrained decoding (docs/CONSTRAINED.md): which answers the decoder may produce. */
+enum class Constrain(internal val id: Int) {
+    /** plain greedy decoding */
+    OFF(0),
+    /** the answer is a call valid for the catalog (name, keys, enum values, types) */
+    CALL_ONLY(1),
+    /** such a call, or prose when the model does not start one */
+    CALL_OR_TEXT(2),
+}
+
+/** NLU engine parameters; 0 (or null) means the default, as in C. */
+class NluOptions {
+    /** constrained decoding; OFF as in C and the CLI (CALL_ONLY is what an app usually wants) */
+    var constrain: Constrain = Constrain.OFF
+    /** generated tokens per utterance; 0 = 64 */
+    var maxTokens: Int = 0
+    /** reuse the prefix state from this file when it matches, else prefill and write it (null: always prefill) */
+    var snapshotPath: String? = null
+    /** worker threads; 0 = available cores */
+    var threads: Int = 0
+    /** continue after a call when the model starts another one */
+    var multiCall: Boolean = false
+    /** context positions; 0 = the model's */
+    var contextSize: Int = 0
+    /** positions per internal prefill chunk; 0 = 256 */
+    var batch: Int = 0
+    var kvType: KvType = KvType.F32
+
+    internal fun toArray(): IntArray =
+        intArrayOf(maxTokens, if (multiCall) 1 else 0, constrain.id, contextSize, threads, batch, kvType.id)
+}
+
+/** One function call the model made. */
+class ToolCall internal constructor(
+    /** the function's name (snapped to the catalog's spelling when the model misspelled it) */
+    val name: String,
+    /** the arguments: Long, Double, Boolean, String, List and Map values (null for JSON null) */
+    val args: Map<String, Any?>,
+    /** the parser's flags for this call ("unknown_function", "bad_enum", "truncated", ...); empty when none */
+    val flags: Map<String, Any?>,
+) {
+    /** true when the parser flagged nothing: a call the catalog declares, with valid arguments */
+    val isValid: Boolean get() = flags.isEmpty()
+
+    override fun toString(): String = "ToolCall($name, $args${if (flags.isEmpty()) "" else ", $flags"})"
+}
+
+/** The answer to one utterance. */
+class NluResult internal constructor(
+    /** {"calls":[...],"text":"..."}: the same JSON object as the CLI's "result" for this utterance */
+    val json: String,
+    /** the generated text, control tokens by name */
+    val raw: String,
+    /** why decoding stopped: "end_function_call", "end_of_turn", "eos", "max_tokens", ... */
+    val stop: String,
+    nums: DoubleArray,
+    /** milliseconds of the whole ask in this binding, as measured around the native call */
+    val totalMs: Double,
+) {
+    val chunkTokens: Int = nums[0].toInt()
+    val decodeTokens: Int = nums[1].toInt()
+    val restoreMs: Double = nums[2]
+    val chunkMs: Double = nums[3]
+    val decodeMs: Double = nums[4]
+    val fullHeadSteps: Int = nums[5].toInt()
+    val sparseHeadSteps: Int = nums[6].toInt()
+    val forcedTokens: Int = nums[7].toInt()
+
+    private val parsed: Map<String, Any?> by lazy {
+        @Suppress("UNCHECKED_CAST")
+        Json.parse(json) as Map<String, Any?>
+    }
+
+    /** The calls, in order (empty when the model answered in prose). */
+    val calls: List<ToolCall> by lazy {
+        (parsed["calls"] as? List<*>).orEmpty().map { c ->
+            @Suppress("UNCHECKED_CAST")
+            val m = c as Map<String, Any?>
+            @Suppress("UNCHECKED_CAST")
+            ToolCall(
+                m["name"] as? String ?: "",
+                (m["args"] as? Map<String, Any?>) ?: emptyMap(),
+                m.filterKeys { it != "name" && it != "args" },
+            )
+        }
+    }
+
+    /** The prose outside calls, trimmed; "" when none. */
+    val text: String get() = parsed["text"] as? String ?: ""
+
+    override fun toString(): String = json
+}
+
+/** How an engine started. */
+class NluInfo internal constructor(nums: DoubleArray) {
+    val prefixTokens: Int = nums[0].toInt()
+    /** prefill (or snapshot load) time of the catalog prefix */
+    val prefixMs: Double = nums[1]
+    /** the prefix state came from NluOptions.snapshotPath */
+    val prefixFromFile: Boolean = nums[2] != 0.0
+    /** NluOptions.snapshotPath was (re)written */
+    val snapshotWritten: Boolean = nums[3] != 0.0
+}
+
+/**
+ * The NLU engine: a catalog prefilled once, then one function call per utterance from that state.
+ * One ask at a time (concurrent calls wait for each other). `ask` suspends and runs on the engine's
+ * own thread, never the caller's; cancelling the coroutine reaches native code within one layer of
+ * the forward pass and leaves the engine as it was.
+ */
+class FgNlu internal constructor(ptr: Long) : AutoCloseable {
+    internal val handle = NativeHandle(this, ptr, "NLU engine", NluNative::free, exclusive = true, cancellable = true)
+    private val executor = ThreadPoolExecutor(1, 1, 10, TimeUnit.SECONDS, LinkedBlockingQueue()) { r ->
+        Thread(r, "fgemma-nlu-${threads.incrementAndGet()}").apply { isDaemon = true }
+    }.apply { allowCoreThreadTimeOut(true) }
+
+    private companion object {
+        val threads = AtomicInteger()
+
+        fun ask0(h: NativeHandle, token: Any?, cancelled: (() -> Boolean)?, utterance: String): NluResult {
+            val bytes = encodeUtf8(utterance)
+            return h.call(token, cancelled) { p ->
+                val nums = DoubleArray(8)
+                val strs = arrayOfNulls<ByteArray>(3)
+                val t0 = System.nanoTime()
+                NluNative.ask(p, bytes, nums, strs)
+                val ms = (System.nanoTime() - t0) / 1e6
+                NluResult(decodeUtf8(strs[0]!!), decodeUtf8(strs[1]!!), decodeUtf8(strs[2]!!), nums, ms)
+            }
+        }
+    }
+
+    /** Answers an utterance on the calling thread (blocks; not on Android's main thread). */
+    fun askBlocking(utterance: String): NluResult = ask0(handle, null, null, utterance)
+
+    /**
+     * Answers an utterance on the engine's thread. Cancelling the coroutine stops the native work
+     * within one layer of the forward pass; the engine is then as it was before the call.
+     */
+    suspend fun ask(utterance: String): NluResult {
+        if (handle.isClosed) throw IllegalStateException("fgemma: this NLU engine is closed")
+        val h = handle
+        return suspendCancellableCoroutine { cont ->
+            val token = Any()
+            cont.invokeOnCancellation { h.cancel(token) }
+            try {
+                executor.execute {
+                    val r = runCatching { ask0(h, token, { cont.isCancelled }, utterance) }
+                    if (cont.isActive) r.fold({ cont.resume(it) }, { cont.resumeWithException(it) })
+                }
+            } catch (e: RejectedExecutionException) {
+                cont.resumeWithException(IllegalStateException("fgemma: this NLU engine is closed"))
+            }
+        }
+    }
+
+    /** Stops the ask in progress, from any thread; no effect when none is running. */
+    fun cancel() = handle.cancel()
+
+    val info: NluInfo get() = handle.use { p -> DoubleArray(4).also { NluNative.info(p, it) }.let { NluInfo(it) } }
+
+    /** A session forked from the catalog prefix state (with the engine's KV type), e.g. for your own decoding. */
+    fun forkPrefix(options: SessionOptions): FgSession =
+        handle.use { FgSession(NluNative.forkPrefix(it, options.contextSize, options.threads, options.batch)) }
+
+    fun forkPrefix(): FgSession = forkPrefix(SessionOptions())
+
+    val isClosed: Boolean get() = handle.isClosed
+
+    /** Frees the engine (after an ask in progress, which close() cancels); idempotent. */
+    override fun close() {
+        handle.close()
+        executor.shutdown()
+    }
+}
