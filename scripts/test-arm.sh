@@ -8,7 +8,9 @@
 #   scripts/test-arm.sh                  # both targets
 #   scripts/test-arm.sh armv7            # one target (armv7 | aarch64)
 #
-# The ARM trees include the ids checks of tests/arm.cmake: greedy ids of the ARM build (NEON forced)
+# First, bench/arm-insns --check: the instruction-count plugin of the ARM benchmark builds and counts a
+# 2-instruction loop exactly under qemu-arm / qemu-aarch64 (seconds). The ARM trees include the ids
+# checks of tests/arm.cmake: greedy ids of the ARM build (NEON forced)
 # must equal the host build's (AVX2) on the tiny preset (5 weight types) and on the 270m preset Q8_0
 # with a 520-token prompt (past the 512 window). They need the host's fgemma: FG_HOST_FGEMMA, default
 # build/fgemma (built here, target fgemma only, when missing).
@@ -47,6 +49,11 @@ if [ ! -x "$host_fgemma" ]; then
   [ -z "${FG_HOST_FGEMMA:-}" ] || { echo "test-arm.sh: FG_HOST_FGEMMA=$FG_HOST_FGEMMA is not an executable" >&2; exit 1; }
   cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$models" >/dev/null
   cmake --build build -j "$jobs" --target fgemma
+fi
+
+step "instruction-count plugin (bench/arm-insns --check: qemu TCG plugin builds and counts exactly)"
+if ! timed "insns check" bench/arm-insns --check --targets "$(IFS=,; echo "${targets[*]}")"; then
+  failed+=(insns-check)
 fi
 
 for t in "${targets[@]}"; do

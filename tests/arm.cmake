@@ -35,6 +35,27 @@ endfunction()
 foreach(type f32 f16 bf16 q8_0 q4_0)
   fg_arm_ids(tiny_${type} arm-ids-tiny-${type}.gguf "--preset tiny --type ${type} --seed 1" 512 600 48 3 300)
 endforeach()
+if(FG_ARM_IDS_ISA STREQUAL "neon")
+  # armv7 also has the dot-product table (VSDOT): its int8 kernels on the quantized types
+  set(FG_ARM_IDS_ISA neon_dotprod)
+  foreach(type q8_0 q4_0)
+    fg_arm_ids(tiny_${type}_dotprod arm-ids-tiny-${type}.gguf "--preset tiny --type ${type} --seed 1" 512 600 48 3 300)
+  endforeach()
+  set(FG_ARM_IDS_ISA neon)
+endif()
+
+# The dot-product detection and the dispatcher's choice (test_arm_kernels checks both): qemu's default
+# CPU ("max") has the dot product; cortex-a15 (armv7) and cortex-a53 (aarch64) do not, and there the
+# dispatcher must fall back to the plain neon table (on armv7 after a SIGILL in the probe).
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)")
+  set(FG_ARM_NODOT_CPU cortex-a53)
+else()
+  set(FG_ARM_NODOT_CPU cortex-a15)
+endif()
+set_tests_properties(test_arm_kernels PROPERTIES ENVIRONMENT "FG_TEST_EXPECT_DOTPROD=1")
+add_test(NAME test_arm_kernels_nodot COMMAND test_arm_kernels)
+set_tests_properties(test_arm_kernels_nodot PROPERTIES ENVIRONMENT "QEMU_CPU=${FG_ARM_NODOT_CPU};FG_TEST_EXPECT_DOTPROD=0"
+                     TIMEOUT 900)
 # 270m Q8_0 (the product's format; the file the x86 suite's test_arm_memory writes): a 520-token
 # prompt, past the 512-position sliding window, + 8 greedy ids (about 4 CPU-minutes under qemu-arm)
 add_test(NAME arm_gen_270m_q8_0

@@ -1,17 +1,13 @@
 # Per-ISA runs of the kernel test (FG_ISA forces the process-wide table; test_kernels then tests only
 # that table), plus a bogus FG_ISA that fg_ops_create must refuse with FG_ERR_UNSUPPORTED.
-# The levels registered are the ones this target's build compiles: x86 ref avx2 avx512, armv7 ref neon,
-# aarch64 ref neon neon_dotprod (armv7 builds have no dot-product table: docs/ARM.md). On x86 a table
-# the CPU lacks is reported as refused by the test itself; under qemu-aarch64 the emulated CPU ("max")
-# has the dot product.
+# The levels registered are the ones this target's build compiles: x86 ref avx2 avx512, ARM (armv7 and
+# aarch64) ref neon neon_dotprod. On x86 a table the CPU lacks is reported as refused by the test
+# itself; under qemu-arm and qemu-aarch64 the emulated CPU ("max", the default) has the dot product.
 set(FG_KERN_ISAS ref)
 if(FG_IS_X86)
   list(APPEND FG_KERN_ISAS avx2 avx512)
 elseif(FG_IS_ARM)
-  list(APPEND FG_KERN_ISAS neon)
-  if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)")
-    list(APPEND FG_KERN_ISAS neon_dotprod)
-  endif()
+  list(APPEND FG_KERN_ISAS neon neon_dotprod)
 endif()
 foreach(isa ${FG_KERN_ISAS} bogus)
   add_test(NAME test_kernels_isa_${isa} COMMAND test_kernels)

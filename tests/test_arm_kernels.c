@@ -5,12 +5,19 @@
  * The data includes the cases that matter on armv7, where NEON flushes denormals to zero: denormal and
  * tiny (< 2^-40) activations, tiny F32/BF16 weights, activation blocks whose Q8 scale is tiny; plus
  * zeros, huge values, Q8_0 weights of -128, partial row tiles, odd float widths, unaligned rows,
- * matmul_rows and 1 or 3 threads. */
+ * matmul_rows and 1 or 3 threads.
+ *
+ * Dot-product detection: FG_TEST_EXPECT_DOTPROD=0|1 (tests/arm.cmake sets it: 1 under qemu's default
+ * CPU "max", 0 with QEMU_CPU=cortex-a15 / cortex-a53) says whether this CPU has it; the test checks the
+ * detection (hwcap decision, the armv7 SIGILL probe, thread-safe once) and the dispatcher's choice. */
+#include "kernels/attn.h"
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
 #include "tensor/dtype.h"
 #include "testutil.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #if defined(__ARM_NEON)
@@ -202,10 +209,117 @@ static void test_compat(rng *r) {
 #endif
 
 // ----------------------------------------------------------------------------
+// the NEON attention products (aarch64) against the C table, bit for bit
+
+#if defined(__ARM_NEON)
+static void test_attn_neon(rng *r) {
+  const fg_attn_kernels *n = fg_attn_neon(), *c = fg_attn_ref();
+#  if defined(__aarch64__)
+  CHECK_MSG(n != NULL && strcmp(n->name, "neon") == 0, "aarch64 builds have the NEON attention table");
+  CHECK(fg_attn_by_name("neon") == n);
+#  else
+  CHECK_MSG(n == NULL, "armv7 attends with the C table");
+  CHECK(fg_attn_by_name("neon") == c);
+#  endif
+  if (!n) return;
+  enum { RM = 5, HM = 300 };
+  static float q[RM * HM], sn[RM * FG_ATTN_BLK], sc[RM * FG_ATTN_BLK], on[RM * HM], oc[RM * HM], p[RM * FG_ATTN_BLK];
+  static uint8_t kv[FG_ATTN_BLK * HM * 4];
+  float cc[RM];
+  static const size_t dims[] = {256, 37, 67, 4};
+  int bad = 0, cases = 0;
+  for (uint32_t type = FG_TYPE_F32; type <= FG_TYPE_F16; type++)
+    for (size_t di = 0; di < sizeof dims / sizeof dims[0]; di++)
+      for (size_t R = 1; R <= RM; R += 2) {
+        const size_t h = dims[di], ldq = h + 1;
+        for (size_t i = 0; i < FG_ATTN_BLK * h; i++) {
+          const float x = rng_unif(r) * (i % 11 == 0 ? 1e-3f : 1.0f);
+          if (type == FG_TYPE_F16) {
+            const uint16_t hb = fg_f32_to_fp16(x);
+            memcpy(kv + 2 * i, &hb, 2);
+          } else {
+            memcpy(kv + 4 * i, &x, 4);
+          }
+        }
+        for (size_t i = 0; i < RM * HM; i++) q[i] = on[i] = oc[i] = rng_unif(r);
+        for (size_t i = 0; i < RM * FG_ATTN_BLK; i++) p[i] = i % 7 == 0 ? 0.0f : fabsf(rng_unif(r)) * 1e-2f;
+        for (size_t i = 0; i < RM; i++) cc[i] = i == 1 ? 0.0f : fabsf(rng_unif(r));
+        n->qk(q, ldq, R, h, kv, type, sn);
+        c->qk(q, ldq, R, h, kv, type, sc);
+        bad += memcmp(sn, sc, R * FG_ATTN_BLK * sizeof(float)) != 0;
+        /* value rows h elements apart; keys 3 .. 28 of the block */
+        const size_t vs = h * (type == FG_TYPE_F16 ? 2 : 4);
+        n->pv(on, ldq, R, h, cc, p, 3, 29, kv + 3 * vs, vs, type);
+        c->pv(oc, ldq, R, h, cc, p, 3, 29, kv + 3 * vs, vs, type);
+        bad += memcmp(on, oc, sizeof on) != 0;
+        cases += 2;
+      }
+  CHECK_MSG(bad == 0, "NEON attention differs from the C table in %d of %d cases", bad, cases);
+  fprintf(stderr, "attention neon == C bit for bit: %d cases (qk, pv; f32, f16; odd sizes)\n", cases);
+}
+#endif
+
+// ----------------------------------------------------------------------------
+// dot-product detection
+
+#if defined(__ARM_NEON)
+static void *detect_thread(void *arg) {
+  *(int *)arg = fg_arm_dotprod_source();
+  return NULL;
+}
+
+static int probe_returns_1(void) { return 1; }
+static int probe_returns_0(void) { return 0; }
+#  if defined(__arm__)
+static int probe_undefined(void) {
+  __asm__ volatile("udf #0"); /* always undefined: SIGILL */
+  return 1;
+}
+#  endif
+
+/* expect: 1 if this CPU has the dot product (FG_TEST_EXPECT_DOTPROD), -1 if not said */
+static void test_detect(int expect) {
+  /* first use in the process, from four threads at once: one detection, one answer */
+  pthread_t th[4];
+  int got[4] = {-1, -1, -1, -1};
+  for (int i = 0; i < 4; i++) CHECK(pthread_create(&th[i], NULL, detect_thread, &got[i]) == 0);
+  for (int i = 0; i < 4; i++) pthread_join(th[i], NULL);
+  for (int i = 1; i < 4; i++) CHECK_EQ_INT(got[i], got[0]);
+  CHECK_EQ_INT(fg_arm_dotprod_source(), got[0]);
+  fprintf(stderr, "dot product: source %d (0 none, 1 hwcap, 2 probe), expected %d\n", got[0], expect);
+  if (expect >= 0) CHECK_MSG((got[0] != FG_ARM_DP_NONE) == (expect == 1), "detected %d, expected %d", got[0], expect);
+
+  /* the decision from hwcap bits: aarch64 bit 20, AArch32 bit 24 (then no probe) */
+  CHECK_EQ_INT(fg_arm_dotprod_decide(1ul << 20, 1, NULL), FG_ARM_DP_HWCAP);
+  CHECK_EQ_INT(fg_arm_dotprod_decide(1ul << 24, 1, NULL), FG_ARM_DP_NONE);
+  CHECK_EQ_INT(fg_arm_dotprod_decide(1ul << 24, 0, probe_returns_0), FG_ARM_DP_HWCAP);
+  CHECK_EQ_INT(fg_arm_dotprod_decide(0, 0, NULL), FG_ARM_DP_NONE);
+#  if defined(__arm__) && defined(__linux__)
+  /* the probe: what fn returns, or 0 after SIGILL; the previous SIGILL disposition comes back */
+  struct sigaction before, after;
+  CHECK(sigaction(SIGILL, NULL, &before) == 0);
+  CHECK_EQ_INT(fg_arm_dotprod_decide(0, 0, probe_returns_1), FG_ARM_DP_PROBE);
+  CHECK_EQ_INT(fg_arm_dotprod_decide(0, 0, probe_returns_0), FG_ARM_DP_NONE);
+  CHECK_EQ_INT(fg_arm_probe_sigill(probe_undefined), 0);
+  CHECK_EQ_INT(fg_arm_probe_sigill(probe_undefined), 0); /* twice: the handler and mask were restored */
+  CHECK_EQ_INT(fg_arm_probe_sigill(fg_neon_dotprod_probe), got[0] != FG_ARM_DP_NONE);
+  if (expect >= 0) CHECK_EQ_INT(fg_arm_probe_sigill(fg_neon_dotprod_probe), expect);
+  CHECK(sigaction(SIGILL, NULL, &after) == 0);
+  CHECK(after.sa_handler == before.sa_handler && after.sa_flags == before.sa_flags);
+#  else
+  CHECK_EQ_INT(fg_arm_probe_sigill(probe_returns_1), 0); /* no probing outside armv7 Linux */
+#  endif
+}
+#endif
+
+// ----------------------------------------------------------------------------
 
 int main(void) {
   rng r = {777};
 #if defined(__ARM_NEON)
+  const char *want_dp = getenv("FG_TEST_EXPECT_DOTPROD");
+  test_detect(want_dp && want_dp[0] ? atoi(want_dp) : -1);
+  test_attn_neon(&r);
   test_compat(&r);
   const fg_kernels *neon = fg_kernels_by_name("neon");
 #  if defined(__aarch64__) || defined(__ARM_FEATURE_FMA)

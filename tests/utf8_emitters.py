@@ -108,7 +108,24 @@ def main():
         elif objs[0].get("model") != link.decode("utf-8", "replace"):
             fail(f"eval --json: model path {objs[0].get('model')!r}")
 
-    print(f"utf8_emitters: {len(utts)} call lines, bench and eval checked, {failures} failures")
+        # ---- eval --calls --json --details: broken answers, a model path that is not UTF-8 --------------
+        data = os.path.join(d, "calls.jsonl")
+        with open(data, "w", encoding="utf-8") as f:
+            f.write(json.dumps({"utterance": "Öffne Netflix 📺", "expected": {"text": "Hallo"}}) + "\n")
+            f.write(json.dumps({"utterance": "Ton aus", "expected": {"calls": [{"name": "mute", "args": {}}]}}) + "\n")
+        details = os.path.join(d, "details.jsonl")
+        code, out, err = run([os.fsencode(a.fgemma), b"eval", b"--calls", os.fsencode(data), b"--tools",
+                              os.fsencode(a.catalog), b"-m", link, b"--json", b"--details", os.fsencode(details),
+                              b"--threads", b"1", b"--max-tokens", b"8"])
+        objs = strict_lines(out, "eval --calls")
+        if code != 0 or len(objs) != 1 or objs[0]["rows"][0].get("model") != link.decode("utf-8", "replace"):
+            fail(f"eval --calls --json: exit {code}, {out[:200]!r}: {err.decode(errors='replace')}")
+        with open(details, "rb") as f:
+            det = strict_lines(f.read(), "eval --calls --details")
+        if len(det) != 2 or any(o.get("raw") != expected_raw for o in det):
+            fail(f"eval --calls --details: {det!r}")
+
+    print(f"utf8_emitters: {len(utts)} call lines, bench, eval and eval --calls checked, {failures} failures")
     return 1 if failures else 0
 
 

@@ -6,6 +6,9 @@
  * the AVX-512 table sums 16 lanes and differs from both in the last bits. */
 #include "kernels/attn.h"
 #include "kernels/kernels.h"
+#if defined(__ARM_NEON) /* ARM tables: src/kernels/arm, docs/ARM.md */
+#  include "kernels/arm/neon.h"
+#endif
 
 #include <math.h>
 #include <string.h>
@@ -177,7 +180,10 @@ const fg_attn_kernels *fg_attn_by_name(const char *isa) {
   if (!fg_kernels_by_name(isa)) return NULL; /* unknown, or this CPU lacks it */
   if (strcmp(isa, "avx2") == 0) return fg_attn_avx2();
   if (strcmp(isa, "avx512") == 0) return fg_attn_avx512();
-  return &k_attn_ref; /* neon, neon_dotprod: the C table (vectorized by the compiler) */
+#if defined(__ARM_NEON) /* neon, neon_dotprod: aarch64's NEON qk/pv where compiled in, else the C table */
+  if (fg_attn_neon()) return fg_attn_neon();
+#endif
+  return &k_attn_ref;
 }
 
 const fg_attn_kernels *fg_attn_get(void) {

@@ -60,6 +60,10 @@ char *cli_read_file(const char *path, size_t *len);
 int cli_error(const char *fmt, ...);           /* "fgemma: error: ..." on stderr; returns 1 */
 int cli_status_error(fg_status st, const char *what, const char *msg); /* returns 1 */
 bool cli_stderr_is_tty(void);
+/* Decodes the JSON string literal in s[0..n) (quotes included, trailing white space allowed) into out,
+ * which must hold n bytes (decoding never grows); *out_len = bytes written (no NUL added). Returns NULL,
+ * or a static message saying what is wrong. */
+const char *cli_json_string(const char *s, size_t n, char *out, size_t *out_len);
 double cli_now(void);
 /* Writes s (n bytes, any bytes) to f as a JSON string literal through fg_json_quote: the one way the
  * CLI prints text into JSON, so every JSON line is valid UTF-8. */

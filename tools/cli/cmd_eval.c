@@ -12,6 +12,7 @@
  * --catalog / --utterances replace the embedded texts. */
 #include "cli.h"
 
+#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,33 +189,527 @@ static int feed(eval_ctx *c, const int32_t *ids, size_t n, int group) {
   return 0;
 }
 
+static int cmp_ms(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+// ----------------------------------------------------------------------------------------------
+// eval --calls: call accuracy on a labelled set (one {"utterance","expected"} per line)
+
+typedef struct call_item {
+  char *utt;             /* the utterance */
+  cJSON *expected;       /* {"calls":[{"name","args"}...]} or {"text":"..."} */
+  bool expect_calls;
+} call_item;
+
+typedef struct call_row {
+  const char *model_path;
+  char head_name[16];    /* "file", "q8_0", "q4_0" as asked */
+  uint32_t constrain;
+  uint32_t weight_type, head_type;
+  bool head_copy, tied;
+  uint32_t prefix_tokens;
+  double prefix_ms;
+  /* counts */
+  uint64_t n, n_expect_calls, n_expect_text;
+  uint64_t exact, exact_calls, exact_text, function;
+  uint64_t args_right, args_total; /* argument keys right / keys in the union of expected and produced */
+  uint64_t calls, invalid_calls, no_call_answers, errors;
+  uint64_t decode, full_head, sparse_head, forced;
+  double *ms;            /* (n) per-utterance wall time of fg_nlu_ask */
+} call_row;
+
+static const char *const k_mode_names[] = {"off", "call-only", "call-or-text"};
+
+/* Equal as JSON values: same type, numbers equal as doubles (3 == 3.0), strings byte for byte,
+ * arrays in order, objects with the same keys (any order) and equal values. */
+static bool json_equal(const cJSON *a, const cJSON *b) {
+  if (!a || !b) return a == b;
+  const int ta = a->type & 0xff, tb = b->type & 0xff;
+  if (ta != tb) return false;
+  switch (ta) {
+    case cJSON_False:
+    case cJSON_True:
+    case cJSON_NULL: return true;
+    case cJSON_Number: return a->valuedouble == b->valuedouble;
+    case cJSON_String: return strcmp(a->valuestring, b->valuestring) == 0;
+    case cJSON_Array: {
+      const cJSON *x = a->child, *y = b->child;
+      for (; x && y; x = x->next, y = y->next)
+        if (!json_equal(x, y)) return false;
+      return !x && !y;
+    }
+    case cJSON_Object: {
+      int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
+      if (na != nb) return false;
+      for (const cJSON *x = a->child; x; x = x->next) {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
+        if (!y || !json_equal(x, y)) return false;
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+/* A produced call is valid when the parser flagged nothing: only "name" and "args". */
+static bool call_valid(const cJSON *call) {
+  for (const cJSON *k = call->child; k; k = k->next)
+    if (strcmp(k->string, "name") != 0 && strcmp(k->string, "args") != 0) return false;
+  return true;
+}
+
+/* Reads the labelled set; returns the count, or -1 after printing an error naming the line. */
+static long read_calls(const char *path, call_item **out) {
+  size_t len;
+  char *buf = cli_read_file(path, &len);
+  if (!buf) return -1;
+  call_item *items = NULL;
+  size_t n = 0, cap = 0;
+  unsigned long lineno = 0;
+  long rc = 0;
+  for (char *line = buf, *next; line && *line; line = next) {
+    lineno++;
+    next = strchr(line, '\n');
+    if (next) *next++ = '\0';
+    size_t k = strlen(line);
+    while (k && (line[k - 1] == '\r' || line[k - 1] == ' ' || line[k - 1] == '\t')) line[--k] = '\0';
+    if (k == 0) continue;
+    cJSON *o = cJSON_ParseWithLength(line, k);
+    const cJSON *u = o ? cJSON_GetObjectItemCaseSensitive(o, "utterance") : NULL;
+    cJSON *e = o ? cJSON_GetObjectItemCaseSensitive(o, "expected") : NULL;
+    const cJSON *ec = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "calls") : NULL;
+    const cJSON *et = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "text") : NULL;
+    const char *why = !o ? "not a JSON object"
+                      : !cJSON_IsString(u) || !*u->valuestring ? "no \"utterance\" string"
+                      : !cJSON_IsObject(e) ? "no \"expected\" object"
+                      : (ec != NULL) == (et != NULL) ? "\"expected\" needs exactly one of \"calls\" and \"text\""
+                      : ec && !cJSON_IsArray(ec) ? "\"expected\".\"calls\" is not an array"
+                      : et && !cJSON_IsString(et) ? "\"expected\".\"text\" is not a string"
+                      : NULL;
+    if (!why && ec) {
+      for (const cJSON *c = ec->child; c && !why; c = c->next) {
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
+        const cJSON *ar = cJSON_GetObjectItemCaseSensitive(c, "args");
+        if (!cJSON_IsObject(c) || !cJSON_IsString(nm)) why = "an expected call has no \"name\" string";
+        else if (ar && !cJSON_IsObject(ar)) why = "an expected call's \"args\" is not an object";
+      }
+    }
+    if (why) {
+      cli_error("eval: %s:%lu: %s", path, lineno, why);
+      cJSON_Delete(o);
+      rc = -1;
+      break;
+    }
+    if (n == cap) {
+      cap = cap ? cap * 2 : 256;
+      call_item *ni = realloc(items, cap * sizeof *items);
+      if (!ni) {
+        cJSON_Delete(o);
+        rc = cli_error("out of memory"), rc = -1;
+        break;
+      }
+      items = ni;
+    }
+    items[n].utt = strdup(u->valuestring);
+    items[n].expected = cJSON_DetachItemFromObjectCaseSensitive(o, "expected");
+    items[n].expect_calls = ec != NULL;
+    cJSON_Delete(o);
+    if (!items[n].utt) {
+      cJSON_Delete(items[n].expected);
+      rc = cli_error("out of memory"), rc = -1;
+      break;
+    }
+    n++;
+  }
+  free(buf);
+  if (rc < 0) {
+    for (size_t i = 0; i < n; i++) free(items[i].utt), cJSON_Delete(items[i].expected);
+    free(items);
+    return -1;
+  }
+  if (n == 0) {
+    free(items);
+    cli_error("eval: %s holds no utterances", path);
+    return -1;
+  }
+  *out = items;
+  return (long)n;
+}
+
+/* Scores one answer against its expectation and adds it to the row; *exact_out / *func_out / *valid_out
+ * say how it went (for --details). */
+static void score(call_row *r, const call_item *it, const cJSON *got, bool *exact_out, bool *func_out, bool *valid_out) {
+  const cJSON *gc = cJSON_GetObjectItemCaseSensitive(got, "calls");
+  const cJSON *gt = cJSON_GetObjectItemCaseSensitive(got, "text");
+  const char *text = cJSON_IsString(gt) ? gt->valuestring : "";
+  const int n_got = cJSON_IsArray(gc) ? cJSON_GetArraySize(gc) : 0;
+  bool valid = !cJSON_GetObjectItemCaseSensitive(got, "truncated");
+  for (const cJSON *c = n_got ? gc->child : NULL; c; c = c->next) {
+    r->calls++;
+    if (!call_valid(c)) r->invalid_calls++, valid = false;
+  }
+  if (n_got == 0) r->no_call_answers++;
+  bool exact = false, func = false;
+  if (it->expect_calls) {
+    const cJSON *ec = cJSON_GetObjectItemCaseSensitive(it->expected, "calls");
+    const int n_exp = cJSON_GetArraySize(ec);
+    func = n_got == n_exp;
+    for (int i = 0; i < n_exp && func; i++) {
+      const cJSON *e = cJSON_GetArrayItem(ec, i), *g = cJSON_GetArrayItem(gc, i);
+      const cJSON *gn = cJSON_GetObjectItemCaseSensitive(g, "name");
+      func = cJSON_IsString(gn) && strcmp(gn->valuestring, cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring) == 0;
+    }
+    exact = func && valid && *text == '\0';
+    for (int i = 0; i < n_exp && func; i++) {
+      const cJSON *ea = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ec, i), "args");
+      const cJSON *ga = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(gc, i), "args");
+      /* union of keys: expected keys (right when equal) plus produced keys that were not expected */
+      for (const cJSON *x = ea ? ea->child : NULL; x; x = x->next) {
+        const cJSON *y = ga ? cJSON_GetObjectItemCaseSensitive(ga, x->string) : NULL;
+        r->args_total++;
+        if (y && json_equal(x, y)) r->args_right++;
+        else exact = false;
+      }
+      for (const cJSON *y = ga ? ga->child : NULL; y; y = y->next) {
+        if (!ea || !cJSON_GetObjectItemCaseSensitive(ea, y->string)) {
+          r->args_total++;
+          exact = false;
+        }
+      }
+    }
+    r->n_expect_calls++;
+    r->exact_calls += exact;
+  } else {
+    func = n_got == 0;
+    exact = func && strcmp(text, cJSON_GetObjectItemCaseSensitive(it->expected, "text")->valuestring) == 0;
+    r->n_expect_text++;
+    r->exact_text += exact;
+  }
+  r->exact += exact;
+  r->function += func;
+  *exact_out = exact;
+  *func_out = func;
+  *valid_out = valid && n_got > 0;
+}
+
+static double pct(double x, uint64_t of) { return of ? 100.0 * x / (double)of : 0.0; }
+
+static void row_percentiles(const call_row *r, double *p50, double *p95) {
+  *p50 = *p95 = 0.0;
+  if (!r->n) return;
+  double *s = malloc(r->n * sizeof *s);
+  if (!s) return;
+  memcpy(s, r->ms, r->n * sizeof *s);
+  qsort(s, r->n, sizeof *s, cmp_ms);
+  *p50 = s[(r->n - 1) / 2];
+  *p95 = s[(size_t)((double)(r->n - 1) * 0.95 + 0.5)];
+  free(s);
+}
+
+static void print_row_json(const call_row *r, bool first) {
+  double p50, p95;
+  row_percentiles(r, &p50, &p95);
+  const double n = r->n ? (double)r->n : 1.0;
+  printf("%s{\"model\":", first ? "" : ",");
+  cli_json_str(stdout, r->model_path, strlen(r->model_path));
+  printf(",\"weights\":\"%s\",\"head\":\"%s\",\"head_source\":\"%s\",\"constrained\":\"%s\","
+         "\"n\":%llu,\"n_expect_calls\":%llu,\"n_expect_text\":%llu,"
+         "\"exact_n\":%llu,\"exact_calls_n\":%llu,\"exact_text_n\":%llu,\"function_n\":%llu,"
+         "\"args_right\":%llu,\"args_total\":%llu,\"calls\":%llu,\"invalid_calls\":%llu,\"no_call_answers\":%llu,"
+         "\"errors\":%llu,\"exact\":%.6f,\"exact_calls\":%.6f,\"exact_text\":%.6f,\"function\":%.6f,\"args\":%.6f,"
+         "\"invalid_rate\":%.6f,\"p50_ms\":%.3f,\"p95_ms\":%.3f,"
+         "\"tokens\":{\"decode\":%.3f,\"full_head\":%.3f,\"sparse_head\":%.3f,\"forced\":%.3f},"
+         "\"prefix_tokens\":%u,\"prefix_ms\":%.1f}",
+         fg_type_name(r->weight_type), fg_type_name(r->head_type),
+         r->head_copy ? "load" : r->tied ? "tied" : "file", k_mode_names[r->constrain],
+         (unsigned long long)r->n, (unsigned long long)r->n_expect_calls, (unsigned long long)r->n_expect_text,
+         (unsigned long long)r->exact, (unsigned long long)r->exact_calls, (unsigned long long)r->exact_text,
+         (unsigned long long)r->function, (unsigned long long)r->args_right, (unsigned long long)r->args_total,
+         (unsigned long long)r->calls, (unsigned long long)r->invalid_calls, (unsigned long long)r->no_call_answers,
+         (unsigned long long)r->errors, (double)r->exact / n,
+         r->n_expect_calls ? (double)r->exact_calls / (double)r->n_expect_calls : 0.0,
+         r->n_expect_text ? (double)r->exact_text / (double)r->n_expect_text : 0.0, (double)r->function / n,
+         r->args_total ? (double)r->args_right / (double)r->args_total : 0.0,
+         r->calls ? (double)r->invalid_calls / (double)r->calls : 0.0, p50, p95, (double)r->decode / n,
+         (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n, r->prefix_tokens, r->prefix_ms);
+}
+
+static void print_table_head(void) {
+  printf("%-24s %-5s %-10s %-12s %5s %7s %7s %7s %7s %7s %8s %8s %6s %5s %6s %6s\n", "model", "wts", "head", "constrained",
+         "n", "exact", "calls", "func", "args", "invalid", "p50 ms", "p95 ms", "tok", "full", "sparse", "forced");
+}
+
+static void print_table_row(const call_row *r) {
+  double p50, p95;
+  row_percentiles(r, &p50, &p95);
+  const char *base = strrchr(r->model_path, '/');
+  base = base ? base + 1 : r->model_path;
+  char head[32];
+  snprintf(head, sizeof head, "%s%s", fg_type_name(r->head_type), r->head_copy ? "(load)" : r->tied ? "(tied)" : "");
+  const double n = r->n ? (double)r->n : 1.0;
+  printf("%-24.24s %-5s %-10s %-12s %5llu %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% %8.1f %8.1f %6.1f %5.1f %6.1f %6.1f\n",
+         base, fg_type_name(r->weight_type), head, k_mode_names[r->constrain], (unsigned long long)r->n,
+         pct((double)r->exact, r->n), pct((double)r->exact_calls, r->n_expect_calls), pct((double)r->function, r->n),
+         pct((double)r->args_right, r->args_total), pct((double)r->invalid_calls, r->calls), p50, p95,
+         (double)r->decode / n, (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n);
+}
+
+/* Splits a comma list in place into at most cap items; returns the count. */
+static size_t split_list(char *s, char **items, size_t cap) {
+  size_t n = 0;
+  for (char *tok = strtok(s, ","); tok && n < cap; tok = strtok(NULL, ","))
+    if (*tok) items[n++] = tok;
+  return n;
+}
+
+static int eval_calls(const cli_opt *opts, const cli_args *a) {
+  static const char *const logits_only[] = {"reference", "catalog", "utterances", "answer"};
+  for (size_t i = 0; i < sizeof logits_only / sizeof logits_only[0]; i++)
+    if (cli_has(opts, a, logits_only[i])) return cli_error("eval: --%s does not go with --calls", logits_only[i]), 2;
+  const char *data = cli_get(opts, a, "calls");
+  const char *tools = cli_get(opts, a, "tools");
+  if (!tools) return cli_error("eval --calls: --tools CATALOG.json is required"), 2;
+  char *models_buf = NULL, *heads_buf = NULL, *modes_buf = NULL;
+  const char *mv = cli_get(opts, a, "model");
+  if (!mv) mv = getenv("FGEMMA_MODEL");
+  if (!mv || !*mv) return cli_error("eval --calls: no model given: use -m MODEL.gguf[,MODEL2.gguf...]"), 2;
+  char *models[16], *heads[4], *modes[3];
+  models_buf = strdup(mv);
+  const fg_model_params *gp = cli_model_params();
+  heads_buf = strdup(cli_get(opts, a, "heads") ? cli_get(opts, a, "heads")
+                     : gp->head_type == 8 ? "q8_0" : gp->head_type == 2 ? "q4_0" : "file");
+  modes_buf = strdup(cli_get(opts, a, "constrained") ? cli_get(opts, a, "constrained") : "off");
+  if (!models_buf || !heads_buf || !modes_buf) {
+    free(models_buf), free(heads_buf), free(modes_buf);
+    return cli_error("out of memory");
+  }
+  const size_t n_models = split_list(models_buf, models, 16);
+  const size_t n_heads = split_list(heads_buf, heads, 4);
+  const size_t n_modes = split_list(modes_buf, modes, 3);
+  uint32_t head_types[4], mode_ids[3];
+  int rc = 0;
+  for (size_t i = 0; i < n_heads && !rc; i++) {
+    if (strcmp(heads[i], "file") == 0) head_types[i] = FG_MODEL_HEAD_AS_FILE;
+    else if (strcmp(heads[i], "q8_0") == 0) head_types[i] = 8;
+    else if (strcmp(heads[i], "q4_0") == 0) head_types[i] = 2;
+    else rc = cli_error("--heads: '%s' is not file, q8_0 or q4_0", heads[i]), rc = 2;
+  }
+  for (size_t i = 0; i < n_modes && !rc; i++) {
+    if (strcmp(modes[i], "off") == 0) mode_ids[i] = FG_NLU_CONSTRAIN_OFF;
+    else if (strcmp(modes[i], "call-only") == 0) mode_ids[i] = FG_NLU_CONSTRAIN_CALL_ONLY;
+    else if (strcmp(modes[i], "call-or-text") == 0) mode_ids[i] = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
+    else rc = cli_error("--constrained: '%s' is not off, call-only or call-or-text", modes[i]), rc = 2;
+  }
+  if (!rc && (!n_models || !n_heads || !n_modes)) rc = cli_error("eval --calls: an empty list"), rc = 2;
+  uint32_t max_tokens = 64;
+  const char *v;
+  if (!rc && (v = cli_get(opts, a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &max_tokens)) rc = 2;
+  fg_session_params sp;
+  cli_session_params_init(&sp);
+  if (!rc && (v = cli_get(opts, a, "threads")) && !cli_u32("--threads", v, 1, 256, &sp.n_threads)) rc = 2;
+  if (rc) {
+    free(models_buf), free(heads_buf), free(modes_buf);
+    return rc;
+  }
+
+  call_item *items = NULL;
+  const long n_items = read_calls(data, &items);
+  size_t cat_len = 0;
+  char *cat_json = n_items > 0 ? cli_read_file(tools, &cat_len) : NULL;
+  fg_catalog *cat = NULL;
+  fg_error err = {0};
+  FILE *details = NULL;
+  const size_t n_rows = n_models * n_heads * n_modes;
+  call_row *rows = calloc(n_rows, sizeof *rows);
+  if (n_items < 0 || !cat_json) rc = 1;
+  else if (!rows) rc = cli_error("out of memory");
+  if (!rc) {
+    fg_status st = fg_catalog_parse(cat_json, cat_len, &cat, &err);
+    if (st != FG_OK) rc = cli_status_error(st, tools, err.msg);
+  }
+  if (!rc && cli_get(opts, a, "details") && !(details = fopen(cli_get(opts, a, "details"), "w")))
+    rc = cli_error("eval: cannot write %s", cli_get(opts, a, "details"));
+  const bool tty = !cli_has(opts, a, "json") && cli_stderr_is_tty();
+  const double t0 = cli_now();
+
+  size_t k = 0;
+  for (size_t mi = 0; mi < n_models && !rc; mi++) {
+    for (size_t hi = 0; hi < n_heads && !rc; hi++) {
+      fg_model_params mp;
+      fg_model_params_init(&mp);
+      mp.head_type = head_types[hi];
+      fg_model *m = NULL;
+      fg_status st = fg_model_load(models[mi], &mp, &m, &err);
+      if (st != FG_OK) {
+        rc = cli_status_error(st, models[mi], err.msg);
+        break;
+      }
+      fg_model_info info;
+      fg_model_get_info(m, &info);
+      for (size_t oi = 0; oi < n_modes && !rc; oi++, k++) {
+        call_row *r = &rows[k];
+        r->model_path = models[mi];
+        snprintf(r->head_name, sizeof r->head_name, "%s", heads[hi]);
+        r->constrain = mode_ids[oi];
+        r->weight_type = info.weight_type;
+        r->head_type = info.head_type;
+        r->head_copy = info.head_copy_bytes != 0;
+        r->tied = info.tied_head;
+        if (!(r->ms = calloc((size_t)n_items, sizeof *r->ms))) {
+          rc = cli_error("out of memory");
+          break;
+        }
+        fg_nlu_params np;
+        fg_nlu_params_init(&np);
+        np.session = sp;
+        np.max_tokens = max_tokens;
+        np.constrain = mode_ids[oi];
+        fg_nlu *nlu = NULL;
+        if ((st = fg_nlu_create(m, cat, &np, &nlu, &err)) != FG_OK) {
+          rc = cli_status_error(st, "eval: cannot prepare the catalog", err.msg);
+          break;
+        }
+        fg_nlu_info ni;
+        fg_nlu_get_info(nlu, &ni);
+        r->prefix_tokens = ni.prefix_tokens;
+        r->prefix_ms = ni.prefix_ms;
+        for (long i = 0; i < n_items && !rc; i++) {
+          const call_item *it = &items[i];
+          fg_nlu_result res;
+          const double ta = cli_now();
+          st = fg_nlu_ask(nlu, it->utt, strlen(it->utt), &res);
+          r->ms[r->n] = (cli_now() - ta) * 1e3;
+          cJSON *got = st == FG_OK ? cJSON_Parse(res.json) : NULL;
+          bool exact = false, func = false, valid = false;
+          if (!got) {
+            /* an utterance the engine refused (e.g. it does not fit the context): wrong, counted */
+            cJSON *empty = cJSON_CreateObject();
+            r->errors++;
+            if (empty) score(r, it, empty, &exact, &func, &valid);
+            cJSON_Delete(empty);
+          } else {
+            score(r, it, got, &exact, &func, &valid);
+            r->decode += res.decode_tokens;
+            r->full_head += res.full_head_steps;
+            r->sparse_head += res.sparse_head_steps;
+            r->forced += res.forced_tokens;
+          }
+          r->n++;
+          if (details) {
+            char *exp = cJSON_PrintUnformatted(it->expected);
+            fprintf(details, "{\"row\":%zu,\"model\":", k);
+            cli_json_str(details, models[mi], strlen(models[mi]));
+            fprintf(details, ",\"head\":\"%s\",\"constrained\":\"%s\",\"utterance\":", heads[hi], k_mode_names[mode_ids[oi]]);
+            cli_json_str(details, it->utt, strlen(it->utt));
+            fprintf(details, ",\"expected\":%s,\"result\":%s,\"raw\":", exp ? exp : "null", got ? res.json : "null");
+            cli_json_str(details, got ? res.raw : "", strlen(got ? res.raw : ""));
+            fprintf(details, ",\"exact\":%s,\"function\":%s,\"valid_call\":%s,\"ms\":%.3f}\n", exact ? "true" : "false",
+                    func ? "true" : "false", valid ? "true" : "false", r->ms[r->n - 1]);
+            free(exp);
+          }
+          cJSON_Delete(got);
+          if (tty && (r->n % 4 == 0 || (long)r->n == n_items))
+            fprintf(stderr, "\reval: row %zu/%zu (%s, %s): %llu/%ld, exact %.1f%%, %.0f s   ", k + 1, n_rows,
+                    strrchr(models[mi], '/') ? strrchr(models[mi], '/') + 1 : models[mi], k_mode_names[mode_ids[oi]],
+                    (unsigned long long)r->n, n_items, pct((double)r->exact, r->n), cli_now() - t0);
+        }
+        fg_nlu_free(nlu);
+      }
+      fg_model_free(m);
+    }
+  }
+  if (tty) fputc('\n', stderr);
+  if (!rc) {
+    if (cli_has(opts, a, "json")) {
+      printf("{\"data\":");
+      cli_json_str(stdout, data, strlen(data));
+      printf(",\"catalog\":");
+      cli_json_str(stdout, tools, strlen(tools));
+      printf(",\"n\":%ld,\"max_tokens\":%u,\"rows\":[", n_items, max_tokens);
+      for (size_t i = 0; i < n_rows; i++) print_row_json(&rows[i], i == 0);
+      printf("]}\n");
+    } else {
+      printf("data %s (%ld utterances), catalog %s\n\n", data, n_items, tools);
+      print_table_head();
+      for (size_t i = 0; i < n_rows; i++) print_table_row(&rows[i]);
+      printf("\nexact: name and arguments equal as JSON values, no prose (text answers: no call, equal text); calls:\n"
+             "exact on the utterances that expect a call; func: the right functions (or no call); args: argument keys\n"
+             "right over the union of expected and produced keys, where the functions are right; invalid: calls the\n"
+             "parser flagged (unknown name or key, bad type or enum, missing required, malformed); tok: tokens per\n"
+             "answer, of which full-head, sparse-head steps and forced tokens. %.1f s.\n", cli_now() - t0);
+    }
+  }
+  if (details && fclose(details) != 0 && !rc) rc = cli_error("eval: cannot write the details file");
+  for (size_t i = 0; rows && i < n_rows; i++) free(rows[i].ms);
+  free(rows);
+  for (long i = 0; i < n_items; i++) free(items[i].utt), cJSON_Delete(items[i].expected);
+  free(items);
+  fg_catalog_free(cat);
+  free(cat_json);
+  free(models_buf), free(heads_buf), free(modes_buf);
+  return rc;
+}
+
 // ----------------------------------------------------------------------------------------------
 // eval
 
 int cmd_eval(int argc, char **argv) {
   static const cli_opt opts[] = {
-      {"model", 'm', true, "GGUF file to evaluate"},
+      {"model", 'm', true, "GGUF file to evaluate (with --calls: a comma list of files)"},
       {"reference", 'r', true, "F32 reference GGUF (default: the -f32 sibling of MODEL, e.g. 270m-f32.gguf)"},
       {"threads", 't', true, "worker threads (default: available cores)"},
       {"catalog", 0, true, "tool catalog JSON instead of the embedded small TV catalog"},
       {"utterances", 0, true, "one utterance per line instead of the 12 embedded German ones"},
       {"answer", 0, true, "tokens decoded (greedily by the reference) after each utterance (default 16)"},
+      {"calls", 0, true, "call accuracy on DATA.jsonl instead of logit agreement (see above)"},
+      {"tools", 0, true, "--calls: the tool catalog the utterances are answered against"},
+      {"heads", 0, true, "--calls: LM heads to try, a comma list of file, q8_0, q4_0 (default file)"},
+      {"constrained", 0, true, "--calls: decoding modes, a comma list of off, call-only, call-or-text (default off)"},
+      {"max-tokens", 0, true, "--calls: generated tokens per utterance (default 64)"},
+      {"details", 0, true, "--calls: write every answer and its scores to this JSONL file"},
       {"json", 0, false, "print one JSON object instead of the table"},
       {"help", 'h', false, "show this help"},
       {0}};
   cli_args a;
   if (cli_parse("eval", opts, argc - 1, argv + 1, &a)) return 2;
   if (cli_has(opts, &a, "help")) {
-    cli_usage(stdout, "eval", "-m MODEL.gguf [--reference MODEL_F32.gguf] [--head-type q8_0|q4_0] [--json]",
-              "Compares the next-token logits of MODEL (with its head, or a replacement head made at load) with\n"
-              "an F32 reference on a fixed prompt set: the small TV catalog as FunctionGemma prefix (measured\n"
-              "every 32 tokens), then 12 German utterances (every token) and 16 answer tokens chosen by the\n"
-              "reference (every token). Prints per part the mean and minimum cosine similarity, the top-1\n"
-              "agreement and the top-10 overlap. Both models must share the vocabulary and the shape.",
+    cli_usage(stdout, "eval",
+              "-m MODEL.gguf [--reference MODEL_F32.gguf] [--head-type q8_0|q4_0] [--json]\n"
+              "       fgemma eval --calls DATA.jsonl --tools CATALOG.json -m M1.gguf[,M2.gguf...] [--heads file,q8_0]\n"
+              "                   [--constrained off,call-only,call-or-text] [--details FILE.jsonl] [--json]",
+              "Logit agreement (first form): compares the next-token logits of MODEL (with its head, or a\n"
+              "replacement head made at load) with an F32 reference on a fixed prompt set: the small TV catalog\n"
+              "as FunctionGemma prefix (measured every 32 tokens), then 12 German utterances (every token) and 16\n"
+              "answer tokens chosen by the reference (every token). Prints per part the mean and minimum cosine\n"
+              "similarity, the top-1 agreement and the top-10 overlap. Both models must share the vocabulary and\n"
+              "the shape.\n\n"
+              "Call accuracy (--calls): DATA.jsonl holds one {\"utterance\": \"...\", \"expected\": {\"calls\":\n"
+              "[{\"name\": \"...\", \"args\": {...}}]}} or {..., \"expected\": {\"text\": \"...\"}} per line (other keys are\n"
+              "ignored). Every utterance is answered by the NLU engine (catalog prefix prefilled once, greedy) for\n"
+              "each model x head x decoding mode, one table row each:\n"
+              "  exact    calls equal to the expected ones: same names in order, arguments equal as JSON values\n"
+              "           (3 == 3.0; strings byte for byte), no flag from the parser, no prose; a text\n"
+              "           expectation: no call and the same text (trimmed)\n"
+              "  calls    exact, on the utterances that expect a call only\n"
+              "  func     the right function names (or no call where text is expected)\n"
+              "  args     among answers with the right functions: argument keys with the expected value, over\n"
+              "           the union of expected and produced keys\n"
+              "  invalid  produced calls that the parser flagged (unknown name or key, bad type or enum value,\n"
+              "           missing required key, duplicate, malformed or truncated), over all produced calls\n"
+              "  p50/p95  wall time of one answer (restore + chunk + decode), milliseconds\n"
+              "  tok      generated tokens per answer, and of them full-head steps, sparse-head steps (only the\n"
+              "           allowed rows of the head) and tokens forced by the constraint (no head at all)\n"
+              "--json prints the counts behind every rate. An utterance the engine refuses counts as wrong.",
               opts);
     return 0;
   }
   if (a.n_pos) return cli_error("eval: unexpected argument '%s'", a.pos[0]), 2;
+  if (cli_has(opts, &a, "calls")) return eval_calls(opts, &a);
+  static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details"};
+  for (size_t i = 0; i < sizeof calls_only / sizeof calls_only[0]; i++)
+    if (cli_has(opts, &a, calls_only[i])) return cli_error("eval: --%s needs --calls", calls_only[i]), 2;
   const char *model_path = cli_get(opts, &a, "model");
   if (!model_path) model_path = getenv("FGEMMA_MODEL");
   if (!model_path || !*model_path) return cli_error("eval: no model given: use -m MODEL.gguf"), 2;

@@ -412,55 +412,115 @@ int cmd_logits(int argc, char **argv) {
 // ----------------------------------------------------------------------------------------------
 // tokenize / detokenize
 
+/* Tokenizes text into a malloc'd array (*ids; *n ids). */
+static fg_status tokenize_alloc(const fg_model *m, const char *text, size_t len, uint32_t flags, int32_t **ids,
+                                size_t *n) {
+  size_t need = 0;
+  fg_status st = fg_tokenize(m, text, len, flags, NULL, 0, &need);
+  if (st != FG_OK && st != FG_ERR_BUFFER_TOO_SMALL) return st;
+  *ids = malloc((need ? need : 1) * sizeof **ids);
+  if (!*ids) return FG_ERR_NOMEM;
+  st = fg_tokenize(m, text, len, flags, *ids, need, n);
+  if (st != FG_OK) free(*ids), *ids = NULL;
+  return st;
+}
+
+/* --jsonl: one JSON string per input line -> one JSON array of ids per output line. Blank lines are
+ * skipped; any other line that is not a JSON string stops the run with its line number. */
+static int tokenize_jsonl(const fg_model *m, const char *path, uint32_t flags) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) return cli_error("tokenize: cannot open %s", path);
+  char *line = NULL, *text = NULL;
+  size_t line_cap = 0, text_cap = 0;
+  unsigned long long lineno = 0;
+  int rc = 0;
+  for (ssize_t got; !rc && (got = getline(&line, &line_cap, f)) >= 0;) {
+    lineno++;
+    size_t n = (size_t)got;
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' ' || line[n - 1] == '\t')) n--;
+    size_t b = 0;
+    while (b < n && (line[b] == ' ' || line[b] == '\t')) b++;
+    if (b == n) continue;
+    if (text_cap < n + 1) {
+      char *t = realloc(text, n + 1);
+      if (!t) {
+        rc = cli_error("out of memory");
+        break;
+      }
+      text = t;
+      text_cap = n + 1;
+    }
+    size_t len = 0;
+    const char *why = cli_json_string(line + b, n - b, text, &len);
+    if (why) {
+      rc = cli_error("tokenize: %s:%llu: %s (each line must be one JSON string)", path, lineno, why);
+      break;
+    }
+    int32_t *ids = NULL;
+    size_t k = 0;
+    fg_status st = tokenize_alloc(m, text, len, flags, &ids, &k);
+    if (st != FG_OK) {
+      rc = cli_status_error(st, "tokenize", st == FG_ERR_UNSUPPORTED ? "the model has no tokenizer metadata" : "");
+      break;
+    }
+    putchar('[');
+    for (size_t i = 0; i < k; i++) printf(i ? ",%d" : "%d", ids[i]);
+    fputs("]\n", stdout);
+    free(ids);
+  }
+  if (!rc && ferror(f)) rc = cli_error("tokenize: cannot read %s", path);
+  if (!rc && (fflush(stdout) != 0 || ferror(stdout))) rc = cli_error("tokenize: cannot write the output");
+  if (f != stdin) fclose(f);
+  free(line);
+  free(text);
+  return rc;
+}
+
 int cmd_tokenize(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"model", 'm', true, "GGUF file with tokenizer metadata"},
       {"bos", 0, false, "prepend <bos>"},
       {"no-special", 0, false, "treat control-token text like <start_of_turn> as plain text"},
+      {"jsonl", 0, false, "batch mode: TEXT names a file ('-' = stdin) of JSON strings, one a line"},
       HELP_OPT,
       {0}};
   cli_args a;
   if (cli_parse("tokenize", opts, argc - 1, argv + 1, &a)) return 2;
   if (want_help(opts, &a)) {
-    cli_usage(stdout, "tokenize", "-m MODEL.gguf [--bos] TEXT",
-              "Prints the token ids of TEXT (or of standard input when TEXT is '-'), space separated, one line.",
+    cli_usage(stdout, "tokenize", "-m MODEL.gguf [--bos] TEXT | -m MODEL.gguf [--bos] --jsonl FILE",
+              "Prints the token ids of TEXT (or of standard input when TEXT is '-'), space separated, one line.\n"
+              "With --jsonl, FILE ('-' = standard input) holds one JSON string per line (e.g. \"Ton aus\\n\");\n"
+              "each is tokenized on its own and printed as a JSON array of ids on its own line, in order, so\n"
+              "many texts need one process and one model load. Blank lines are skipped.",
               opts);
     return 0;
   }
-  if (a.n_pos != 1) return cli_error("tokenize: give exactly one TEXT argument (quote it)"), 2;
+  if (a.n_pos != 1)
+    return cli_error(cli_has(opts, &a, "jsonl") ? "tokenize: --jsonl needs exactly one FILE argument ('-' = stdin)"
+                                                : "tokenize: give exactly one TEXT argument (quote it)"),
+           2;
+  uint32_t flags = (cli_has(opts, &a, "bos") ? FG_TOKENIZE_ADD_BOS : 0) |
+                   (cli_has(opts, &a, "no-special") ? FG_TOKENIZE_NO_SPECIAL : 0);
+  if (cli_has(opts, &a, "jsonl")) {
+    fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
+    if (!m) return 1;
+    int rc = tokenize_jsonl(m, a.pos[0], flags);
+    fg_model_free(m);
+    return rc;
+  }
   const char *text = a.pos[0];
   char *stdin_buf = NULL;
   size_t len = strlen(text);
   if (strcmp(text, "-") == 0) {
-    size_t cap = 1 << 16;
-    len = 0;
-    stdin_buf = malloc(cap);
-    for (size_t got; stdin_buf && (got = fread(stdin_buf + len, 1, cap - len, stdin)) > 0;) {
-      len += got;
-      if (len == cap) {
-        char *nb = realloc(stdin_buf, cap *= 2);
-        if (!nb) {
-          free(stdin_buf);
-          stdin_buf = NULL;
-        }
-        stdin_buf = nb;
-      }
-    }
-    if (!stdin_buf) return cli_error("out of memory");
+    if (!(stdin_buf = cli_read_file("-", &len))) return 1;
     text = stdin_buf;
   }
   fg_model *m = cli_load_model(cli_get(opts, &a, "model"));
   if (!m) return free(stdin_buf), 1;
-  uint32_t flags = (cli_has(opts, &a, "bos") ? FG_TOKENIZE_ADD_BOS : 0) |
-                   (cli_has(opts, &a, "no-special") ? FG_TOKENIZE_NO_SPECIAL : 0);
-  size_t need = 0;
   int rc = 0;
-  fg_status st = fg_tokenize(m, text, len, flags, NULL, 0, &need);
   int32_t *ids = NULL;
-  if (st == FG_ERR_BUFFER_TOO_SMALL || st == FG_OK) {
-    ids = malloc((need ? need : 1) * sizeof *ids);
-    st = ids ? fg_tokenize(m, text, len, flags, ids, need, &need) : FG_ERR_NOMEM;
-  }
+  size_t need = 0;
+  fg_status st = tokenize_alloc(m, text, len, flags, &ids, &need);
   if (st != FG_OK) {
     rc = cli_status_error(st, "tokenize", st == FG_ERR_UNSUPPORTED ? "the model has no tokenizer metadata" : "");
   } else {

@@ -292,6 +292,86 @@ void cli_json_str(FILE *f, const char *s, size_t n) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// JSON strings
+
+static int hex4(const char *p, const char *end, uint32_t *out) {
+  if (end - p < 4) return 0;
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) {
+    const char c = p[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= (uint32_t)(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= (uint32_t)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= (uint32_t)(c - 'A' + 10);
+    else return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+const char *cli_json_string(const char *s, size_t n, char *out, size_t *out_len) {
+  const char *p = s, *end = s + n;
+  size_t k = 0;
+  if (p == end || *p != '"') return "not a JSON string (no opening quote)";
+  p++;
+  for (;;) {
+    if (p == end) return "unterminated JSON string";
+    unsigned char c = (unsigned char)*p++;
+    if (c == '"') break;
+    if (c < 0x20) return "control character in a JSON string";
+    if (c != '\\') {
+      out[k++] = (char)c;
+      continue;
+    }
+    if (p == end) return "unterminated escape";
+    c = (unsigned char)*p++;
+    switch (c) {
+      case '"': out[k++] = '"'; break;
+      case '\\': out[k++] = '\\'; break;
+      case '/': out[k++] = '/'; break;
+      case 'b': out[k++] = '\b'; break;
+      case 'f': out[k++] = '\f'; break;
+      case 'n': out[k++] = '\n'; break;
+      case 'r': out[k++] = '\r'; break;
+      case 't': out[k++] = '\t'; break;
+      case 'u': {
+        uint32_t cp, lo;
+        if (!hex4(p, end, &cp)) return "bad \\u escape";
+        p += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) return "lone low surrogate";
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || !hex4(p + 2, end, &lo) || lo < 0xDC00 || lo > 0xDFFF)
+            return "high surrogate without its low surrogate";
+          p += 6;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        if (cp < 0x80) {
+          out[k++] = (char)cp;
+        } else if (cp < 0x800) {
+          out[k++] = (char)(0xC0 | (cp >> 6));
+          out[k++] = (char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+          out[k++] = (char)(0xE0 | (cp >> 12));
+          out[k++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+          out[k++] = (char)(0x80 | (cp & 0x3F));
+        } else {
+          out[k++] = (char)(0xF0 | (cp >> 18));
+          out[k++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+          out[k++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+          out[k++] = (char)(0x80 | (cp & 0x3F));
+        }
+        break;
+      }
+      default: return "unknown escape";
+    }
+  }
+  while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+  if (p != end) return "text after the JSON string";
+  *out_len = k;
+  return NULL;
+}
+
+// ----------------------------------------------------------------------------------------------
 // Speculation switches and statistics
 
 const char *const cli_draft_names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache"};

@@ -3,17 +3,39 @@
 #ifndef FG_NEON_H
 #define FG_NEON_H
 
+#include "kernels/attn.h"
 #include "kernels/kernels.h"
 
 #include <stdbool.h>
 
 /* "neon": every NEON unit (armv7 with NEON + VFPv4, every aarch64). NULL when not compiled in. */
 const fg_kernels *fg_kernels_neon(void);
-/* "neon_dotprod": the int8 dot-product extension (aarch64 builds only). NULL when not compiled in. */
+/* "neon_dotprod": the int8 dot-product extension (SDOT on aarch64, VSDOT on armv7: ARMv8.2 cores in
+ * either state). NULL when not compiled in. */
 const fg_kernels *fg_kernels_neon_dotprod(void);
+/* One dot product with the table's instructions (the table's file, built for +dotprod): 1 when it
+ * computed the right value. Raises SIGILL on a CPU without them; only fg_arm_probe_sigill calls it. */
+int fg_neon_dotprod_probe(void);
 
-/* Whether this CPU runs the dot-product instructions: HWCAP_ASIMDDP from getauxval(AT_HWCAP) on
- * Linux/Android aarch64; false everywhere else (armv7 builds do not use them). */
+/* Whether this CPU runs the dot-product instructions (detected once per process, thread-safe):
+ * aarch64: HWCAP_ASIMDDP in AT_HWCAP; armv7: the AArch32 HWCAP_ASIMDDP bit where the kernel reports it,
+ * else a SIGILL-guarded probe (neon_cpu.c); false on other systems. */
 bool fg_arm_cpu_has_dotprod(void);
+
+/* How it was found: */
+enum { FG_ARM_DP_NONE = 0, FG_ARM_DP_HWCAP = 1, FG_ARM_DP_PROBE = 2 };
+int fg_arm_dotprod_source(void);
+/* The decision itself, for tests: hwcap = getauxval(AT_HWCAP) of a 64-bit (is_aarch64) or 32-bit
+ * process; probe (32-bit only, may be NULL) runs under fg_arm_probe_sigill when the bit is absent. */
+int fg_arm_dotprod_decide(unsigned long hwcap, int is_aarch64, int (*probe)(void));
+/* Runs fn with SIGILL caught (armv7 Linux; elsewhere returns 0 without calling fn): 1 when fn
+ * returned 1, 0 when it returned anything else or raised SIGILL. Restores the previous SIGILL
+ * disposition and signal mask; one call at a time. */
+int fg_arm_probe_sigill(int (*fn)(void));
+
+/* The attention table of the NEON matmul tables: aarch64 NEON qk and pv (neon_attn.c), the C table's
+ * other kernels; bit for bit the C table. NULL on armv7 (which uses the C table: NEON flushes
+ * denormals there) and elsewhere. */
+const fg_attn_kernels *fg_attn_neon(void);
 
 #endif /* FG_NEON_H */

@@ -31,7 +31,6 @@
 #  error "armv7 NEON kernels need the IEEE half-precision format (GCC: -mfp16-format=ieee, set in CMakeLists.txt)"
 #endif
 
-#define FG_Q_KSEG 64                   /* int8 blocks per segment with staged weight scales (2048 columns) */
 #define FG_Q_ROWS 4                    /* rows per int8 tile: one int32x4 of row sums */
 #define FG_F_RMAX 4
 #define FG_F_BMAX 2
@@ -44,12 +43,6 @@
 
 // ----------------------------------------------------------------------------
 // helpers
-
-FG_NEON_INLINE uint16_t fg_ld_u16(const void *p) {
-  uint16_t v;
-  memcpy(&v, p, 2);
-  return v;
-}
 
 /* Row pointers of one tile; slots past n repeat the first row (computed, never stored). */
 FG_NEON_INLINE void fg_tile_rows(const fg_mm_args *a, size_t i0, size_t n, size_t cap, const uint8_t **rp) {
@@ -247,30 +240,70 @@ static void fg_q8_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb, 
 }
 
 // ----------------------------------------------------------------------------
-// Q8_0 / Q4_0: 4 rows per tile (lane r = row r), B activations sharing each loaded weight block
+// Q8_0 / Q4_0: tiles of 4 outputs (4 rows x 1 activation, or 2 rows x 2 activations on armv7), whose
+// four exact block dots are reduced into the lanes of one int32x4; B such quads share each loaded
+// weight block (aarch64 gemm: 4 rows x 2 activations). Every output lane then gets its spec fma:
+// fma(dw * dx, (float)isum, acc) in block order. The weight pointers walk the rows block by block.
 
-/* the 32 int8 weights of block k of a row, as elements 0..15 and 16..31 */
-FG_NEON_INLINE void fg_wq(const uint8_t *row, size_t k, const int is_q4, int8x16_t *w0, int8x16_t *w1) {
-  if (is_q4) {
-    const uint8x16_t q = vld1q_u8(row + k * 18 + 2);
-    const int8x16_t eight = vdupq_n_s8(8);
-    *w0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(q, vdupq_n_u8(0x0f))), eight);
-    *w1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(q, 4)), eight);
+/* 32 int8 weights or activations of a block as two vectors. Q8_0 on armv7 loads them de-interleaved
+ * (one vld2: even bytes, odd bytes): the same permutation for weights and activations leaves every
+ * block dot unchanged and saves an instruction. */
+#if FG_NEON_A64
+#  define FG_Q8_DEINTERLEAVE 0
+#else
+#  define FG_Q8_DEINTERLEAVE 1
+#endif
+FG_NEON_INLINE void fg_ld32(const int8_t *p, const int deint, int8x16_t *v0, int8x16_t *v1) {
+  if (deint) {
+    const int8x16x2_t v = vld2q_s8(p);
+    *v0 = v.val[0];
+    *v1 = v.val[1];
   } else {
-    const int8_t *q = (const int8_t *)(row + k * 34 + 2);
-    *w0 = vld1q_s8(q);
-    *w1 = vld1q_s8(q + 16);
+#if FG_NEON_A64
+    const int8x16x2_t v = vld1q_s8_x2(p); /* one LD1 of two registers */
+    *v0 = v.val[0];
+    *v1 = v.val[1];
+#else
+    *v0 = vld1q_s8(p);
+    *v1 = vld1q_s8(p + 16);
+#endif
   }
 }
 
-/* the 4 rows' block scales, blocks k0..k1, as f32 (k, row) */
-FG_NEON_INLINE void fg_q_scales(const uint8_t *const *rp, size_t k0, size_t k1, const int is_q4, float32x4_t *dws) {
-  const size_t bsz = is_q4 ? 18 : 34;
-  for (size_t k = k0; k < k1; k++) {
-    uint16_t h[4];
-    for (int r = 0; r < 4; r++) h[r] = fg_ld_u16(rp[r] + k * bsz);
-    dws[k - k0] = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(h)));
+/* the block's 32 int8 weights; q points just past its 2-byte scale */
+FG_NEON_INLINE void fg_wq(const uint8_t *q, const int is_q4, int8x16_t *w0, int8x16_t *w1) {
+  if (is_q4) {
+    const uint8x16_t v = vld1q_u8(q);
+    const int8x16_t eight = vdupq_n_s8(8);
+    *w0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, vdupq_n_u8(0x0f))), eight);
+    *w1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(v, 4)), eight);
+  } else {
+    fg_ld32((const int8_t *)q, FG_Q8_DEINTERLEAVE, w0, w1);
   }
+}
+
+/* Row r's next block: its f16 scale into lane L of h, its weights into w0/w1; p advances one block
+ * (two increments that match the loads, so armv7 can use post-incrementing loads). */
+#define FG_NEXT_BLOCK(p, h, L, is_q4, w0, w1)                                    \
+  do {                                                                           \
+    (h) = vld1_lane_u16((const uint16_t *)(const void *)(p), (h), (L));          \
+    (p) += 2;                                                                    \
+    fg_wq((p), (is_q4), (w0), (w1));                                             \
+    (p) += (is_q4) ? 16 : 32;                                                    \
+  } while (0)
+
+/* the exact int8 dot of one weight block and one activation block, spread over the lanes (only the
+ * lane total is meaningful); activations are in -127..127 */
+FG_NEON_INLINE int32x4_t fg_qdot(int8x16_t w0, int8x16_t w1, int8x16_t x0, int8x16_t x1) {
+#if FG_NEON_HAVE_DOTPROD
+  return vdotq_s32(vdotq_s32(vdupq_n_s32(0), w0, x0), w1, x1);
+#else
+  int16x8_t p = vmull_s8(vget_low_s8(w0), vget_low_s8(x0));
+  p = vmlal_s8(p, vget_high_s8(w0), vget_high_s8(x0));
+  int16x8_t q = vmull_s8(vget_low_s8(w1), vget_low_s8(x1));
+  q = vmlal_s8(q, vget_high_s8(w1), vget_high_s8(x1));
+  return vpadalq_s16(vpaddlq_s16(p), q);
+#endif
 }
 
 FG_NEON_INLINE void fg_store4(float *y, size_t n, float32x4_t v) {
@@ -283,68 +316,531 @@ FG_NEON_INLINE void fg_store4(float *y, size_t n, float32x4_t v) {
   for (size_t i = 0; i < n; i++) y[i] = tmp[i];
 }
 
-FG_NEON_INLINE float32x4_t fg_load4(const float *y, size_t n) {
-  if (n >= 4) return vreinterpretq_f32_u8(vld1q_u8((const uint8_t *)y));
-  float tmp[4] = {0};
-  for (size_t i = 0; i < n; i++) tmp[i] = y[i];
-  return vld1q_f32(tmp);
+#if !FG_NEON_A64
+/* armv7 Q8_0, 4 rows x 1 activation (every decode matmul and the LM head): the block loop in
+ * assembly, because GCC spills and recomputes the row pointers here. Per block: the four rows' f16
+ * scales go into lanes of d1 and their 32 weights (de-interleaved, vld2) into q10-q13, all with
+ * post-incrementing loads; the activation block likewise (q2, q3) and its scale into s0. Then the
+ * four exact block dots are reduced into the lanes of q14 (lane r = row r) and, as in fg_qtile4,
+ * acc = fma(dw * dx, (float)isum, acc) (q9). Dot-product table: VSDOT into running sums q4-q7, the
+ * block's dots being the difference of two reductions; plain table: VMULL/VMLAL 16-bit products (two
+ * per lane, exact: activations are in -127..127) widened by VPADDL/VPADAL. Writes acc to out[0..3]. */
+static void fg_q8_vec4_a32(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
+                           const int8_t *xq, const float *xd, size_t nblk, float *out) {
+  if (nblk == 0) {
+    vst1q_f32(out, vdupq_n_f32(0.0f));
+    return;
+  }
+  __asm__ volatile(
+      "vmov.i32 q9, #0\n\t"
+#  if FG_NEON_HAVE_DOTPROD
+      "vmov.i32 q4, #0\n\t"
+      "vmov.i32 q5, #0\n\t"
+      "vmov.i32 q6, #0\n\t"
+      "vmov.i32 q7, #0\n\t"
+      "vmov.i32 q8, #0\n\t"
+      "1:\n\t"
+      "vld1.16 {d1[0]}, [%[p0]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p0]]!\n\t"
+      "vld1.16 {d1[1]}, [%[p1]]!\n\t"
+      "vld2.8 {d24-d27}, [%[p1]]!\n\t"
+      "vld2.8 {d4-d7}, [%[xq]]!\n\t"
+      "vsdot.s8 q4, q10, q2\n\t"
+      "vsdot.s8 q4, q11, q3\n\t"
+      "vld1.16 {d1[2]}, [%[p2]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p2]]!\n\t"
+      "vsdot.s8 q5, q12, q2\n\t"
+      "vsdot.s8 q5, q13, q3\n\t"
+      "vld1.16 {d1[3]}, [%[p3]]!\n\t"
+      "vld2.8 {d24-d27}, [%[p3]]!\n\t"
+      "vsdot.s8 q6, q10, q2\n\t"
+      "vsdot.s8 q6, q11, q3\n\t"
+      "vsdot.s8 q7, q12, q2\n\t"
+      "vsdot.s8 q7, q13, q3\n\t"
+      "vld1.32 {d0[0]}, [%[xd]]!\n\t"
+      "vpadd.i32 d28, d8, d9\n\t"
+      "vpadd.i32 d29, d10, d11\n\t"
+      "vpadd.i32 d30, d12, d13\n\t"
+      "vpadd.i32 d31, d14, d15\n\t"
+      "vpadd.i32 d28, d28, d29\n\t"
+      "vpadd.i32 d29, d30, d31\n\t"
+      "vsub.i32 q15, q14, q8\n\t"
+      "vmov q8, q14\n\t"
+#  else
+      "1:\n\t"
+      "vld2.8 {d4-d7}, [%[xq]]!\n\t"
+      "vld1.16 {d1[0]}, [%[p0]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p0]]!\n\t"
+      "vmull.s8 q12, d20, d4\n\t"
+      "vmlal.s8 q12, d21, d5\n\t"
+      "vmull.s8 q13, d22, d6\n\t"
+      "vmlal.s8 q13, d23, d7\n\t"
+      "vld1.16 {d1[1]}, [%[p1]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p1]]!\n\t"
+      "vpaddl.s16 q4, q12\n\t"
+      "vpadal.s16 q4, q13\n\t"
+      "vmull.s8 q12, d20, d4\n\t"
+      "vmlal.s8 q12, d21, d5\n\t"
+      "vmull.s8 q13, d22, d6\n\t"
+      "vmlal.s8 q13, d23, d7\n\t"
+      "vld1.16 {d1[2]}, [%[p2]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p2]]!\n\t"
+      "vpaddl.s16 q5, q12\n\t"
+      "vpadal.s16 q5, q13\n\t"
+      "vmull.s8 q12, d20, d4\n\t"
+      "vmlal.s8 q12, d21, d5\n\t"
+      "vmull.s8 q13, d22, d6\n\t"
+      "vmlal.s8 q13, d23, d7\n\t"
+      "vld1.16 {d1[3]}, [%[p3]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p3]]!\n\t"
+      "vpaddl.s16 q6, q12\n\t"
+      "vpadal.s16 q6, q13\n\t"
+      "vmull.s8 q12, d20, d4\n\t"
+      "vmlal.s8 q12, d21, d5\n\t"
+      "vmull.s8 q13, d22, d6\n\t"
+      "vmlal.s8 q13, d23, d7\n\t"
+      "vld1.32 {d0[0]}, [%[xd]]!\n\t"
+      "vpaddl.s16 q7, q12\n\t"
+      "vpadal.s16 q7, q13\n\t"
+      "vpadd.i32 d28, d8, d9\n\t"
+      "vpadd.i32 d29, d10, d11\n\t"
+      "vpadd.i32 d26, d12, d13\n\t"
+      "vpadd.i32 d27, d14, d15\n\t"
+      "vpadd.i32 d30, d28, d29\n\t"
+      "vpadd.i32 d31, d26, d27\n\t"
+#  endif
+      "vcvt.f32.f16 q1, d1\n\t"
+      "vcvt.f32.s32 q15, q15\n\t"
+      "vmul.f32 q1, q1, d0[0]\n\t"
+      "vfma.f32 q9, q1, q15\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      "vst1.32 {d18-d19}, [%[out]]\n\t"
+      : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [xq] "+r"(xq), [xd] "+r"(xd), [n] "+r"(nblk)
+      : [out] "r"(out)
+      : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+        "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+        "d29", "d30", "d31");
 }
+#endif
 
-FG_NEON_INLINE void fg_qtile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0, const int B,
-                             const int is_q4, size_t k0, size_t k1, const float32x4_t *dws) {
-  const size_t stride = fg_act_q8_row_bytes(a->cols);
-  fg_act_q8_row xr[FG_F_BMAX];
+#if !FG_NEON_A64
+/* armv7 Q8_0 gemm tile, 2 rows x 2 activations (prefill): as fg_q8_vec4_a32, with the quad's lanes
+ * (row 0 act a, row 1 act a, row 0 act b, row 1 act b) and the scale dw_r * dx_b; each weight block is
+ * loaded once for both activations. Writes the four outputs to out[0..3] in that order. */
+static void fg_q8_gemm22_a32(const uint8_t *p0, const uint8_t *p1, const int8_t *xa, const float *xad,
+                             const int8_t *xb, const float *xbd, size_t nblk, float *out) {
+  if (nblk == 0) {
+    vst1q_f32(out, vdupq_n_f32(0.0f));
+    return;
+  }
+  __asm__ volatile(
+      "vmov.i32 q9, #0\n\t"
+#  if FG_NEON_HAVE_DOTPROD
+      "vmov.i32 q4, #0\n\t"
+      "vmov.i32 q5, #0\n\t"
+      "vmov.i32 q6, #0\n\t"
+      "vmov.i32 q7, #0\n\t"
+      "vmov.i32 q8, #0\n\t"
+#  endif
+      "1:\n\t"
+      "vld1.16 {d1[0]}, [%[p0]]!\n\t"
+      "vld2.8 {d20-d23}, [%[p0]]!\n\t"
+      "vld1.16 {d1[1]}, [%[p1]]!\n\t"
+      "vld2.8 {d28-d31}, [%[p1]]!\n\t"
+      "vld2.8 {d4-d7}, [%[xa]]!\n\t"
+      "vld2.8 {d24-d27}, [%[xb]]!\n\t"
+      "vld1.32 {d0[0]}, [%[xad]]!\n\t"
+      "vld1.32 {d0[1]}, [%[xbd]]!\n\t"
+#  if FG_NEON_HAVE_DOTPROD
+      "vsdot.s8 q4, q10, q2\n\t"
+      "vsdot.s8 q4, q11, q3\n\t"
+      "vsdot.s8 q5, q14, q2\n\t"
+      "vsdot.s8 q5, q15, q3\n\t"
+      "vsdot.s8 q6, q10, q12\n\t"
+      "vsdot.s8 q6, q11, q13\n\t"
+      "vsdot.s8 q7, q14, q12\n\t"
+      "vsdot.s8 q7, q15, q13\n\t"
+      "vpadd.i32 d20, d8, d9\n\t"
+      "vpadd.i32 d21, d10, d11\n\t"
+      "vpadd.i32 d22, d12, d13\n\t"
+      "vpadd.i32 d23, d14, d15\n\t"
+      "vpadd.i32 d28, d20, d21\n\t"
+      "vpadd.i32 d29, d22, d23\n\t"
+      "vsub.i32 q15, q14, q8\n\t"
+      "vmov q8, q14\n\t"
+#  else
+#    define FG_A32_DOT(acc, w0, w1, w2, w3, x0, x1, x2, x3)                                                \
+      "vmull.s8 q8, " w0 ", " x0 "\n\t"                                                                  \
+      "vmlal.s8 q8, " w1 ", " x1 "\n\t"                                                                  \
+      "vmull.s8 q1, " w2 ", " x2 "\n\t"                                                                  \
+      "vmlal.s8 q1, " w3 ", " x3 "\n\t"                                                                  \
+      "vpaddl.s16 " acc ", q8\n\t"                                                                       \
+      "vpadal.s16 " acc ", q1\n\t"
+      FG_A32_DOT("q4", "d20", "d21", "d22", "d23", "d4", "d5", "d6", "d7")
+      FG_A32_DOT("q5", "d28", "d29", "d30", "d31", "d4", "d5", "d6", "d7")
+      FG_A32_DOT("q6", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27")
+      FG_A32_DOT("q7", "d28", "d29", "d30", "d31", "d24", "d25", "d26", "d27")
+#    undef FG_A32_DOT
+      "vpadd.i32 d20, d8, d9\n\t"
+      "vpadd.i32 d21, d10, d11\n\t"
+      "vpadd.i32 d22, d12, d13\n\t"
+      "vpadd.i32 d23, d14, d15\n\t"
+      "vpadd.i32 d30, d20, d21\n\t"
+      "vpadd.i32 d31, d22, d23\n\t"
+#  endif
+      "vcvt.f32.f16 q1, d1\n\t"
+      "vmov d3, d2\n\t"
+      "vmul.f32 d2, d2, d0[0]\n\t"
+      "vmul.f32 d3, d3, d0[1]\n\t"
+      "vcvt.f32.s32 q15, q15\n\t"
+      "vfma.f32 q9, q1, q15\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      "vst1.32 {d18-d19}, [%[out]]\n\t"
+      : [p0] "+r"(p0), [p1] "+r"(p1), [xa] "+r"(xa), [xad] "+r"(xad), [xb] "+r"(xb), [xbd] "+r"(xbd),
+        [n] "+r"(nblk)
+      : [out] "r"(out)
+      : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+        "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+        "d29", "d30", "d31");
+}
+#endif
+
+#if FG_NEON_A64
+/* aarch64 Q8_0, 4 rows x 1 activation: the same loop as fg_q8_vec4_a32 (GCC recomputes the row
+ * addresses here), with post-indexed LD1s; SDOT into running sums, or SMULL/SMLAL2 + SADDLP/SADALP.
+ * Registers v0-v7 and v16-v31 only (v8-v15 are callee-saved). */
+static void fg_q8_vec4_a64(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
+                           const int8_t *xq, const float *xd, size_t nblk, float *out) {
+  if (nblk == 0) {
+    vst1q_f32(out, vdupq_n_f32(0.0f));
+    return;
+  }
+#  if FG_NEON_HAVE_DOTPROD
+#    define FG_A64_ROW(L, acc, wa, wb, p)                                                                  \
+      "ld1 {v1.h}[" L "], [%[" p "]], #2\n\t"                                                             \
+      "ld1 {" wa ".16b, " wb ".16b}, [%[" p "]], #32\n\t"                                                 \
+      "sdot " acc ".4s, " wa ".16b, v2.16b\n\t"                                                           \
+      "sdot " acc ".4s, " wb ".16b, v3.16b\n\t"
+#  else
+#    define FG_A64_ROW(L, acc, wa, wb, p)                                                                  \
+      "ld1 {v1.h}[" L "], [%[" p "]], #2\n\t"                                                             \
+      "ld1 {" wa ".16b, " wb ".16b}, [%[" p "]], #32\n\t"                                                 \
+      "smull v18.8h, " wa ".8b, v2.8b\n\t"                                                                \
+      "smlal2 v18.8h, " wa ".16b, v2.16b\n\t"                                                             \
+      "smull v19.8h, " wb ".8b, v3.8b\n\t"                                                                \
+      "smlal2 v19.8h, " wb ".16b, v3.16b\n\t"                                                             \
+      "saddlp " acc ".4s, v18.8h\n\t"                                                                     \
+      "sadalp " acc ".4s, v19.8h\n\t"
+#  endif
+  __asm__ volatile(
+      "movi v17.4s, #0\n\t"
+      "movi v16.4s, #0\n\t"
+      "movi v4.4s, #0\n\t"
+      "movi v5.4s, #0\n\t"
+      "movi v6.4s, #0\n\t"
+      "movi v7.4s, #0\n\t"
+      "1:\n\t"
+      "ld1 {v2.16b, v3.16b}, [%[xq]], #32\n\t"
+      "ld1r {v0.4s}, [%[xd]], #4\n\t"
+      FG_A64_ROW("0", "v4", "v20", "v21", "p0")
+      FG_A64_ROW("1", "v5", "v22", "v23", "p1")
+      FG_A64_ROW("2", "v6", "v24", "v25", "p2")
+      FG_A64_ROW("3", "v7", "v26", "v27", "p3")
+      "addp v28.4s, v4.4s, v5.4s\n\t"
+      "addp v29.4s, v6.4s, v7.4s\n\t"
+      "addp v28.4s, v28.4s, v29.4s\n\t"
+#  if FG_NEON_HAVE_DOTPROD
+      "sub v30.4s, v28.4s, v16.4s\n\t"
+      "mov v16.16b, v28.16b\n\t"
+#  else
+      "mov v30.16b, v28.16b\n\t"
+#  endif
+      "fcvtl v31.4s, v1.4h\n\t"
+      "fmul v31.4s, v31.4s, v0.4s\n\t"
+      "scvtf v30.4s, v30.4s\n\t"
+      "fmla v17.4s, v31.4s, v30.4s\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "b.ne 1b\n\t"
+      "st1 {v17.4s}, [%[out]]\n\t"
+      : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [xq] "+r"(xq), [xd] "+r"(xd), [n] "+r"(nblk)
+      : [out] "r"(out)
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#  undef FG_A64_ROW
+}
+#  define fg_q8_vec4_asm fg_q8_vec4_a64
+
+#  if FG_NEON_HAVE_DOTPROD
+/* aarch64 Q8_0 gemm tile with SDOT: 4 rows x 2 activations (a, b), two quads sharing each loaded weight
+ * block; as fg_q8_vec4_a64 otherwise. Writes row 0..3 of activation a to out[0..3], of b to out[4..7]. */
+static void fg_q8_gemm42_a64(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3,
+                             const int8_t *xa, const float *xad, const int8_t *xb, const float *xbd, size_t nblk,
+                             float *out) {
+  if (nblk == 0) {
+    vst1q_f32(out, vdupq_n_f32(0.0f));
+    vst1q_f32(out + 4, vdupq_n_f32(0.0f));
+    return;
+  }
+#    define FG_A64_ROW2(L, ca, cb, wa, wb, p)                                                              \
+      "ld1 {v1.h}[" L "], [%[" p "]], #2\n\t"                                                             \
+      "ld1 {" wa ".16b, " wb ".16b}, [%[" p "]], #32\n\t"                                                 \
+      "sdot " ca ".4s, " wa ".16b, v2.16b\n\t"                                                            \
+      "sdot " ca ".4s, " wb ".16b, v3.16b\n\t"                                                            \
+      "sdot " cb ".4s, " wa ".16b, v4.16b\n\t"                                                            \
+      "sdot " cb ".4s, " wb ".16b, v5.16b\n\t"
+  __asm__ volatile(
+      "movi v16.4s, #0\n\t"
+      "movi v17.4s, #0\n\t"
+      "movi v18.4s, #0\n\t"
+      "movi v19.4s, #0\n\t"
+      "movi v20.4s, #0\n\t"
+      "movi v21.4s, #0\n\t"
+      "movi v22.4s, #0\n\t"
+      "movi v23.4s, #0\n\t"
+      "movi v24.4s, #0\n\t"
+      "movi v25.4s, #0\n\t"
+      "movi v26.4s, #0\n\t"
+      "movi v27.4s, #0\n\t"
+      "1:\n\t"
+      "ld1 {v2.16b, v3.16b}, [%[xa]], #32\n\t"
+      "ld1 {v4.16b, v5.16b}, [%[xb]], #32\n\t"
+      "ld1 {v0.s}[0], [%[xad]], #4\n\t"
+      "ld1 {v0.s}[1], [%[xbd]], #4\n\t"
+      FG_A64_ROW2("0", "v16", "v20", "v28", "v29", "p0")
+      FG_A64_ROW2("1", "v17", "v21", "v30", "v31", "p1")
+      FG_A64_ROW2("2", "v18", "v22", "v28", "v29", "p2")
+      FG_A64_ROW2("3", "v19", "v23", "v30", "v31", "p3")
+      "addp v6.4s, v16.4s, v17.4s\n\t"
+      "addp v7.4s, v18.4s, v19.4s\n\t"
+      "addp v6.4s, v6.4s, v7.4s\n\t"
+      "addp v28.4s, v20.4s, v21.4s\n\t"
+      "addp v29.4s, v22.4s, v23.4s\n\t"
+      "addp v28.4s, v28.4s, v29.4s\n\t"
+      "sub v7.4s, v6.4s, v24.4s\n\t"
+      "mov v24.16b, v6.16b\n\t"
+      "sub v29.4s, v28.4s, v25.4s\n\t"
+      "mov v25.16b, v28.16b\n\t"
+      "fcvtl v30.4s, v1.4h\n\t"
+      "fmul v31.4s, v30.4s, v0.s[0]\n\t"
+      "fmul v30.4s, v30.4s, v0.s[1]\n\t"
+      "scvtf v7.4s, v7.4s\n\t"
+      "scvtf v29.4s, v29.4s\n\t"
+      "fmla v26.4s, v31.4s, v7.4s\n\t"
+      "fmla v27.4s, v30.4s, v29.4s\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "b.ne 1b\n\t"
+      "st1 {v26.4s, v27.4s}, [%[out]]\n\t"
+      : [p0] "+r"(p0), [p1] "+r"(p1), [p2] "+r"(p2), [p3] "+r"(p3), [xa] "+r"(xa), [xad] "+r"(xad), [xb] "+r"(xb),
+        [xbd] "+r"(xbd), [n] "+r"(nblk)
+      : [out] "r"(out)
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#    undef FG_A64_ROW2
+}
+#  endif
+#else
+#  define fg_q8_vec4_asm fg_q8_vec4_a32
+#endif
+
+/* 4 rows (lane r = row r) x B activations (one quad each): outputs t0 .. t0+nr of activations b0.. */
+FG_NEON_INLINE void fg_qtile4(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0,
+                              const int B, const int is_q4) {
+  const size_t nblk = a->cols / 32, stride = fg_act_q8_row_bytes(a->cols);
+  const int deint = is_q4 ? 0 : FG_Q8_DEINTERLEAVE;
+  const int8_t *xq[FG_F_BMAX];
+  const float *xd[FG_F_BMAX];
   float32x4_t acc[FG_F_BMAX];
   for (int b = 0; b < B; b++) {
-    xr[b] = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b0 + (size_t)b) * stride, a->cols);
-    acc[b] = k0 == 0 ? vdupq_n_f32(0.0f) : fg_load4(a->y + (b0 + (size_t)b) * a->ldy + t0, nr);
+    const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b0 + (size_t)b) * stride, a->cols);
+    xq[b] = xr.qs;
+    xd[b] = xr.d;
+    acc[b] = vdupq_n_f32(0.0f);
   }
-  for (size_t k = k0; k < k1; k++) {
+  const uint8_t *p0 = rp[0], *p1 = rp[1], *p2 = rp[2], *p3 = rp[3];
+  float32x4_t acc0 = acc[0], acc1 = B == 2 ? acc[1] : acc[0];
+#if FG_NEON_HAVE_DOTPROD
+  /* running int32 sums per row and activation: a block's dots are the difference of two reductions
+   * (exact in wrapping int32 arithmetic, since each block dot fits), which saves zeroing per block */
+  const int32x4_t z = vdupq_n_s32(0);
+  int32x4_t cum00 = z, cum01 = z, cum02 = z, cum03 = z, cum10 = z, cum11 = z, cum12 = z, cum13 = z;
+  int32x4_t prev0 = z, prev1 = z;
+#endif
+  uint16x4_t h = vdup_n_u16(0);
+  for (size_t k = 0; k < nblk; k++) {
     int8x16_t w0[4], w1[4];
-    for (int r = 0; r < 4; r++) fg_wq(rp[r], k, is_q4, &w0[r], &w1[r]);
-    for (int b = 0; b < B; b++) {
-      const int8x16_t x0 = vld1q_s8(xr[b].qs + k * 32), x1 = vld1q_s8(xr[b].qs + k * 32 + 16);
-      int32x4_t p[4];
-      for (int r = 0; r < 4; r++) p[r] = fg_vdot32_s8(vdupq_n_s32(0), w0[r], x0, w1[r], x1);
-      const int32x4_t isum = fg_vsum4_s32(p[0], p[1], p[2], p[3]); /* lane r: row r's exact block dot */
-      const float32x4_t scale = vmulq_n_f32(dws[k - k0], xr[b].d[k]);
-      acc[b] = vfmaq_f32(acc[b], scale, vcvtq_f32_s32(isum));
-    }
+    FG_NEXT_BLOCK(p0, h, 0, is_q4, &w0[0], &w1[0]);
+    FG_NEXT_BLOCK(p1, h, 1, is_q4, &w0[1], &w1[1]);
+    FG_NEXT_BLOCK(p2, h, 2, is_q4, &w0[2], &w1[2]);
+    FG_NEXT_BLOCK(p3, h, 3, is_q4, &w0[3], &w1[3]);
+    const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(h));
+    /* written out per row and activation: GCC at -O2 (aarch64's Release) keeps loops over such arrays
+     * in memory */
+#if FG_NEON_HAVE_DOTPROD
+#  define FG_QT4_B(b)                                                                                        \
+    do {                                                                                                     \
+      int8x16_t x0, x1;                                                                                      \
+      fg_ld32(xq[b] + k * 32, deint, &x0, &x1);                                                              \
+      cum##b##0 = vdotq_s32(vdotq_s32(cum##b##0, w0[0], x0), w1[0], x1);                                     \
+      cum##b##1 = vdotq_s32(vdotq_s32(cum##b##1, w0[1], x0), w1[1], x1);                                     \
+      cum##b##2 = vdotq_s32(vdotq_s32(cum##b##2, w0[2], x0), w1[2], x1);                                     \
+      cum##b##3 = vdotq_s32(vdotq_s32(cum##b##3, w0[3], x0), w1[3], x1);                                     \
+      const int32x4_t red = fg_vsum4_s32(cum##b##0, cum##b##1, cum##b##2, cum##b##3);                        \
+      const int32x4_t isum = vsubq_s32(red, prev##b);                                                        \
+      prev##b = red;                                                                                         \
+      acc##b = vfmaq_f32(acc##b, vmulq_n_f32(dw, xd[b][k]), vcvtq_f32_s32(isum));                            \
+    } while (0)
+#else
+#  define FG_QT4_B(b)                                                                                        \
+    do {                                                                                                     \
+      int8x16_t x0, x1;                                                                                      \
+      fg_ld32(xq[b] + k * 32, deint, &x0, &x1);                                                              \
+      const int32x4_t isum = fg_vsum4_s32(fg_qdot(w0[0], w1[0], x0, x1), fg_qdot(w0[1], w1[1], x0, x1),      \
+                                          fg_qdot(w0[2], w1[2], x0, x1), fg_qdot(w0[3], w1[3], x0, x1));     \
+      acc##b = vfmaq_f32(acc##b, vmulq_n_f32(dw, xd[b][k]), vcvtq_f32_s32(isum));                            \
+    } while (0)
+#endif
+    FG_QT4_B(0);
+    if (B == 2) FG_QT4_B(1);
+#undef FG_QT4_B
   }
+  acc[0] = acc0;
+  if (B == 2) acc[1] = acc1;
   for (int b = 0; b < B; b++) fg_store4(a->y + (b0 + (size_t)b) * a->ldy + t0, nr, acc[b]);
 }
 
-FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4, const int B) {
-  const size_t nblk = a->cols / 32;
-  float32x4_t dws[FG_Q_KSEG]; /* (k, row) */
-  for (size_t t0 = i0; t0 < i1; t0 += FG_Q_ROWS) {
-    const size_t nr = FG_MIN((size_t)FG_Q_ROWS, i1 - t0);
+/* 2 rows x 2 activations in one quad: lanes (r0 b0, r1 b0, r0 b1, r1 b1) (armv7's gemm: 16 registers) */
+FG_NEON_INLINE void fg_qtile22(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0,
+                               const int is_q4) {
+  const size_t nblk = a->cols / 32, stride = fg_act_q8_row_bytes(a->cols);
+  const int deint = is_q4 ? 0 : FG_Q8_DEINTERLEAVE;
+  const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b0 * stride, a->cols);
+  const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b0 + 1) * stride, a->cols);
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  const uint8_t *p0 = rp[0], *p1 = rp[1];
+  uint16x4_t h = vdup_n_u16(0);
+  for (size_t k = 0; k < nblk; k++) {
+    int8x16_t w00, w01, w10, w11, xa0, xa1, xb0, xb1;
+    FG_NEXT_BLOCK(p0, h, 0, is_q4, &w00, &w01);
+    FG_NEXT_BLOCK(p1, h, 1, is_q4, &w10, &w11);
+    const float32x2_t dw = vget_low_f32(vcvt_f32_f16(vreinterpret_f16_u16(h)));
+    const float32x4_t scale = vcombine_f32(vmul_n_f32(dw, xa.d[k]), vmul_n_f32(dw, xb.d[k]));
+    fg_ld32(xa.qs + k * 32, deint, &xa0, &xa1);
+    fg_ld32(xb.qs + k * 32, deint, &xb0, &xb1);
+    const int32x4_t isum = fg_vsum4_s32(fg_qdot(w00, w01, xa0, xa1), fg_qdot(w10, w11, xa0, xa1),
+                                        fg_qdot(w00, w01, xb0, xb1), fg_qdot(w10, w11, xb0, xb1));
+    acc = vfmaq_f32(acc, scale, vcvtq_f32_s32(isum));
+  }
+  float o[4];
+  vst1q_f32(o, acc);
+  float *ya = a->y + b0 * a->ldy + t0, *yb = ya + a->ldy;
+  ya[0] = o[0];
+  yb[0] = o[2];
+  if (nr > 1) {
+    ya[1] = o[1];
+    yb[1] = o[3];
+  }
+}
+
+FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int is_q4, const int gemm) {
+  if (!is_q4 && !gemm) { /* Q8_0 decode: the assembly loop, activation by activation */
+    const size_t stride = fg_act_q8_row_bytes(a->cols), nblk = a->cols / 32;
+    const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+      float *y = a->y + b * a->ldy;
+      size_t t0 = i0;
+      if (!a->rows && !(FG_NEON_FTZ && !safe[b])) /* whole tiles of consecutive rows: no per-tile set-up */
+        for (const size_t rb = a->row_bytes; t0 + FG_Q_ROWS <= i1; t0 += FG_Q_ROWS) {
+          const uint8_t *r0 = a->w + t0 * rb;
+          fg_q8_vec4_asm(r0, r0 + rb, r0 + 2 * rb, r0 + 3 * rb, xr.qs, xr.d, nblk, y + t0);
+        }
+      for (; t0 < i1; t0 += FG_Q_ROWS) {
+        const size_t nr = FG_MIN((size_t)FG_Q_ROWS, i1 - t0);
+        const uint8_t *rp[FG_Q_ROWS];
+        fg_tile_rows(a, t0, nr, FG_Q_ROWS, rp);
+        if (FG_NEON_FTZ && !safe[b]) { /* armv7, tiny activation scales: the spec in scalar VFP code */
+          for (size_t r = 0; r < nr; r++) y[t0 + r] = fg_spec_dot_q8(a->type, rp[r], xr, a->cols);
+        } else if (nr == FG_Q_ROWS) {
+          fg_q8_vec4_asm(rp[0], rp[1], rp[2], rp[3], xr.qs, xr.d, nblk, y + t0);
+        } else {
+          float o[4];
+          fg_q8_vec4_asm(rp[0], rp[1], rp[2], rp[3], xr.qs, xr.d, nblk, o);
+          for (size_t r = 0; r < nr; r++) y[t0 + r] = o[r];
+        }
+      }
+    }
+    return;
+  }
+  const int pairs = gemm && !FG_NEON_A64; /* armv7 gemm: 2 x 2 tiles */
+  const size_t R = pairs ? 2 : FG_Q_ROWS;
+  for (size_t t0 = i0; t0 < i1; t0 += R) {
+    const size_t nr = FG_MIN(R, i1 - t0);
     const uint8_t *rp[FG_Q_ROWS];
-    fg_tile_rows(a, t0, nr, FG_Q_ROWS, rp);
-    for (size_t k0 = 0; k0 < nblk; k0 += FG_Q_KSEG) {
-      const size_t k1 = FG_MIN(k0 + FG_Q_KSEG, nblk);
-      fg_q_scales(rp, k0, k1, is_q4, dws);
-      size_t b = 0;
-      for (; b + (size_t)B <= a->nb; b += (size_t)B) fg_qtile(a, rp, t0, nr, b, B, is_q4, k0, k1, dws);
-      for (; b < a->nb; b++) fg_qtile(a, rp, t0, nr, b, 1, is_q4, k0, k1, dws);
+    fg_tile_rows(a, t0, nr, R, rp);
+    size_t b = 0;
+#if !FG_NEON_A64
+    if (pairs && !is_q4) {
+      const size_t stride = fg_act_q8_row_bytes(a->cols);
+      for (; b + 2 <= a->nb; b += 2) {
+        const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+        const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + 1) * stride, a->cols);
+        float o[4];
+        fg_q8_gemm22_a32(rp[0], rp[1], xa.qs, xa.d, xb.qs, xb.d, a->cols / 32, o);
+        float *ya = a->y + b * a->ldy + t0, *yb = ya + a->ldy;
+        ya[0] = o[0];
+        yb[0] = o[2];
+        if (nr > 1) {
+          ya[1] = o[1];
+          yb[1] = o[3];
+        }
+      }
+    }
+#endif
+#if FG_NEON_A64 && FG_NEON_HAVE_DOTPROD
+    if (gemm && !is_q4) {
+      const size_t stride = fg_act_q8_row_bytes(a->cols);
+      for (; b + 2 <= a->nb; b += 2) {
+        const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+        const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + 1) * stride, a->cols);
+        float o[8];
+        fg_q8_gemm42_a64(rp[0], rp[1], rp[2], rp[3], xa.qs, xa.d, xb.qs, xb.d, a->cols / 32, o);
+        float *ya = a->y + b * a->ldy + t0, *yb = ya + a->ldy;
+        for (size_t r = 0; r < nr; r++) {
+          ya[r] = o[r];
+          yb[r] = o[4 + r];
+        }
+      }
+    }
+#endif
+    if (pairs)
+      for (; b + 2 <= a->nb; b += 2) fg_qtile22(a, rp, t0, nr, b, is_q4);
+    else if (gemm)
+      for (; b + 2 <= a->nb; b += 2) fg_qtile4(a, rp, t0, nr, b, 2, is_q4);
+    if (R == 2) { /* single activations of a 2-row tile: rows repeated into a 4-row one */
+      const uint8_t *rp4[FG_Q_ROWS] = {rp[0], rp[1], rp[0], rp[1]};
+      for (; b < a->nb; b++) fg_qtile4(a, rp4, t0, nr, b, 1, is_q4);
+    } else {
+      for (; b < a->nb; b++) fg_qtile4(a, rp, t0, nr, b, 1, is_q4);
     }
     if (FG_NEON_FTZ) { /* armv7: activation rows with tiny scales follow the spec in scalar VFP code */
       const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
       const size_t stride = fg_act_q8_row_bytes(a->cols);
-      for (size_t b = 0; b < a->nb; b++) {
-        if (safe[b]) continue;
-        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+      for (size_t bb = 0; bb < a->nb; bb++) {
+        if (safe[bb]) continue;
+        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + bb * stride, a->cols);
         for (size_t r = 0; r < nr; r++)
-          a->y[b * a->ldy + t0 + r] = fg_spec_dot_q8(a->type, rp[r], xr, a->cols);
+          a->y[bb * a->ldy + t0 + r] = fg_spec_dot_q8(a->type, rp[r], xr, a->cols);
       }
     }
   }
 }
 
-static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 1); }
-static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 1); }
-static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 2); }
-static void fg_q4_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 2); }
+static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 0); }
+static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 0); }
+static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 1); }
+static void fg_q4_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 1); }
 
 // ----------------------------------------------------------------------------
 // the table

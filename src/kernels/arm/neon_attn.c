@@ -1,0 +1,119 @@
+/* neon_attn.c — aarch64 NEON versions of the attention products (kernels/attn.h: qk and pv), bit for
+ * bit the plain-C table's (which is bit for bit the AVX2 table's): every output element is the same
+ * chain of fused multiply-adds in the same order, only several elements at a time. AArch64 NEON is IEEE
+ * (FPCR left at its default by Linux/Android), so vfmaq_f32 rounds exactly like fmaf. The rest of the
+ * table (softmax, GELU, exp, f16 conversion) is the C table's.
+ *
+ * armv7 keeps the C table: AArch32 NEON flushes denormals, and p * v products of small softmax weights
+ * can be denormal. */
+#include "kernels/arm/neon.h"
+
+#if defined(__aarch64__) && defined(__ARM_NEON)
+#  include <arm_neon.h>
+#  include <math.h>
+#  include <pthread.h>
+#  include <string.h>
+
+/* 4 keys or values from an f32 or f16 row */
+static inline float32x4_t ld4(const void *p, size_t i, uint32_t type) {
+  if (type == FG_TYPE_F16) return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)p + i)));
+  return vld1q_f32((const float *)p + i);
+}
+
+static inline float ld1(const void *p, size_t i, uint32_t type) {
+  if (type == FG_TYPE_F16) {
+    uint16_t h;
+    memcpy(&h, (const uint8_t *)p + 2 * i, 2);
+    return fg_fp16_to_f32(h);
+  }
+  return ((const float *)p)[i];
+}
+
+/* s[r][j] = fma(q[r][i], kt[i][j], s[r][j]) for i = 0 .. hk-1, from 0; two query rows share each loaded
+ * key row (FG_ATTN_BLK = 32 keys: 8 vectors) */
+static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
+                    uint32_t k_type, float *FG_RESTRICT s) {
+  enum { NV = FG_ATTN_BLK / 4 };
+  const size_t es = k_type == FG_TYPE_F16 ? 2 : 4;
+  for (size_t r = 0; r < R; r += 2) {
+    const int two = r + 1 < R;
+    float32x4_t a0[NV], a1[NV];
+    for (int v = 0; v < NV; v++) a0[v] = a1[v] = vdupq_n_f32(0.0f);
+    const float *q0 = q + r * ldq, *q1 = two ? q0 + ldq : q0;
+    for (size_t i = 0; i < hk; i++) {
+      const uint8_t *krow = (const uint8_t *)kt + i * FG_ATTN_BLK * es;
+      const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);
+      for (int v = 0; v < NV; v++) {
+        const float32x4_t k = ld4(krow, 4 * (size_t)v, k_type);
+        a0[v] = vfmaq_f32(a0[v], w0, k);
+        a1[v] = vfmaq_f32(a1[v], w1, k);
+      }
+    }
+    for (int v = 0; v < NV; v++) vst1q_f32(s + r * FG_ATTN_BLK + 4 * v, a0[v]);
+    if (two)
+      for (int v = 0; v < NV; v++) vst1q_f32(s + (r + 1) * FG_ATTN_BLK + 4 * v, a1[v]);
+  }
+}
+
+/* o[r][i] *= c[r]; then o[r][i] = fma(p[r][j], v_j[i], o[r][i]) for j = ja .. jb-1; columns in chunks of
+ * 32 held in registers over all j, two rows sharing each loaded value chunk */
+static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const float *FG_RESTRICT c,
+                    const float *FG_RESTRICT p, uint32_t ja, uint32_t jb, const void *FG_RESTRICT v, size_t v_stride,
+                    uint32_t v_type) {
+  enum { NV = 8 };
+  for (size_t r = 0; r < R; r += 2) {
+    const int two = r + 1 < R;
+    float *o0 = o + r * ldo, *o1 = two ? o0 + ldo : o0;
+    const float *p0 = p + r * FG_ATTN_BLK, *p1 = two ? p0 + FG_ATTN_BLK : p0;
+    const float c0 = c[r], c1 = two ? c[r + 1] : c[r];
+    size_t i0 = 0;
+    for (; i0 + 4 * NV <= hv; i0 += 4 * NV) {
+      float32x4_t a0[NV], a1[NV];
+      for (int u = 0; u < NV; u++) {
+        a0[u] = vmulq_n_f32(vld1q_f32(o0 + i0 + 4 * u), c0);
+        a1[u] = vmulq_n_f32(vld1q_f32(o1 + i0 + 4 * u), c1);
+      }
+      for (uint32_t j = ja; j < jb; j++) {
+        const uint8_t *vrow = (const uint8_t *)v + (size_t)(j - ja) * v_stride;
+        const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);
+        for (int u = 0; u < NV; u++) {
+          const float32x4_t x = ld4(vrow, i0 + 4 * (size_t)u, v_type);
+          a0[u] = vfmaq_f32(a0[u], w0, x);
+          a1[u] = vfmaq_f32(a1[u], w1, x);
+        }
+      }
+      for (int u = 0; u < NV; u++) {
+        vst1q_f32(o0 + i0 + 4 * u, a0[u]);
+        if (two) vst1q_f32(o1 + i0 + 4 * u, a1[u]);
+      }
+    }
+    for (; i0 < hv; i0++) { /* columns past the last whole chunk, one at a time */
+      float s0 = o0[i0] * c0, s1 = o1[i0] * c1;
+      for (uint32_t j = ja; j < jb; j++) {
+        const float x = ld1((const uint8_t *)v + (size_t)(j - ja) * v_stride, i0, v_type);
+        s0 = fmaf(p0[j], x, s0);
+        s1 = fmaf(p1[j], x, s1);
+      }
+      o0[i0] = s0;
+      if (two) o1[i0] = s1;
+    }
+  }
+}
+
+static fg_attn_kernels g_neon_attn;
+static pthread_once_t g_neon_attn_once = PTHREAD_ONCE_INIT;
+
+static void neon_attn_init(void) {
+  g_neon_attn = *fg_attn_ref();
+  g_neon_attn.name = "neon";
+  g_neon_attn.qk = qk_neon;
+  g_neon_attn.pv = pv_neon;
+}
+
+const fg_attn_kernels *fg_attn_neon(void) {
+  pthread_once(&g_neon_attn_once, neon_attn_init);
+  return &g_neon_attn;
+}
+#else
+const fg_attn_kernels *fg_attn_neon(void) { return NULL; }
+#endif

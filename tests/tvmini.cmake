@@ -1,0 +1,48 @@
+# ----------------------------------------------------------------------------------------------
+# tv-mini gates (issue 16, docs/TV-MINI.md): call accuracy of the trained test model on the dev set
+# and the 12 demo utterances, constrained decoding against unconstrained, and llama.cpp parity of the
+# greedy answers. Off by default; configure with -DFG_TV_MINI_GATES=ON once the model exists.
+#   The fixture test tvmini_models (tests/tvmini/models.cmake) unpacks models/tv-mini.gguf.xz (BF16) into
+#   FG_TV_MINI_DIR (cache variable; default: the environment variable FG_TV_MINI_DIR, else
+#   FG_TEST_MODELS) and converts it to tv-mini-f32.gguf, tv-mini-q8_0.gguf and tv-mini-q4_0.gguf with
+#   `fgemma convert`; without the artifact the files must be there already.
+# When on, a missing model fails the tests (they never skip). Native builds only (the gates drive the
+# CLI and node). Labels: tvmini; the parity tests also carry "oracle".
+option(FG_TV_MINI_GATES "register the tv-mini call-accuracy gates (needs the trained model files)" OFF)
+if(DEFINED ENV{FG_TV_MINI_DIR})
+  set(FG_TV_MINI_DIR_DEFAULT $ENV{FG_TV_MINI_DIR})
+else()
+  set(FG_TV_MINI_DIR_DEFAULT ${FG_TEST_MODELS})
+endif()
+set(FG_TV_MINI_DIR ${FG_TV_MINI_DIR_DEFAULT} CACHE PATH "directory of tv-mini-{f32,q8_0,q4_0}.gguf")
+set(FG_TV_MINI_THREADS 2 CACHE STRING "threads of the tv-mini gates")
+
+if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
+  find_program(FG_XZ xz)
+  if(NOT FG_XZ)
+    set(FG_XZ xz)  # the fixture then fails with the reason
+  endif()
+  add_test(NAME tvmini_models COMMAND ${CMAKE_COMMAND} -DFGEMMA=$<TARGET_FILE:fgemma>
+    -DSRC=${PROJECT_SOURCE_DIR}/models/tv-mini.gguf.xz -DDIR=${FG_TV_MINI_DIR} -DXZ=${FG_XZ}
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/models.cmake)
+  set_tests_properties(tvmini_models PROPERTIES FIXTURES_SETUP tvmini LABELS tvmini TIMEOUT 600)
+  set(tvm_args -DFGEMMA=$<TARGET_FILE:fgemma> -DTOOLS=${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
+    -DF32=${FG_TV_MINI_DIR}/tv-mini-f32.gguf -DQ8_0=${FG_TV_MINI_DIR}/tv-mini-q8_0.gguf
+    -DQ4_0=${FG_TV_MINI_DIR}/tv-mini-q4_0.gguf -DOUT=${CMAKE_BINARY_DIR}/tvmini -DTHREADS=${FG_TV_MINI_THREADS})
+  add_test(NAME tvmini_dev COMMAND ${CMAKE_COMMAND} ${tvm_args} -DGATE=dev
+    -DDATA=${PROJECT_SOURCE_DIR}/training/tv-dev.jsonl -P ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/gates.cmake)
+  add_test(NAME tvmini_demo COMMAND ${CMAKE_COMMAND} ${tvm_args} -DGATE=demo
+    -DDATA=${CMAKE_CURRENT_SOURCE_DIR}/tvmini/utterances-de.expected.jsonl
+    -P ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/gates.cmake)
+  set_tests_properties(tvmini_dev tvmini_demo PROPERTIES LABELS tvmini TIMEOUT 1800 FIXTURES_REQUIRED tvmini)
+  # fgemma's greedy answers (NLU engine, unconstrained) equal llama.cpp's on the dev set
+  foreach(type f32 q8_0)
+    add_test(NAME oracle_tvmini_parity_${type}
+      COMMAND ${FG_ORACLE_RUN} ${FG_ORACLE_DIR}/calls_parity.mjs --fgemma $<TARGET_FILE:fgemma>
+              --model ${FG_TV_MINI_DIR}/tv-mini-${type}.gguf --tools ${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
+              --data ${PROJECT_SOURCE_DIR}/training/tv-dev.jsonl --threads ${FG_ORACLE_THREADS} --max-tokens 48
+              --min-calls 300)
+    set_tests_properties(oracle_tvmini_parity_${type} PROPERTIES LABELS "oracle;tvmini" TIMEOUT 1800
+      FIXTURES_REQUIRED tvmini)
+  endforeach()
+endif()
