@@ -218,6 +218,7 @@ typedef struct call_row {
   uint64_t calls, invalid_calls, no_call_answers, errors;
   uint64_t decode, full_head, sparse_head, forced;
   double *ms;            /* (n) per-utterance wall time of fg_nlu_ask */
+  cli_spec_stats spec;   /* weight passes and drafts (speculation, docs/SPECULATION.md) */
 } call_row;
 
 static const char *const k_mode_names[] = {"off", "call-only", "call-or-text"};
@@ -408,7 +409,7 @@ static void row_percentiles(const call_row *r, double *p50, double *p95) {
   free(s);
 }
 
-static void print_row_json(const call_row *r, bool first) {
+static void print_row_json(call_row *r, bool first) {
   double p50, p95;
   row_percentiles(r, &p50, &p95);
   const double n = r->n ? (double)r->n : 1.0;
@@ -421,7 +422,7 @@ static void print_row_json(const call_row *r, bool first) {
          "\"errors\":%llu,\"exact\":%.6f,\"exact_calls\":%.6f,\"exact_text\":%.6f,\"function\":%.6f,\"args\":%.6f,"
          "\"invalid_rate\":%.6f,\"p50_ms\":%.3f,\"p95_ms\":%.3f,"
          "\"tokens\":{\"decode\":%.3f,\"full_head\":%.3f,\"sparse_head\":%.3f,\"forced\":%.3f},"
-         "\"prefix_tokens\":%u,\"prefix_ms\":%.1f}",
+         "\"prefix_tokens\":%u,\"prefix_ms\":%.1f,\"speculation\":{",
          fg_type_name(r->weight_type), fg_type_name(r->head_type),
          r->head_copy ? "load" : r->tied ? "tied" : "file", k_mode_names[r->constrain],
          (unsigned long long)r->n, (unsigned long long)r->n_expect_calls, (unsigned long long)r->n_expect_text,
@@ -434,11 +435,31 @@ static void print_row_json(const call_row *r, bool first) {
          r->args_total ? (double)r->args_right / (double)r->args_total : 0.0,
          r->calls ? (double)r->invalid_calls / (double)r->calls : 0.0, p50, p95, (double)r->decode / n,
          (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n, r->prefix_tokens, r->prefix_ms);
+  cli_spec_json(stdout, &r->spec);
+  printf("}}");
 }
 
 static void print_table_head(void) {
-  printf("%-24s %-5s %-10s %-12s %5s %7s %7s %7s %7s %7s %8s %8s %6s %5s %6s %6s\n", "model", "wts", "head", "constrained",
-         "n", "exact", "calls", "func", "args", "invalid", "p50 ms", "p95 ms", "tok", "full", "sparse", "forced");
+  printf("%-24s %-5s %-10s %-12s %5s %7s %7s %7s %7s %7s %8s %8s %6s %5s %6s %6s %6s\n", "model", "wts", "head",
+         "constrained", "n", "exact", "calls", "func", "args", "invalid", "p50 ms", "p95 ms", "tok", "full", "sparse", "forced",
+         "passes");
+}
+
+/* Median weight passes per answer after the utterance chunk. */
+static double passes_median(const call_row *r) {
+  const cli_spec_stats *st = &r->spec;
+  if (!st->n) return 0;
+  uint32_t *v = malloc(st->n * sizeof *v);
+  if (!v) return 0;
+  memcpy(v, st->after, st->n * sizeof *v);
+  for (size_t i = 1; i < st->n; i++) /* insertion sort: a few hundred answers */
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      const uint32_t t = v[j];
+      v[j] = v[j - 1], v[j - 1] = t;
+    }
+  const double med = st->n % 2 ? v[st->n / 2] : 0.5 * (v[st->n / 2 - 1] + v[st->n / 2]);
+  free(v);
+  return med;
 }
 
 static void print_table_row(const call_row *r) {
@@ -449,11 +470,12 @@ static void print_table_row(const call_row *r) {
   char head[32];
   snprintf(head, sizeof head, "%s%s", fg_type_name(r->head_type), r->head_copy ? "(load)" : r->tied ? "(tied)" : "");
   const double n = r->n ? (double)r->n : 1.0;
-  printf("%-24.24s %-5s %-10s %-12s %5llu %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% %8.1f %8.1f %6.1f %5.1f %6.1f %6.1f\n",
+  printf("%-24.24s %-5s %-10s %-12s %5llu %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% %8.1f %8.1f %6.1f %5.1f %6.1f %6.1f %6.1f\n",
          base, fg_type_name(r->weight_type), head, k_mode_names[r->constrain], (unsigned long long)r->n,
          pct((double)r->exact, r->n), pct((double)r->exact_calls, r->n_expect_calls), pct((double)r->function, r->n),
          pct((double)r->args_right, r->args_total), pct((double)r->invalid_calls, r->calls), p50, p95,
-         (double)r->decode / n, (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n);
+         (double)r->decode / n, (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n,
+         passes_median(r));
 }
 
 /* Splits a comma list in place into at most cap items; returns the count. */
@@ -506,6 +528,8 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
   uint32_t max_tokens = 64;
   const char *v;
   if (!rc && (v = cli_get(opts, a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &max_tokens)) rc = 2;
+  uint32_t speculate = FG_NLU_SPECULATE_DEFAULT;
+  if (!rc && (v = cli_get(opts, a, "speculate")) && !cli_speculate(v, &speculate)) rc = 2;
   fg_session_params sp;
   cli_session_params_init(&sp);
   if (!rc && (v = cli_get(opts, a, "threads")) && !cli_u32("--threads", v, 1, 256, &sp.n_threads)) rc = 2;
@@ -566,6 +590,8 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
         np.session = sp;
         np.max_tokens = max_tokens;
         np.constrain = mode_ids[oi];
+        np.speculate = speculate;
+        np.flags |= FG_NLU_NO_ANSWER_CACHE; /* every answer computed: passes and latency of first answers */
         fg_nlu *nlu = NULL;
         if ((st = fg_nlu_create(m, cat, &np, &nlu, &err)) != FG_OK) {
           rc = cli_status_error(st, "eval: cannot prepare the catalog", err.msg);
@@ -595,6 +621,7 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
             r->full_head += res.full_head_steps;
             r->sparse_head += res.sparse_head_steps;
             r->forced += res.forced_tokens;
+            cli_spec_add(&r->spec, &res);
           }
           r->n++;
           if (details) {
@@ -638,11 +665,12 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
              "exact on the utterances that expect a call; func: the right functions (or no call); args: argument keys\n"
              "right over the union of expected and produced keys, where the functions are right; invalid: calls the\n"
              "parser flagged (unknown name or key, bad type or enum, missing required, malformed); tok: tokens per\n"
-             "answer, of which full-head, sparse-head steps and forced tokens. %.1f s.\n", cli_now() - t0);
+             "answer, of which full-head, sparse-head steps and forced tokens; passes: median weight passes per answer\n"
+             "after the utterance chunk (docs/SPECULATION.md). %.1f s.\n", cli_now() - t0);
     }
   }
   if (details && fclose(details) != 0 && !rc) rc = cli_error("eval: cannot write the details file");
-  for (size_t i = 0; rows && i < n_rows; i++) free(rows[i].ms);
+  for (size_t i = 0; rows && i < n_rows; i++) free(rows[i].ms), cli_spec_free(&rows[i].spec);
   free(rows);
   for (long i = 0; i < n_items; i++) free(items[i].utt), cJSON_Delete(items[i].expected);
   free(items);
@@ -669,6 +697,7 @@ int cmd_eval(int argc, char **argv) {
       {"constrained", 0, true, "--calls: decoding modes, a comma list of off, call-only, call-or-text (default off)"},
       {"max-tokens", 0, true, "--calls: generated tokens per utterance (default 64)"},
       {"details", 0, true, "--calls: write every answer and its scores to this JSONL file"},
+      {"speculate", 0, true, "--calls: on | off: verify drafted tokens in batches (default on; same answers)"},
       {"json", 0, false, "print one JSON object instead of the table"},
       {"help", 'h', false, "show this help"},
       {0}};
@@ -678,7 +707,7 @@ int cmd_eval(int argc, char **argv) {
     cli_usage(stdout, "eval",
               "-m MODEL.gguf [--reference MODEL_F32.gguf] [--head-type q8_0|q4_0] [--json]\n"
               "       fgemma eval --calls DATA.jsonl --tools CATALOG.json -m M1.gguf[,M2.gguf...] [--heads file,q8_0]\n"
-              "                   [--constrained off,call-only,call-or-text] [--details FILE.jsonl] [--json]",
+              "                   [--constrained off,call-only,call-or-text] [--speculate on|off] [--details FILE.jsonl] [--json]",
               "Logit agreement (first form): compares the next-token logits of MODEL (with its head, or a\n"
               "replacement head made at load) with an F32 reference on a fixed prompt set: the small TV catalog\n"
               "as FunctionGemma prefix (measured every 32 tokens), then 12 German utterances (every token) and 16\n"
@@ -701,13 +730,15 @@ int cmd_eval(int argc, char **argv) {
               "  p50/p95  wall time of one answer (restore + chunk + decode), milliseconds\n"
               "  tok      generated tokens per answer, and of them full-head steps, sparse-head steps (only the\n"
               "           allowed rows of the head) and tokens forced by the constraint (no head at all)\n"
+              "  passes   median weight passes (forwards over the weights) per answer after the utterance chunk;\n"
+              "           --speculate on (the default) drafts tokens and verifies them in batches, same answers\n"
               "--json prints the counts behind every rate. An utterance the engine refuses counts as wrong.",
               opts);
     return 0;
   }
   if (a.n_pos) return cli_error("eval: unexpected argument '%s'", a.pos[0]), 2;
   if (cli_has(opts, &a, "calls")) return eval_calls(opts, &a);
-  static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details"};
+  static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details", "speculate"};
   for (size_t i = 0; i < sizeof calls_only / sizeof calls_only[0]; i++)
     if (cli_has(opts, &a, calls_only[i])) return cli_error("eval: --%s needs --calls", calls_only[i]), 2;
   const char *model_path = cli_get(opts, &a, "model");
