@@ -93,6 +93,12 @@ typedef struct fg_snapshot fg_snapshot;
 
 #define FG_MODEL_NO_MMAP 0x1u        /* read the file into memory instead of mapping it */
 #define FG_MODEL_CHECK_TENSORS 0x2u  /* scan every weight for NaN/Inf at load (slow) */
+/* A head whose rows are mostly all zero (a model trained on a part of the vocabulary, whose unused
+ * embedding rows stay zero: e.g. tv-mini) is computed over its other rows only, the zero rows' logits
+ * being 0; load checks a sample of rows and scans the head only when the sample has zero rows. This
+ * flag turns that off (every row is computed; logits may then differ in the sign of a zero, or be NaN
+ * where the hidden state is not finite). */
+#define FG_MODEL_DENSE_HEAD 0x4u
 
 /* fg_model_params.head_type: keep the file's output projection (output.weight, else the tied
  * token_embd). 0 means the same, so that {0} stays valid: an f32 replacement head is not offered. */
@@ -155,6 +161,8 @@ typedef struct fg_model_info {
                                a load-time replacement head changes it (snapshots hold logits) */
   uint64_t head_copy_bytes; /* heap bytes of a load-time replacement head; 0 = the head is in the file */
   double head_copy_ms;      /* time spent quantizing it at load */
+  uint32_t head_rows;       /* output rows the full head computes: n_vocab, or fewer when the head's other
+                               rows are all zero (see FG_MODEL_DENSE_HEAD); decode_bytes counts these */
 } fg_model_info;
 
 FG_API fg_status fg_model_get_info(const fg_model *model, fg_model_info *out);

@@ -346,8 +346,93 @@ static fg_status check_finite(const fg_model *m, fg_error *err) {
   return st;
 }
 
+// ----------------------------------------------------------------------------------------------
+// Trimmed vocabulary: a head whose rows are mostly all zero is computed over its other rows only
+
+/* Row r of W is all zero: every value is +-0, or every block's scale is +-0 (Q8_0, Q4_0). */
+static bool row_is_zero(const fg_mat *W, uint32_t r) {
+  const uint8_t *p = (const uint8_t *)W->data + (size_t)r * W->row_bytes;
+  switch (W->type) {
+    case FG_TYPE_F32:
+      for (uint32_t j = 0; j < W->cols; j++) {
+        uint32_t u;
+        memcpy(&u, p + 4 * (size_t)j, 4);
+        if (u & 0x7fffffffu) return false;
+      }
+      return true;
+    case FG_TYPE_F16:
+    case FG_TYPE_BF16:
+      for (uint32_t j = 0; j < W->cols; j++) {
+        uint16_t u;
+        memcpy(&u, p + 2 * (size_t)j, 2);
+        if (u & 0x7fffu) return false;
+      }
+      return true;
+    case FG_TYPE_Q8_0:
+    case FG_TYPE_Q4_0: {
+      const size_t bs = W->type == FG_TYPE_Q8_0 ? sizeof(fg_block_q8_0) : sizeof(fg_block_q4_0);
+      for (size_t off = 0; off + bs <= W->row_bytes; off += bs) {
+        uint16_t d;
+        memcpy(&d, p + off, 2); /* the block's fp16 scale comes first */
+        if (d & 0x7fffu) return false;
+      }
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+/* Finds the non-zero rows of the head when a sample says many are zero; keeps the list only when at
+ * least a quarter of the rows are zero (otherwise the gather costs more than it saves). */
+static fg_status find_head_rows(fg_model *m, fg_error *err) {
+  const fg_mat *W = &m->output;
+  const uint32_t n = W->rows, sample = 64;
+  if (n < 4 * sample) return FG_OK;
+  uint32_t zero_in_sample = 0;
+  for (uint32_t i = 0; i < sample; i++) zero_in_sample += row_is_zero(W, (uint32_t)((uint64_t)n * i / sample + i % 7));
+  if (zero_in_sample == 0) return FG_OK; /* a full vocabulary (every real model): nothing scanned */
+  uint32_t live = 0;
+  for (uint32_t r = 0; r < n; r++) live += !row_is_zero(W, r);
+  if (live > n - n / 4) return FG_OK;
+  int32_t *rows = fg_malloc_array(live ? live : 1, sizeof *rows);
+  if (!rows) return fg_err(err, FG_ERR_NOMEM, "out of memory for the list of %u head rows", live);
+  uint32_t k = 0;
+  for (uint32_t r = 0; r < n; r++)
+    if (!row_is_zero(W, r)) rows[k++] = (int32_t)r;
+  m->head_rows = rows;
+  m->n_head_rows = live;
+  return FG_OK;
+}
+
+fg_status fg_model_head(fg_ops *ops, const fg_model *m, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
+  const uint32_t nv = m->output.rows;
+  if (!m->head_rows) return fg_ops_matmul(ops, &m->output, X, ldx, nb, Y, ldy);
+  if (ldy < nv) return FG_ERR_INVALID_ARG;
+  const uint32_t k = m->n_head_rows;
+  /* each column's k values go to the end of its own logits row, then move down to their ids: ids are
+   * ascending and id[i] <= nv - k + i, so a value never lands on one not yet moved */
+  fg_status st = fg_ops_matmul_rows(ops, &m->output, m->head_rows, k, X, ldx, nb, Y + (nv - k), ldy);
+  if (st != FG_OK) return st;
+  for (size_t b = 0; b < nb; b++) {
+    float *y = Y + b * ldy;
+    const float *packed = y + (nv - k);
+    uint32_t next = 0; /* first id not yet zero-filled */
+    for (uint32_t i = 0; i < k; i++) {
+      const uint32_t id = (uint32_t)m->head_rows[i];
+      const float v = packed[i];
+      for (; next < id; next++) y[next] = 0.0f;
+      y[id] = v;
+      next = id + 1;
+    }
+    for (; next < nv; next++) y[next] = 0.0f;
+  }
+  return FG_OK;
+}
+
 static void model_destroy(fg_model *m) {
   if (!m) return;
+  fg_free(m->head_rows);
   fg_vocab_free(m->vocab);
   fg_aligned_free(m->head_copy);
   fg_free(m->layers);
@@ -371,6 +456,7 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   if (st == FG_OK && (p->flags & FG_MODEL_CHECK_TENSORS)) st = check_finite(m, err);
   const bool replace = p->head_type != FG_MODEL_HEAD_AS_FILE && p->head_type != 0;
   if (st == FG_OK && replace) st = replace_head(m, p->head_type, err);
+  if (st == FG_OK && !(p->flags & FG_MODEL_DENSE_HEAD)) st = find_head_rows(m, err);
   if (st == FG_OK) {
     fg_error verr;
     fg_status vs = fg_vocab_load(&m->gguf, &m->vocab, &verr);
@@ -422,7 +508,8 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
     const fg_mat *mats[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
     for (size_t k = 0; k < sizeof mats / sizeof mats[0]; k++) info->decode_bytes += (uint64_t)mats[k]->rows * mats[k]->row_bytes;
   }
-  info->decode_bytes += (uint64_t)m->output.rows * m->output.row_bytes + m->tok_embd.row_bytes;
+  info->head_rows = m->head_rows ? m->n_head_rows : m->output.rows;
+  info->decode_bytes += (uint64_t)info->head_rows * m->output.row_bytes + m->tok_embd.row_bytes;
   fingerprint(m, info->fingerprint);
   if (m->head_copy) {
     /* snapshots carry logits: a model with another head must not take them for its own */

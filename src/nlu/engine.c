@@ -293,7 +293,7 @@ static fg_status head_pick(fg_nlu *e, const fg_callowed *al, const float *hidden
     *sparse = false;
     const uint32_t nv = m->hp.n_vocab;
     if (full) lg = (float *)full; /* computed with other rows of a verification pass (only read) */
-    else if ((st = fg_ops_matmul(ops, &m->output, hidden, d, 1, lg, nv)) != FG_OK) return st;
+    else if ((st = fg_model_head(ops, m, hidden, d, 1, lg, nv)) != FG_OK) return st;
     for (uint32_t id = 0; id < nv; id++) {
       if (!al->mask[id]) continue;
       const float v = cap > 0.0f ? cap * tanhf(lg[id] / cap) : lg[id];
@@ -413,7 +413,7 @@ static fg_status spec_pass(fg_nlu *e, bool cons, size_t n_pend, size_t n_draft, 
   out->head_passes++;
   if (e->teacher) return FG_OK; /* a simulation: the teacher chooses */
   /* rows of one product: the same kernels and operations per row as a single row (batch invariance) */
-  if ((st = fg_ops_matmul(s->ops, &m->output, cons ? e->hfull : e->hrows, d, n_full, e->lrows, nv)) != FG_OK) return st;
+  if ((st = fg_model_head(s->ops, m, cons ? e->hfull : e->hrows, d, n_full, e->lrows, nv)) != FG_OK) return st;
   const float cap = m->hp.final_softcap;
   if (!cons && cap > 0.0f) /* as the forward does for the session's logits */
     for (size_t i = 0; i < n_full * nv; i++) e->lrows[i] = cap * tanhf(e->lrows[i] / cap);

@@ -59,6 +59,9 @@ int cmd_info(int argc, char **argv) {
   if (in.head_copy_bytes)
     printf("head copy       %.1f MiB, quantized in %.0f ms\n", (double)in.head_copy_bytes / (1024.0 * 1024.0),
            in.head_copy_ms);
+  if (in.head_rows < in.n_vocab)
+    printf("head rows       %u of %u (the others are all zero: a trimmed vocabulary; only these are computed)\n",
+           in.head_rows, in.n_vocab);
   printf("decode bytes    %.1f MB per token\n", (double)in.decode_bytes / 1e6);
   printf("parameters      %.1f M\n", (double)in.n_params / 1e6);
   printf("tensor bytes    %.1f MiB\n", (double)in.weight_bytes / (1024.0 * 1024.0));
