@@ -7,7 +7,9 @@
 #   3. the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
 #   4. ThreadSanitizer (gcc) on the threaded tests: test_kernels (thread pool), test_session
 #      (concurrent forks of one snapshot), test_reliability abort errmsg free (abort from another
-#      thread, per-thread messages, teardown): docs/RELIABILITY.md "Sanitizers and threads",
+#      thread, per-thread messages, teardown), test_lifetime (models and catalogs freed while forks
+#      run on other threads), test_spec's session parts (speculative passes on 2 threads):
+#      docs/RELIABILITY.md "Sanitizers and threads",
 #   5. ARM under qemu-user (scripts/test-arm.sh): armv7 (NEON) and aarch64 (NEON + dot product) cross
 #      builds, each tree's ctest suite without the x86-only oracle tests, without test_session_270m
 #      (f32 270m, 600 positions: ~17 CPU-minutes under qemu-arm; the 270m Q8_0 ids check covers that
@@ -76,7 +78,8 @@ if [ "$tsan" = 1 ]; then
   step "TSan build (threaded tests)"
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_SANITIZE_THREAD=ON \
     -DFG_BUILD_BENCH=OFF -DFG_TEST_MODELS="$root/build/models" >/dev/null
-  timed "TSan build" cmake --build build-tsan -j "$jobs" --target test_kernels test_session test_reliability
+  timed "TSan build" cmake --build build-tsan -j "$jobs" --target test_kernels test_session test_reliability \
+    test_lifetime test_spec
   step "tests (TSan: thread pool, concurrent forks, abort from another thread)"
   # die_after_fork=0: test_session's persistence test forks a child while the pool's threads exist
   # (the child itself runs single-threaded); halt_on_error: the first report fails the step
@@ -84,6 +87,8 @@ if [ "$tsan" = 1 ]; then
   timed "TSan test_kernels" build-tsan/tests/test_kernels
   timed "TSan test_session" build-tsan/tests/test_session
   timed "TSan test_reliability" build-tsan/tests/test_reliability abort errmsg free
+  timed "TSan test_lifetime" build-tsan/tests/test_lifetime
+  timed "TSan test_spec" build-tsan/tests/test_spec batch rollback fail enginefail
   unset TSAN_OPTIONS
 fi
 
