@@ -2,7 +2,7 @@
 """Builds the tv-mini data: the dev set (committed, training/tv-dev.jsonl) and the tokenized training
 set (generated, training/data/tv-data.bin, for train.py). Deterministic for a seed.
 
-    python3 training/make_data.py --fgemma build/fgemma --vocab-model VOCAB.gguf [--train 60000]
+    python3 training/make_data.py --fgemma build/fgemma --vocab-model VOCAB.gguf [--train 250000]
 
 VOCAB.gguf is any GGUF with the real Gemma 3 vocabulary and FunctionGemma's control tokens, e.g.
 `build/fgemma gen-model --preset tiny --type f32 --vocab \
@@ -81,14 +81,21 @@ def validate(expected, funcs):
 
 
 def pick_intent(rng, by_function):
+    """A function uniformly, one of its intents by the square root of its template count, then a
+    template: the handwritten ones (idioms, statements, questions) and the generated ones (lexicon x
+    frames, tvlex.py) get half of the draws each, so the many generated ones do not crowd them out."""
     fname = rng.choice(list(by_function))
     intents = by_function[fname]
     weights = [len(ts) ** 0.5 for _, ts in intents]
     it, ts = rng.choices(intents, weights=weights)[0]
+    hand = [i for i in ts if i < it.n_hand]
+    gen = [i for i in ts if i >= it.n_hand]
+    if hand and gen:
+        return it, rng.choice(hand if rng.random() < 0.5 else gen)
     return it, rng.choice(ts)
 
 
-def generate(n_train, dev_per_template, seed, dev_share):
+def generate(n_train, dev_per_template, seed, dev_share, gen_dev_every=4):
     funcs, order = load_catalog()
     split = tvgen.split_templates(dev_share)
     train_by_function, dev_templates = collections.defaultdict(list), []
@@ -109,6 +116,12 @@ def generate(n_train, dev_per_template, seed, dev_share):
     for it, i in dev_templates:
         made = 0
         want = dev_per_template if it.function else dev_per_template * 3  # few text templates survive coverage
+        if i >= it.n_hand:
+            # generated dev templates (lexicon x frames) are many and alike: each is held out of training,
+            # one in gen_dev_every of them gives one dev utterance
+            if rng.random() >= 1 / gen_dev_every:
+                continue
+            want = 1
         for attempt in range(want * 6):
             text, exp = tvgen.realize(it, i, rng, clean=attempt % 3 == 0)
             k = norm(text)
@@ -165,10 +178,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fgemma", default=os.path.join(ROOT, "build", "fgemma"))
     ap.add_argument("--vocab-model", default=os.path.join(ROOT, "build", "models", "tiny-vocab-f32.gguf"))
-    ap.add_argument("--train", type=int, default=200000, help="training examples (default 200000)")
+    ap.add_argument("--train", type=int, default=250000, help="training examples (default 250000)")
     ap.add_argument("--dev-per-template", type=int, default=2)
     ap.add_argument("--dev-share", type=float, default=0.25, help="share of templates held out for dev (before "
                     "the vocabulary coverage rule of tvgen.split_templates moves some back)")
+    ap.add_argument("--gen-dev-every", type=int, default=4, help="one generated dev template in N gives a dev "
+                    "utterance (default 4); every handwritten dev template gives --dev-per-template")
     ap.add_argument("--seed", type=int, default=16)
     ap.add_argument("--dev-out", default=os.path.join(HERE, "tv-dev.jsonl"))
     ap.add_argument("--out", default=os.path.join(HERE, "data", "tv-data.bin"))
@@ -178,10 +193,12 @@ def main():
     problems = tvgen.check_templates()
     if problems:
         sys.exit("template problems:\n  " + "\n  ".join(problems))
-    train, dev, order, split = generate(args.train, args.dev_per_template, args.seed, args.dev_share)
+    train, dev, order, split = generate(args.train, args.dev_per_template, args.seed, args.dev_share, args.gen_dev_every)
     n_tpl = len(split)
     n_dev_tpl = sum(1 for _, _, d in split if d)
-    print(f"templates: {n_tpl} ({n_tpl - n_dev_tpl} train, {n_dev_tpl} dev) in {len(tvgen.INTENTS)} intents")
+    n_hand = sum(it.n_hand for it in tvgen.INTENTS)
+    print(f"templates: {n_tpl} ({n_hand} handwritten, {n_tpl - n_hand} generated; {n_tpl - n_dev_tpl} train, "
+          f"{n_dev_tpl} dev) in {len(tvgen.INTENTS)} intents, split salt {tvgen.SPLIT_SALT!r}")
     print(f"examples: {len(train)} train, {len(dev)} dev")
 
     # dev set (committed): the eval format of `fgemma eval --calls`

@@ -9,7 +9,8 @@ CPU, at toy scale. Run before a device run:
    4096 agrees before position 512 and differs after it).
 2. The loss from the used rows equals the cross-entropy of the full 262,144-row tied head, and running
    the prefix once per batch (its KV cache repeated) gives the full sequences' loss and gradients.
-3. End to end: train.py runs a few steps with the real vocabulary (bf16 autocast, as on the GPU), keeps every unused embedding row
+3. --init: loading an earlier run's weights zeroes the rows of tokens the new data does not use.
+4. End to end: train.py runs a few steps with the real vocabulary (bf16 autocast, as on the GPU), keeps every unused embedding row
    exactly zero, and writes the outputs the device command brings back (the compressed weights load
    into Gemma3ForCausalLM and are BF16 with the unused rows zero).
 """
@@ -124,6 +125,25 @@ def test_prefix_once(data):
           f"prefix once + repeated cache == full sequences: loss {l1:.6f} vs {l0:.6f}, worst gradient rel diff {rel:.1e}")
 
 
+def test_init_rezero():
+    """--init from a run whose data used other tokens: rows this data does not use are zero again (the
+    loss counts their logit as 0), rows used by both keep the loaded weights, newly used rows start at 0."""
+    from safetensors.torch import save
+    used_a, used_b = [0, 1, 2, 10, 11], [0, 1, 2, 20, 21]
+    a = T.build_model(Args, used_a, "eager", n_vocab=512)
+    sd = {k: v.to(torch.bfloat16).contiguous() for k, v in a.state_dict().items() if k != "lm_head.weight"}
+    with tempfile.TemporaryDirectory() as tmp:
+        with open(os.path.join(tmp, "model.safetensors.xz"), "wb") as f:
+            f.write(lzma.compress(save(sd)))
+        b = T.build_model(Args, used_b, "eager", n_vocab=512)
+        logs = []
+        T.load_init(b, tmp, logs.append, used_b)
+    emb, old = b.model.embed_tokens.weight, sd["model.embed_tokens.weight"].float()
+    check(bool((emb[10:12] == 0).all()) and bool((emb[20:22] == 0).all()) and torch.equal(emb[:3], old[:3]) and
+          bool((emb[:3] != 0).any()) and logs[-1]["rows_zeroed"] == 2,
+          "--init: rows the data does not use are zeroed, shared rows loaded, new rows start at 0")
+
+
 def test_end_to_end(data, quick):
     from safetensors.torch import load_file
     from transformers import Gemma3ForCausalLM
@@ -182,6 +202,7 @@ def main():
     test_sliding_window()
     test_loss_exact()
     test_prefix_once(args.data)
+    test_init_rezero()
     if not args.quick:
         test_end_to_end(args.data, args.quick)
     print(f"{len(FAILS)} failed" if FAILS else "all passed")

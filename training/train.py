@@ -163,8 +163,11 @@ def build_model(args, used, attn="sdpa", n_vocab=262144):
     return model
 
 
-def load_init(model, run_dir, log):
-    """Loads the BF16 weights an earlier run wrote (model.safetensors.xz or its parts) into model."""
+def load_init(model, run_dir, log, used):
+    """Loads the BF16 weights an earlier run wrote (model.safetensors.xz or its parts) into model. The
+    earlier run may have used other tokens (its data was generated differently): rows of tokens that this
+    data does not use are zeroed again (the loss counts their logit as exactly 0), rows it newly uses
+    start at 0 and are trained."""
     from safetensors.torch import load as st_load
     parts = sorted(glob.glob(os.path.join(run_dir, "model.safetensors.xz.[0-9][0-9][0-9]")))
     single = os.path.join(run_dir, "model.safetensors.xz")
@@ -177,7 +180,13 @@ def load_init(model, run_dir, log):
     missing = [k for k in missing if k != "lm_head.weight"]  # tied to the embedding
     if missing or unexpected:
         raise SystemExit(f"--init: weights do not fit the model (missing {missing}, unexpected {unexpected})")
-    log({"event": "init", "from": run_dir, "tensors": len(sd)})
+    emb = model.model.embed_tokens.weight
+    with torch.no_grad():
+        keep = torch.zeros(emb.shape[0], dtype=torch.bool, device=emb.device)
+        keep[torch.as_tensor(used, device=emb.device)] = True
+        zeroed = int((emb[~keep] != 0).any(dim=1).sum())
+        emb[~keep] = 0.0
+    log({"event": "init", "from": run_dir, "tensors": len(sd), "rows_zeroed": zeroed})
 
 
 def answer_loss(hidden, W_used, n_unused, targets_used):
@@ -419,7 +428,7 @@ def main():
 
     model = build_model(args, used, args.attn, n_vocab).to(device)
     if args.init:
-        load_init(model, args.init, log)
+        load_init(model, args.init, log, used)
     n_params = sum(p.numel() for p in model.parameters())
     n_embd_used = len(used) * args.width
     log({"event": "model", "params_total": n_params, "params_nonzero_embedding": n_embd_used,

@@ -3,13 +3,15 @@ with the call each one should produce (conventions: training/README.md).
 
 A template is a phrasing pattern: "(a|b)" picks one alternative, "[x]" is optional, "{slot}" is a
 slot value. Every template belongs to an intent (a function and the arguments it sets); the intent's
-sampler draws the slot values and the arguments. Train and dev are split by template: a dev template
-is never used for training.
+sampler draws the slot values and the arguments. The handwritten templates below come first in each
+intent; tvlex.py appends the generated ones (a verb and noun lexicon crossed with command frames).
+Train and dev are split by template: a dev template is never used for training.
 """
 import hashlib
 import random
 import re
 
+import tvlex
 import tvvalues as V
 
 NO_CALL_REPLY = "Das kann ich leider nicht."
@@ -1690,6 +1692,26 @@ def _no_call(rng):
 FIXUPS = {"guide_channel": _guide_channel_fix, "guide_time": _guide_time_fix}
 
 
+def _add_generated():
+    """Appends the templates of the lexicon x frames (tvlex.py) to each intent; a generated template
+    that repeats a handwritten one is left out. Intent.n_hand counts the handwritten ones (first)."""
+    for it in INTENTS:
+        it.n_hand = len(it.templates)
+        lex = tvlex.LEX.get(it.name, {})
+        gen = tvlex.expand(it.name, lex)
+        extra = [t.strip() for t in lex.get("extra", "").splitlines() if t.strip()]
+        if it.function is None:
+            extra += [t.strip() for t in tvlex.NO_CALL_EXTRA.splitlines() if t.strip()]
+        have = set(it.templates)
+        for t in extra + gen:
+            if t not in have:
+                have.add(t)
+                it.templates.append(t)
+
+
+_add_generated()
+
+
 # ----------------------------------------------------------------------------------------------
 # Template rendering
 
@@ -1776,16 +1798,29 @@ def _typo(rng, word):
     return word[:i] + word[i] + word[i:]
 
 
+_PREFIXES = ["Hey, ", "Okay, ", "Äh, ", "Bitte ", "Du, ", "Hallo, ", "Fernseher, ", "Also, ", "Sag mal, ", "Ok ", "Hm, ",
+             "Ähm, ", "Na, ", "So, ", "Gut, ", "Also gut, ", "Na los, ", "Hör mal, ", "Ach, ", "Ja, ", "Bitte mal ",
+             "Hey Fernseher, ", "Computer, ", "Moment, ", "Ach ja, "]
+_SUFFIXES = [" bitte", ", bitte", " danke", ", danke", " mal", " schnell", " bitte schön", ", bitte schön", ", danke dir",
+             " bitte mal", ", okay?", ", ja?", " dann", ", wenn du magst", " bitte danke"]
+# particles that name a time: arguments of recordings, reminders, the guide and program info, so never noise there
+_PREFIXES_TIME = ["Jetzt ", "Jetzt mal ", "Und jetzt ", "Sofort ", "Gleich mal "]
+_SUFFIXES_TIME = [" jetzt", ", sofort", ", gleich", ", aber schnell", " jetzt mal", ", jetzt"]
+_TIMED = ("record_", "remind_", "guide_", "info_")
+
+
 class Noise:
-    def __init__(self, rng, clean=False):
+    def __init__(self, rng, clean=False, timed=True):
         r = rng.random
         self.lower = not clean and r() < 0.25
         self.ascii = not clean and r() < 0.06
         self.typo = not clean and r() < 0.08
         self.punct = "keep" if clean else rng.choice(["keep"] * 5 + ["strip"] * 4 + ["bang", "dot", "dot"])
-        self.prefix = "" if clean or r() > 0.12 else rng.choice(
-            ["Hey, ", "Okay, ", "Äh, ", "Bitte ", "Du, ", "Hallo, ", "Fernseher, ", "Also, ", "Sag mal, ", "Ok ", "Hm, "])
-        self.suffix = "" if clean or r() > 0.08 else rng.choice([" bitte", ", bitte", " danke", ", danke", " mal", " schnell"])
+        pre, suf = _PREFIXES, _SUFFIXES
+        if not timed:
+            pre, suf = pre + _PREFIXES_TIME, suf + _SUFFIXES_TIME
+        self.prefix = "" if clean or r() > 0.14 else rng.choice(pre)
+        self.suffix = "" if clean or r() > 0.10 else rng.choice(suf)
 
     def text(self, rng, s, literal):
         if self.typo and literal and rng.random() < 0.3:
@@ -1811,16 +1846,21 @@ def realize(intent_obj, tpl_index, rng, clean=False):
     tree = _parse(tpl)
     parts = []
     _render(tree, rng, parts)
-    noise = Noise(rng, clean)
+    noise = Noise(rng, clean, timed=intent_obj.function is None or intent_obj.name.startswith(_TIMED))
     pieces, used = [], set()
+    starts_copied = None  # whether the utterance starts with a copied value (never re-cased)
     for kind, s in parts:
         if kind == "text":
+            if starts_copied is None and s.strip():
+                starts_copied = False
             pieces.append(noise.text(rng, s, True))
             continue
         sl = slots[s]
         used.add(s)
         pre = noise.text(rng, sl.prefix, True) if sl.prefix else ""
         core = noise.text(rng, sl.core, False)
+        if starts_copied is None and (pre + core).strip():
+            starts_copied = sl.copy and not pre
         pieces.append(pre + core)
         if sl.key:
             args[sl.key] = core if sl.copy else sl.value
@@ -1833,6 +1873,8 @@ def realize(intent_obj, tpl_index, rng, clean=False):
     text = "".join(pieces)
     text = re.sub(r"\s+", " ", text).strip()
     text = re.sub(r"\s+([?,.!:])", r"\1", text)
+    if text and not noise.lower and not starts_copied:  # a sentence starts with a capital
+        text = text[0].upper() + text[1:]
     if noise.suffix and not text.endswith("?"):
         text = text.rstrip(".!") + noise.suffix
     if noise.prefix:
@@ -1876,8 +1918,17 @@ def answer_text(expected, order):
 # ----------------------------------------------------------------------------------------------
 # Split and sampling
 
+# The split salt: changing it draws a new dev set (run 1 and 2 used the unsalted hash; "tv-split-2" since
+# the generator was broadened with tvlex.py).
+SPLIT_SALT = "tv-split-2"
+
+
+def _split_hash(intent_name, tpl):
+    return hashlib.sha256((SPLIT_SALT + "\x00" + intent_name + "\x00" + tpl).encode()).digest()
+
+
 def template_is_dev(intent_name, tpl, dev_share):
-    h = hashlib.sha256((intent_name + "\x00" + tpl).encode()).digest()
+    h = _split_hash(intent_name, tpl)
     return int.from_bytes(h[:4], "little") / 2 ** 32 < dev_share
 
 
@@ -1891,12 +1942,12 @@ def template_words(tpl):
 
 def split_templates(dev_share=0.25):
     """(intent, template index, is_dev) for every template. A template goes to dev when the hash of its
-    intent and text falls below dev_share; every intent keeps at least one training template and, with
+    salt, intent and text falls below dev_share; every intent keeps at least one training template and, with
     three or more, one dev template. Then vocabulary coverage: every word of a dev template must occur
     in the training templates of the same function (a word no training example contains has a zero
     embedding, so no model could learn it from this data); dev templates that would bring a new word
     are moved to training, in hash order, until every dev template is covered."""
-    hsh = lambda it, t: hashlib.sha256((it.name + "\x00" + t).encode()).digest()
+    hsh = lambda it, t: _split_hash(it.name, t)
     flags = {}
     for it in INTENTS:
         f = [template_is_dev(it.name, t, dev_share) for t in it.templates]

@@ -1,6 +1,31 @@
 """Slot values for the German TV commands: channels, apps, titles, people, topics, languages,
 numbers, times and durations, each with the surface forms a user says and the argument value the
 call carries (the conventions are in training/README.md)."""
+import re
+
+# ----------------------------------------------------------------------------------------------
+# German number words
+
+_ONES = ["null", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf", "zwölf",
+         "dreizehn", "vierzehn", "fünfzehn", "sechzehn", "siebzehn", "achtzehn", "neunzehn"]
+_TENS = {20: "zwanzig", 30: "dreißig", 40: "vierzig", 50: "fünfzig", 60: "sechzig", 70: "siebzig", 80: "achtzig",
+         90: "neunzig"}
+
+
+def number_word(n):
+    """0..999 as one German word ("einundzwanzig", "hundertfünf"); 1 is "eins"."""
+    if n < 0 or n > 999:
+        raise ValueError(n)
+    if n < 20:
+        return _ONES[n]
+    if n < 100:
+        t, o = n - n % 10, n % 10
+        return _TENS[t] if o == 0 else ("ein" if o == 1 else _ONES[o]) + "und" + _TENS[t]
+    h, r = divmod(n, 100)
+    head = "hundert" if h == 1 else _ONES[h] + "hundert"
+    return head + (number_word(r) if r else "")
+
+
 
 # ----------------------------------------------------------------------------------------------
 # Channels: (value, nominative forms, "auf ..." forms, dative/location forms, "zu ..." forms).
@@ -8,8 +33,49 @@ call carries (the conventions are in training/README.md)."""
 # The value is the name the user used, in its standard spelling (spelling variants such as "Pro 7"
 # map to "ProSieben"; "ARD" and "das Erste" stay what they are).
 
+_DIGIT_WORDS = ["null", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf", "zwölf"]
+
+
+def _num_word(n):
+    return _DIGIT_WORDS[n] if n < len(_DIGIT_WORDS) else number_word(n)
+
+
+def spelling_variants(name):
+    """The ways a channel name with a number is written: "Sport1" / "Sport 1" / "Sport eins",
+    "ORF 1" / "ORF1" / "ORF eins", "Sat.1" / "Sat 1" / "Sat1" / "Sat eins", "3sat" / "3 Sat" / "drei Sat",
+    "tagesschau24" / "tagesschau 24" / "tagesschau vierundzwanzig". A name without a number has none."""
+    words = name.split(" ")
+    out = [name]
+    for i, w in enumerate(words):
+        m = re.fullmatch(r"([^\W\d_]+)\.?(\d+)", w)          # "Sport1", "Sat.1", "tagesschau24"
+        if m:
+            stem, num = m.group(1), int(m.group(2))
+            for alt in (f"{stem}{num}", f"{stem} {num}", f"{stem} {_num_word(num)}"):
+                out.append(" ".join(words[:i] + [alt] + words[i + 1:]))
+            continue
+        m = re.fullmatch(r"(\d+)([^\W\d_]+)", w)              # "3sat"
+        if m:
+            num, rest = int(m.group(1)), m.group(2)
+            cap = rest[0].upper() + rest[1:]
+            for alt in (f"{num}{rest}", f"{num}{cap}", f"{num} {cap}", f"{_num_word(num)} {cap}"):
+                out.append(" ".join(words[:i] + [alt] + words[i + 1:]))
+            continue
+        if w.isdigit() and i > 0:                                 # "ORF 1", "Kabel 1 Doku"
+            num = int(w)
+            for alt in (words[i - 1] + w, words[i - 1] + " " + _num_word(num)):
+                out.append(" ".join(words[:i - 1] + [alt] + words[i + 1:]))
+    seen, res = set(), []
+    for n in out:
+        if n not in seen:
+            seen.add(n)
+            res.append(n)
+    return res
+
+
 def _plain(value, *spoken):
-    names = list(spoken) or [value]
+    names = []
+    for n in list(spoken) or [value]:
+        names += [v for v in spelling_variants(n) if v not in names]
     return (value, names, ["auf " + n for n in names], [p + n for n in names for p in ("auf ", "bei ")],
             ["zu " + n for n in names])
 
@@ -28,41 +94,52 @@ CHANNELS = [
     _plain("kabel eins", "kabel eins", "Kabel 1", "Kabel eins"),
     _plain("RTL II", "RTL II", "RTL 2", "RTL zwei", "RTL2"),
     ("Arte", ["Arte", "arte"], ["auf Arte", "auf arte"], ["auf Arte", "bei Arte", "im Arte"], ["zu Arte"]),
-    _plain("3sat", "3sat", "3 Sat", "drei Sat"),
-    _plain("ZDFneo", "ZDFneo", "ZDF neo"),
+    _plain("3sat", "3sat"),
+    _plain("ZDFneo", "ZDFneo", "ZDF neo", "ZDF Neo", "ZDF-neo"),
     _plain("ONE", "ONE", "One"),
-    _plain("tagesschau24", "tagesschau24", "Tagesschau 24"),
+    _plain("tagesschau24", "tagesschau24", "Tagesschau24"),
     _plain("Phoenix", "Phoenix"),
-    ("KiKA", ["KiKA", "Kika", "den Kinderkanal"], ["auf KiKA", "auf Kika", "auf den Kinderkanal"],
-     ["auf KiKA", "bei Kika", "im Kinderkanal", "im KiKA"], ["zu KiKA", "zum Kinderkanal"]),
-    _plain("NDR", "NDR"),
-    _plain("WDR", "WDR"),
-    _plain("BR", "BR", "BR Fernsehen"),
-    _plain("SWR", "SWR"),
-    _plain("MDR", "MDR"),
-    _plain("HR", "HR", "hr-fernsehen"),
-    _plain("RBB", "RBB", "rbb"),
-    _plain("n-tv", "n-tv", "ntv", "n tv"),
+    ("KiKA", ["KiKA", "Kika", "KIKA", "den Kinderkanal"], ["auf KiKA", "auf Kika", "auf KIKA", "auf den Kinderkanal"],
+     ["auf KiKA", "bei Kika", "im Kinderkanal", "im KiKA", "bei KIKA"], ["zu KiKA", "zum Kinderkanal", "zu KIKA"]),
+    _plain("NDR", "NDR", "NDR Fernsehen"),
+    _plain("WDR", "WDR", "WDR Fernsehen"),
+    _plain("BR", "BR", "BR Fernsehen", "Bayerisches Fernsehen"),
+    _plain("SWR", "SWR", "SWR Fernsehen"),
+    _plain("MDR", "MDR", "MDR Fernsehen"),
+    _plain("HR", "HR", "hr-fernsehen", "HR Fernsehen"),
+    _plain("RBB", "RBB", "rbb", "RBB Fernsehen"),
+    _plain("n-tv", "n-tv", "ntv", "n tv", "NTV", "N-TV"),
     _plain("WELT", "WELT", "Welt", "Welt TV"),
     _plain("Eurosport", "Eurosport", "Eurosport 1"),
     _plain("Sport1", "Sport1", "Sport 1"),
-    _plain("DMAX", "DMAX", "D Max"),
+    _plain("DMAX", "DMAX", "D Max", "D-Max", "Dmax"),
     _plain("TLC", "TLC"),
     _plain("sixx", "sixx", "Sixx"),
-    _plain("Super RTL", "Super RTL"),
+    _plain("Super RTL", "Super RTL", "SuperRTL"),
     _plain("Tele 5", "Tele 5", "Tele5"),
     _plain("ServusTV", "ServusTV", "Servus TV"),
     _plain("Comedy Central", "Comedy Central"),
-    _plain("Nickelodeon", "Nickelodeon", "Nick"),
+    _plain("Nickelodeon", "Nickelodeon", "Nick", "Nick TV"),
     _plain("Disney Channel", "Disney Channel"),
-    _plain("ProSieben MAXX", "ProSieben MAXX", "Pro7 Maxx"),
-    _plain("RTLup", "RTLup", "RTL up"),
+    _plain("ProSieben MAXX", "ProSieben MAXX", "ProSieben Maxx", "Pro7 Maxx", "Pro 7 Maxx"),
+    _plain("RTLup", "RTLup", "RTL up", "RTL Up"),
     _plain("Bibel TV", "Bibel TV"),
     _plain("Sky Sport", "Sky Sport"),
     _plain("ORF 1", "ORF 1", "ORF eins"),
     _plain("SRF 1", "SRF 1", "SRF eins"),
     _plain("QVC", "QVC"),
-    _plain("Kabel eins Doku", "Kabel eins Doku"),
+    _plain("Kabel eins Doku", "Kabel eins Doku", "Kabel 1 Doku"),
+    _plain("ORF 2", "ORF 2"),
+    _plain("SRF 2", "SRF 2", "SRF zwei"),
+    _plain("Eurosport 2", "Eurosport 2"),
+    _plain("ZDFinfo", "ZDFinfo", "ZDF info", "ZDF Info"),
+    _plain("ARD alpha", "ARD alpha", "ARD-alpha", "ARD Alpha"),
+    _plain("Nitro", "Nitro", "RTL Nitro"),
+    _plain("VOXup", "VOXup", "VOX up", "Vox up"),
+    _plain("Sky Cinema", "Sky Cinema"),
+    _plain("Sky Atlantic", "Sky Atlantic"),
+    _plain("MTV", "MTV"),
+    _plain("Deluxe Music", "Deluxe Music"),
 ]
 
 # ----------------------------------------------------------------------------------------------
@@ -74,14 +151,14 @@ APPS = [
     ("Disney+", ["Disney+", "Disney Plus", "Disney plus"]),
     ("ARD Mediathek", ["ARD Mediathek", "ARD-Mediathek", "die ARD Mediathek", "die Mediathek der ARD"]),
     ("ZDF Mediathek", ["ZDF Mediathek", "ZDF-Mediathek", "die ZDF Mediathek", "ZDFmediathek"]),
-    ("Prime Video", ["Prime Video", "Amazon Prime", "Amazon Prime Video", "Prime"]),
+    ("Prime Video", ["Prime Video", "Amazon Prime", "Amazon Prime Video", "Prime", "Amazon Video"]),
     ("Spotify", ["Spotify"]),
     ("Joyn", ["Joyn"]),
     ("RTL+", ["RTL+", "RTL Plus", "RTL plus"]),
     ("DAZN", ["DAZN", "Dazn"]),
     ("Apple TV", ["Apple TV", "die Apple TV App"]),
     ("Paramount+", ["Paramount+", "Paramount Plus"]),
-    ("MagentaTV", ["MagentaTV", "Magenta TV"]),
+    ("MagentaTV", ["MagentaTV", "Magenta TV", "Magenta"]),
     ("WOW", ["WOW", "Wow"]),
     ("Zattoo", ["Zattoo"]),
     ("waipu.tv", ["waipu.tv", "Waipu", "waipu tv"]),
@@ -100,7 +177,12 @@ APPS = [
     ("Settings", ["die Einstellungen", "Einstellungen", "das Einstellungsmenü", "die Systemeinstellungen"]),
     ("Media Player", ["den Mediaplayer", "den Media Player"]),
     ("Photos", ["die Fotos", "die Fotogalerie"]),
+    ("YouTube Kids", ["YouTube Kids", "Youtube Kids"]),
 ]
+# every app that is a name is also "die X App" / "die X-App" ("Öffne die Netflix App")
+for _v, _forms in APPS:
+    if _v not in ("Settings", "Browser", "Play Store", "Media Player", "Photos", "Tagesschau") and " " not in _forms[0]:
+        _forms += [f"die {_forms[0]} App"] + ([] if "+" in _forms[0] else [f"die {_forms[0]}-App"])
 
 # ----------------------------------------------------------------------------------------------
 # Titles of programs: (title, gender) with gender m/f/n/pl for the article, or None when the title
@@ -147,6 +229,13 @@ TITLES = [
     ("Barbie", None), ("Dune", None), ("Top Gun", None), ("Rocky", None), ("Rambo", None), ("Tschick", None),
     ("Vorstadtweiber", None), ("Charité", None), ("Der Tatortreiniger", None), ("Kitchen Impossible", None),
     ("Die Anstalt", None), ("Mario Barth deckt auf", None), ("Verstehen Sie Spaß?", None), ("Nuhr im Ersten", None),
+    ("Sherlock", None), ("Stromberg", None), ("Pastewka", None), ("Mord ist ihr Hobby", None), ("Schwarzwaldklinik", "f"),
+    ("Dahoam is Dahoam", None), ("Schloss Einstein", None), ("Die Pfefferkörner", None), ("Bibi Blocksberg", None),
+    ("Benjamin Blümchen", None), ("Asterix", None), ("Avengers", None), ("Spider-Man", None), ("Batman", None),
+    ("Ghostbusters", None), ("Das Wunder von Bern", None), ("Sonnenallee", None), ("Im Westen nichts Neues", None),
+    ("Kontraste", None), ("Monitor", None), ("Panorama", None), ("Plusminus", None), ("Brisant", None),
+    ("Exclusiv", None), ("Explosiv", None), ("taff", None), ("Doctor Who", None), ("The Office", None),
+    ("Tagesschau um acht", "f"), ("Weltspiegel", "m"), ("Sportstudio", "n"), ("Ku'damm 56", None), ("SOKO München", None),
 ]
 
 # People: well-known names plus combinations of common first and last names (so that the model learns
@@ -227,29 +316,6 @@ LANGUAGES = [
 ]
 # the most frequent ones get more weight when sampling
 LANGUAGE_WEIGHTS = [6, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]
-
-# ----------------------------------------------------------------------------------------------
-# German number words
-
-_ONES = ["null", "eins", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "elf", "zwölf",
-         "dreizehn", "vierzehn", "fünfzehn", "sechzehn", "siebzehn", "achtzehn", "neunzehn"]
-_TENS = {20: "zwanzig", 30: "dreißig", 40: "vierzig", 50: "fünfzig", 60: "sechzig", 70: "siebzig", 80: "achtzig",
-         90: "neunzig"}
-
-
-def number_word(n):
-    """0..999 as one German word ("einundzwanzig", "hundertfünf"); 1 is "eins"."""
-    if n < 0 or n > 999:
-        raise ValueError(n)
-    if n < 20:
-        return _ONES[n]
-    if n < 100:
-        t, o = n - n % 10, n % 10
-        return _TENS[t] if o == 0 else ("ein" if o == 1 else _ONES[o]) + "und" + _TENS[t]
-    h, r = divmod(n, 100)
-    head = "hundert" if h == 1 else _ONES[h] + "hundert"
-    return head + (number_word(r) if r else "")
-
 
 def number_surface(rng, n, p_word=0.4):
     """n as digits or as a word."""
