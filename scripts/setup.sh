@@ -6,7 +6,8 @@
 #   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev clang time,
 #      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
 #      (tests/utf8_emitters.py) when none is on PATH, python3-venv + python3-dev (the Python
-#      package's build and tests, scripts/test-python.sh).
+#      package's build and tests, scripts/test-python.sh), xz-utils (unpacks the committed tv-mini
+#      model, models/tv-mini.gguf.xz).
 #      A node/npm already on PATH counts as installed (NodeSource's nodejs bundles npm, and Debian's
 #      npm package would conflict with it). node-llama-cpp 3.21.1 needs Node.js >= 20; Debian 12
 #      ships 18, so an older node stops the script with instructions instead of a half-working setup.
@@ -31,7 +32,7 @@ is_installed() {
   [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
 }
 
-packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev)
+packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev xz-utils)
 # the Python package (bindings/python, scripts/test-python.sh): venv and the interpreter's C headers
 packages+=(python3 python3-venv python3-dev)
 missing=()

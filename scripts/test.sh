@@ -2,7 +2,8 @@
 # Builds fgemma and runs the whole test suite, as CI does (.ci/run):
 #   1. installs what the project needs (scripts/setup.sh: Debian packages, npm oracles; with the ARM
 #      step also the cross compilers, qemu-user and the targets' cJSON: FG_SETUP_ARM=1),
-#   2. a release build and every ctest test (unit, session, tokenizer, llama.cpp parity), then the
+#   2. a release build and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
+#      call-accuracy gates: the trained test model unpacked from models/tv-mini.gguf.xz, docs/TV-MINI.md), then the
 #      Python package built from a clean clone in a fresh venv and its pytest suite (scripts/test-python.sh),
 #   3. the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
 #   4. ThreadSanitizer (gcc) on the threaded tests: test_kernels (thread pool), test_session
@@ -45,7 +46,8 @@ timed() {
 }
 
 step "release build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$root/build/models" >/dev/null
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$root/build/models" \
+  -DFG_TV_MINI_GATES=ON >/dev/null
 cmake --build build -j "$jobs"
 
 step "tests (release)"
