@@ -72,8 +72,11 @@ static bool progress_cb(uint64_t done, uint64_t total, void *ud) {
   return true;
 }
 
+#define TABLE_COLS 40  // characters of an utterance shown in the table
+
 typedef struct row {
-  char text[48];
+  char text[TABLE_COLS * 4 + 1];  // up to TABLE_COLS UTF-8 characters
+  int pad;                        // spaces after text to fill TABLE_COLS columns
   uint32_t chunk, decode, passes;
   double ms;
 } row;
@@ -87,7 +90,8 @@ static void print_table(const row *rows, size_t n, const fg_nlu_info *info) {
   fprintf(stderr, "\n%-40s %6s %6s %6s %9s\n", "utterance", "chunk", "decode", "passes", "ms");
   double *ms = malloc(sizeof(double) * (n ? n : 1));
   for (size_t i = 0; i < n; i++) {
-    fprintf(stderr, "%-40s %6u %6u %6u %9.1f\n", rows[i].text, rows[i].chunk, rows[i].decode, rows[i].passes, rows[i].ms);
+    fprintf(stderr, "%s%*s %6u %6u %6u %9.1f\n", rows[i].text, rows[i].pad, "", rows[i].chunk, rows[i].decode,
+            rows[i].passes, rows[i].ms);
     ms[i] = rows[i].ms;
   }
   if (n && ms) {
@@ -227,7 +231,19 @@ int cmd_call(int argc, char **argv) {
       if (!nr) break;
       rows = nr;
     }
-    snprintf(rows[n_rows].text, sizeof rows[n_rows].text, "%.*s", (int)(len < 40 ? len : 40), utt);
+    // the first TABLE_COLS characters (a character: a byte that is not a UTF-8 continuation byte plus
+    // the continuation bytes after it), never cut inside a sequence
+    size_t cut = 0;
+    int chars = 0;
+    while (cut < len && chars < TABLE_COLS) {
+      cut++;
+      while (cut < len && ((unsigned char)utt[cut] & 0xC0) == 0x80 && cut < sizeof rows[n_rows].text - 1) cut++;
+      chars++;
+    }
+    if (cut > sizeof rows[n_rows].text - 1) cut = sizeof rows[n_rows].text - 1;
+    memcpy(rows[n_rows].text, utt, cut);
+    rows[n_rows].text[cut] = 0;
+    rows[n_rows].pad = TABLE_COLS - chars;
     rows[n_rows].chunk = r.chunk_tokens;
     rows[n_rows].decode = r.decode_tokens;
     rows[n_rows].passes = r.weight_passes;
