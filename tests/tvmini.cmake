@@ -1,7 +1,7 @@
 # ----------------------------------------------------------------------------------------------
 # tv-mini gates (issue 16, docs/TV-MINI.md): call accuracy of the trained test model on the dev set
-# and the 12 demo utterances, constrained decoding against unconstrained, and llama.cpp parity of the
-# greedy answers. Off by default; configure with -DFG_TV_MINI_GATES=ON once the model exists.
+# and the 12 demo utterances, constrained decoding against unconstrained, speculation on against off
+# (issue 17: identical answers), and llama.cpp parity of the greedy answers. Off by default; configure with -DFG_TV_MINI_GATES=ON once the model exists.
 #   The fixture test tvmini_models (tests/tvmini/models.cmake) unpacks models/tv-mini.gguf.xz (BF16) into
 #   FG_TV_MINI_DIR (cache variable; default: the environment variable FG_TV_MINI_DIR, else
 #   FG_TEST_MODELS) and converts it to tv-mini-f32.gguf, tv-mini-q8_0.gguf and tv-mini-q4_0.gguf with
@@ -35,6 +35,18 @@ if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
     -DDATA=${CMAKE_CURRENT_SOURCE_DIR}/tvmini/utterances-de.expected.jsonl
     -P ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/gates.cmake)
   set_tests_properties(tvmini_dev tvmini_demo PROPERTIES LABELS tvmini TIMEOUT 1800 FIXTURES_REQUIRED tvmini)
+  # speculation on == off, byte for byte, on every dev utterance and the 12 demo utterances, in all three
+  # constraint modes, on 1 and 2 threads (issue 17; Q8_0, the product format)
+  find_program(FG_PYTHON3 python3)
+  if(NOT FG_PYTHON3)
+    set(FG_PYTHON3 python3)  # the test then fails with the reason
+  endif()
+  add_test(NAME tvmini_spec_identity
+    COMMAND ${FG_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/spec_identity.py --fgemma $<TARGET_FILE:fgemma>
+            --model ${FG_TV_MINI_DIR}/tv-mini-q8_0.gguf --tools ${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
+            --data ${PROJECT_SOURCE_DIR}/training/tv-dev.jsonl
+            --data ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/utterances-de.expected.jsonl --threads 1,2)
+  set_tests_properties(tvmini_spec_identity PROPERTIES LABELS tvmini TIMEOUT 1800 FIXTURES_REQUIRED tvmini)
   # fgemma's greedy answers (NLU engine, unconstrained) equal llama.cpp's on the dev set
   foreach(type f32 q8_0)
     add_test(NAME oracle_tvmini_parity_${type}
