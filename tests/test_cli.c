@@ -303,6 +303,32 @@ static void test_eval_calls(const fg_model *m, const char *model_path) {
   CHECK(err_contains("--constrained needs --calls"));
 }
 
+// ----------------------------------------------------------------------------------------------
+// --head-rows used|all (every command that loads a model): the trimmed head by default, the dense one
+// on request, a clear error otherwise
+
+static void test_head_rows(void) {
+  static const int32_t chain[] = {2, 106, 818, 3823, 107};
+  if (fg_test_ensure_chain_model("chain-cli.gguf", chain, 5, NULL) != 0) {
+    CHECK_MSG(false, "cannot make chain-cli.gguf");
+    return;
+  }
+  char args[1024], *out = NULL;
+  const char *path = fg_test_model_path("chain-cli.gguf");
+  snprintf(args, sizeof args, "info -m '%s'", path);
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  CHECK_MSG(out && strstr(out, "head rows       4 of 262144"), "info without --head-rows: %s", out ? out : "");
+  free(out);
+  snprintf(args, sizeof args, "info -m '%s' --head-rows all", path);
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  CHECK_MSG(out && strstr(out, "weights") && !strstr(out, "head rows"), "info --head-rows all: %s", out ? out : "");
+  free(out);
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s/tests/data/nlu/tv-catalog.json' --head-rows some x", path,
+           FG_SOURCE_DIR);
+  CHECK_EQ_INT(run_cli(args, NULL), 2);
+  CHECK(err_contains("--head-rows: unknown value 'some' (used or all)"));
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/fg-test-cli-XXXXXX");
   if (!mkdtemp(g_dir)) {
@@ -319,6 +345,7 @@ int main(void) {
     test_tokenize_jsonl(m, model_path);
     test_eval_calls(m, model_path);
   }
+  test_head_rows();
   fg_model_free(m);
   static const char *const files[] = {"texts.jsonl", "bad.jsonl", "forced.json", "forced.jsonl", "details.jsonl", "err.txt"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(tmp_path(files[i]));

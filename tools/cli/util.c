@@ -42,7 +42,7 @@ static int find_opt(const cli_opt *opts, const char *name, size_t len, char shor
 }
 
 // ----------------------------------------------------------------------------------------------
-// Options every command of a kind takes without listing them: --head-type (commands that load a
+// Options every command of a kind takes without listing them: --head-type and --head-rows (commands that load a
 // model: their table has "model") and --kv-type (commands that run sessions: their table has
 // "threads"). cli_parse takes them, cli_usage documents them, cli_load_model and
 // cli_session_params_init apply them.
@@ -65,6 +65,13 @@ static bool parse_head_type(const char *s) {
   return false;
 }
 
+static bool parse_head_rows(const char *s) {
+  if (strcmp(s, "used") == 0) return g_model_params.flags &= ~FG_MODEL_DENSE_HEAD, true;
+  if (strcmp(s, "all") == 0) return g_model_params.flags |= FG_MODEL_DENSE_HEAD, true;
+  cli_error("--head-rows: unknown value '%s' (used or all)", s);
+  return false;
+}
+
 static bool parse_kv_type(const char *s) {
   if (strcmp(s, "f32") == 0) return g_kv_type = 0, true;
   if (strcmp(s, "f16") == 0) return g_kv_type = 1, true;
@@ -79,6 +86,8 @@ static const struct cli_global {
   const char *help;
 } g_globals[] = {
     {"head-type", "model", parse_head_type, "replacement LM head made at load: q8_0 | q4_0 | file (default: the file's head)"},
+    {"head-rows", "model", parse_head_rows,
+     "LM head rows computed: used (default: rows that are all zero, a trimmed vocabulary, are skipped) | all"},
     {"kv-type", "threads", parse_kv_type, "KV cache element type: f32 (default) | f16 (half the KV memory)"},
 };
 
