@@ -59,6 +59,7 @@ for n in "${names[@]}"; do
   [ -f "$src" ] || { echo "fuzz.sh: no such target: $src" >&2; exit 2; }
   bin="$bdir/fuzz_$n"
   if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ] || [ "$bdir/lib/libfgemma.a" -nt "$bin" ]; then
+    # shellcheck disable=SC2086 # $san and $cjson_flags are option lists, split on purpose
     nice -n "$nice_n" "$cc" -g -O1 -fsanitize=fuzzer $san -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 \
       -Iinclude -Isrc -Itests "$src" "$bdir/lib/libfgemma.a" $cjson_flags -lm -lpthread -o "$bin"
   fi
@@ -92,6 +93,7 @@ if [ "$mode" = minimize ]; then
     corpus="$corpora/$n"
     [ -d "$corpus" ] || continue
     tmp=$(mktemp -d)
+    # shellcheck disable=SC2046 # opts_for prints libFuzzer options, split on purpose
     nice -n "$nice_n" "$bdir/fuzz_$n" -merge=1 $(opts_for "$n") -artifact_prefix="$tmp.crash-" "$tmp" "$corpus" \
       >"$tmp.log" 2>&1 ||
       { echo "fuzz.sh: merge of $n failed, see $tmp.log" >&2; exit 1; }
@@ -122,6 +124,7 @@ for n in "${names[@]}"; do
   mkdir -p "$work" "$crashes" "$out/logs"
   echo "== fuzz_$n for ${time_s}s (log: $log)"
   set +e
+  # shellcheck disable=SC2046 # the same
   nice -n "$nice_n" "$bdir/fuzz_$n" $(opts_for "$n") -max_total_time="$time_s" \
     -artifact_prefix="$crashes/" "$work" "$corpora/$n" >"$log" 2>&1
   rc=$?
@@ -137,6 +140,7 @@ for n in "${names[@]}"; do
   merged="$out/merged/$n"; new="$out/new/$n"
   rm -rf "$merged" "$new"; mkdir -p "$merged" "$new"
   cp "$corpora/$n"/* "$merged"/ 2>/dev/null || true
+  # shellcheck disable=SC2046 # the same
   nice -n "$nice_n" "$bdir/fuzz_$n" -merge=1 $(opts_for "$n") -artifact_prefix="$crashes/" "$merged" "$work" \
     >"$out/logs/$n.merge.log" 2>&1 || true
   old=$(hashes "$corpora/$n")
@@ -148,7 +152,7 @@ for n in "${names[@]}"; do
   [ "$ncrash" -ne 0 ] && status=1
   printf '%-10s %8s %12s %10s %8s %8s %6s %7s\n' "$n" "$time_s" "${execs:-?}" "${rate:-?}" "${cov:-?}" \
     "${ft:-?}" "${corp:-?}" "$ncrash" >>"$summary"
-  echo "   executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, crashes $ncrash, new coverage: $(ls "$new" | wc -l) files in $new"
+  echo "   executions ${execs:-?}, cov ${cov:-?}, ft ${ft:-?}, crashes $ncrash, new coverage: $(find "$new" -mindepth 1 -maxdepth 1 | wc -l) files in $new"
 done
 echo
 cat "$summary"

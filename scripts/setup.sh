@@ -85,6 +85,7 @@ say "node $node_version ($(command -v node)), npm $(npm --version)"
 # node_modules is current when every package the lock file installs (optional ones are omitted)
 # is present with the locked version
 npm_state() {
+  # shellcheck disable=SC2016 # the single-quoted text is JavaScript, not shell
   (cd "$oracle_dir" && node --input-type=module -e '
     import fs from "node:fs";
     if (!fs.existsSync("node_modules")) { console.log("missing"); process.exit(0); }

@@ -37,7 +37,7 @@ t0=$(date +%s)
 sdist=$(ls "$work"/dist/fgemma-*.tar.gz)
 wheel=$(ls "$work"/dist/fgemma-*.whl)
 echo "test-python: built $(basename "$sdist") and $(basename "$wheel") in $(($(date +%s) - t0)) s"
-"$py" -m pip install -q "$wheel[test]"
+"$py" -m pip install -q "${wheel}[test]"
 
 # outside the source tree: `import fgemma` must find the installed package
 cd "$work"
