@@ -5,7 +5,8 @@
 #   2. a release build and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
 #      call-accuracy gates: the trained test model unpacked from models/tv-mini.gguf.xz, docs/TV-MINI.md), then the
 #      Python package built from a clean clone in a fresh venv and its pytest suite (scripts/test-python.sh),
-#   3. the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer,
+#   3. the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer (without
+#      test_session_270m, see below),
 #   4. ThreadSanitizer (gcc) on the threaded tests: test_kernels (thread pool), test_session
 #      (concurrent forks of one snapshot), test_reliability abort errmsg free (abort from another
 #      thread, per-thread messages, teardown), test_lifetime (models and catalogs freed while forks
@@ -72,8 +73,12 @@ if [ "$asan" = 1 ]; then
     -DFG_SANITIZE_UNDEFINED=ON -DFG_BUILD_BENCH=OFF -DFG_TEST_MODELS="$root/build/models" >/dev/null
   cmake --build build-asan -j "$jobs"
   step "tests (ASan + UBSan)"
+  # every test except test_session_270m: a numeric check of the 270m preset (600 positions past the
+  # 512 window, 4.6 CPU-minutes under ASan) whose code paths the tiny and small presets cover under
+  # ASan too (window wrap: test_session; past 512 with the real vocabulary: test_convert's small
+  # checkpoints); the release and FG_ISA runs above keep it
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 3600
+    ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 3600 -E '^test_session_270m$'
 fi
 
 if [ "$tsan" = 1 ]; then

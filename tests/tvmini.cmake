@@ -25,7 +25,8 @@ if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
   add_test(NAME tvmini_models COMMAND ${CMAKE_COMMAND} -DFGEMMA=$<TARGET_FILE:fgemma>
     -DSRC=${PROJECT_SOURCE_DIR}/models/tv-mini.gguf.xz -DDIR=${FG_TV_MINI_DIR} -DXZ=${FG_XZ}
     -P ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/models.cmake)
-  set_tests_properties(tvmini_models PROPERTIES FIXTURES_SETUP tvmini LABELS tvmini TIMEOUT 600)
+  # a high COST starts the 2-second fixture first, so that the long gates after it can start early
+  set_tests_properties(tvmini_models PROPERTIES FIXTURES_SETUP tvmini LABELS tvmini TIMEOUT 600 COST 1000)
   set(tvm_args -DFGEMMA=$<TARGET_FILE:fgemma> -DTOOLS=${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
     -DF32=${FG_TV_MINI_DIR}/tv-mini-f32.gguf -DQ8_0=${FG_TV_MINI_DIR}/tv-mini-q8_0.gguf
     -DQ4_0=${FG_TV_MINI_DIR}/tv-mini-q4_0.gguf -DOUT=${CMAKE_BINARY_DIR}/tvmini -DTHREADS=${FG_TV_MINI_THREADS})
@@ -35,6 +36,7 @@ if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
     -DDATA=${CMAKE_CURRENT_SOURCE_DIR}/tvmini/utterances-de.expected.jsonl
     -P ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/gates.cmake)
   set_tests_properties(tvmini_dev tvmini_demo PROPERTIES LABELS tvmini TIMEOUT 1800 FIXTURES_REQUIRED tvmini)
+  set_tests_properties(tvmini_dev PROPERTIES COST 120)
   # speculation on == off, byte for byte, on every dev utterance and the 12 demo utterances, in all three
   # constraint modes, on 1 and 2 threads (issue 17; Q8_0, the product format)
   find_program(FG_PYTHON3 python3)
@@ -46,7 +48,8 @@ if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
             --model ${FG_TV_MINI_DIR}/tv-mini-q8_0.gguf --tools ${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
             --data ${PROJECT_SOURCE_DIR}/training/tv-dev.jsonl
             --data ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/utterances-de.expected.jsonl --threads 1,2)
-  set_tests_properties(tvmini_spec_identity PROPERTIES LABELS tvmini TIMEOUT 1800 FIXTURES_REQUIRED tvmini)
+  set_tests_properties(tvmini_spec_identity PROPERTIES LABELS tvmini TIMEOUT 1800 FIXTURES_REQUIRED tvmini
+    COST 180)
   # fgemma's greedy answers (NLU engine, unconstrained) equal llama.cpp's on the dev set
   foreach(type f32 q8_0)
     add_test(NAME oracle_tvmini_parity_${type}
@@ -54,7 +57,14 @@ if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
               --model ${FG_TV_MINI_DIR}/tv-mini-${type}.gguf --tools ${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
               --data ${PROJECT_SOURCE_DIR}/training/tv-dev.jsonl --threads ${FG_ORACLE_THREADS} --max-tokens 48
               --min-calls 300)
+    # COST (seconds on 2 cores): a parallel ctest starts the longest tests first, so that these minutes
+    # overlap the many short tests instead of running alone at the end
+    if(type STREQUAL "f32")
+      set(cost 350)
+    else()
+      set(cost 160)
+    endif()
     set_tests_properties(oracle_tvmini_parity_${type} PROPERTIES LABELS "oracle;tvmini" TIMEOUT 1800
-      FIXTURES_REQUIRED tvmini)
+      FIXTURES_REQUIRED tvmini COST ${cost})
   endforeach()
 endif()
