@@ -243,16 +243,10 @@ static long find_span(const fg_drafter *d, const char *s, size_t n) {
 
 static bool is_trailing_punct(char c) { return c == '.' || c == ',' || c == '!' || c == '?' || c == ';' || c == ':'; }
 
-/* The free string so far is tokens [v0, seq_len) of q. Plan: the rest of its utterance span (to the
- * end of the current word plus the learned number of further words), tokenized together with the
- * value's text so that the split matches the model's own, then <escape>. */
-static fg_status plan_string(fg_drafter *d, const seq *q, size_t v0) {
-  size_t vlen;
-  fg_status st = seq_text(d, q, v0, &vlen);
-  if (st != FG_OK || vlen == 0 || d->id_esc < 0) return st;
-  const long at = find_span(d, d->text, vlen);
-  if (at < 0) return FG_OK;
-  const size_t p = (size_t)at + vlen;
+
+/* End of the copy span that starts at p: the rest of the word at p plus about d->words more words
+ * (learned per engine), without trailing punctuation; p when there is nothing to copy. */
+static size_t span_end(const fg_drafter *d, size_t p) {
   size_t e = p;
   while (e < d->utt_len && !is_space(d->utt[e])) e++;
   const int extra = (int)(d->words + 0.5f);
@@ -264,6 +258,19 @@ static fg_status plan_string(fg_drafter *d, const seq *q, size_t v0) {
     e = b;
   }
   while (e > p && is_trailing_punct(d->utt[e - 1])) e--;
+  return e;
+}
+/* The free string so far is tokens [v0, seq_len) of q. Plan: the rest of its utterance span (to the
+ * end of the current word plus the learned number of further words), tokenized together with the
+ * value's text so that the split matches the model's own, then <escape>. */
+static fg_status plan_string(fg_drafter *d, const seq *q, size_t v0) {
+  size_t vlen;
+  fg_status st = seq_text(d, q, v0, &vlen);
+  if (st != FG_OK || vlen == 0 || d->id_esc < 0) return st;
+  const long at = find_span(d, d->text, vlen);
+  if (at < 0) return FG_OK;
+  const size_t p = (size_t)at + vlen;
+  const size_t e = span_end(d, p);
   if (e > p) {
     /* the value's text + the span, tokenized as one string; its first tokens should be the value's */
     const size_t total = vlen + (e - p);
@@ -409,17 +416,7 @@ static fg_status plan_value_start(fg_drafter *d, uint32_t fn, int32_t key, float
       if (ctx[c].count > best_c && strcmp(ctx[c].word, w) == 0) best_c = ctx[c].count, best = i;
   }
   if (best == SIZE_MAX) return FG_OK;
-  size_t e = best;
-  while (e < d->utt_len && !is_space(d->utt[e])) e++;
-  const int extra = (int)(d->words + 0.5f);
-  for (int w = 0; w < extra; w++) {
-    size_t b = e;
-    while (b < d->utt_len && is_space(d->utt[b])) b++;
-    if (b == d->utt_len) break;
-    while (b < d->utt_len && !is_space(d->utt[b])) b++;
-    e = b;
-  }
-  while (e > best && is_trailing_punct(d->utt[e - 1])) e--;
+  const size_t e = span_end(d, best);
   if (e == best) return FG_OK;
   size_t nt;
   fg_status st = encode(d, d->utt + best, e - best, &nt);
