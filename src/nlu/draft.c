@@ -243,7 +243,6 @@ static long find_span(const fg_drafter *d, const char *s, size_t n) {
 
 static bool is_trailing_punct(char c) { return c == '.' || c == ',' || c == '!' || c == '?' || c == ';' || c == ':'; }
 
-
 /* End of the copy span that starts at p: the rest of the word at p plus about d->words more words
  * (learned per engine), without trailing punctuation; p when there is nothing to copy. */
 static size_t span_end(const fg_drafter *d, size_t p) {
