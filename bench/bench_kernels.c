@@ -143,7 +143,7 @@ static double time_matmul(fg_ops *ops, const wset *w, const float *x, size_t nb,
     double t0 = now_s(), t;
     do {
       fg_mat W = {w->type, (uint32_t)w->rows, (uint32_t)w->cols, w->row_bytes,
-                  w->data + copy * w->rows * w->row_bytes};
+                  w->data + copy * w->rows * w->row_bytes, NULL, NULL};
       if (fg_ops_matmul(ops, &W, x, w->cols, nb, y, w->rows) != FG_OK) return -1.0;
       copy = (copy + 1) % w->n_copies;
       n++;

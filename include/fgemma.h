@@ -99,6 +99,11 @@ typedef struct fg_snapshot fg_snapshot;
  * flag turns that off (every row is computed; logits may then differ in the sign of a zero, or be NaN
  * where the hidden state is not finite). */
 #define FG_MODEL_DENSE_HEAD 0x4u
+/* Where the kernels have a faster layout of their own (aarch64 with the dot product, Q8_0 matrices),
+ * load copies the matrices into it (fg_model_info.repack_bytes; a mapped file's pages of them are handed
+ * back, so resident memory stays about the same, but it is no longer file-backed). Results are bit for
+ * bit the same either way. This flag keeps the file's layout. */
+#define FG_MODEL_NO_REPACK 0x8u
 
 /* fg_model_params.head_type: keep the file's output projection (output.weight, else the tied
  * token_embd). 0 means the same, so that {0} stays valid: an f32 replacement head is not offered. */
@@ -163,6 +168,9 @@ typedef struct fg_model_info {
   double head_copy_ms;      /* time spent quantizing it at load */
   uint32_t head_rows;       /* output rows the full head computes: n_vocab, or fewer when the head's other
                                rows are all zero (see FG_MODEL_DENSE_HEAD); decode_bytes counts these */
+  uint64_t repack_bytes;    /* heap bytes of the matrices copied into the kernels' layout at load
+                               (FG_MODEL_NO_REPACK); 0 = none */
+  double repack_ms;         /* time spent copying them */
 } fg_model_info;
 
 FG_API fg_status fg_model_get_info(const fg_model *model, fg_model_info *out);

@@ -110,7 +110,7 @@ static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t row
     ridx = malloc(n_out * sizeof *ridx);
     for (size_t i = 0; i < n_out; i++) ridx[i] = (int32_t)(rng_u64(r) % rows);
   }
-  fg_mat W = {type, (uint32_t)rows, (uint32_t)cols, row_bytes, w};
+  fg_mat W = {type, (uint32_t)rows, (uint32_t)cols, row_bytes, w, NULL, NULL};
   if (use_rows) CHECK_OK(fg_ops_matmul_rows(ops, &W, ridx, n_out, x, ldx, nb, y, ldy));
   else CHECK_OK(fg_ops_matmul(ops, &W, x, ldx, nb, y, ldy));
 
@@ -254,8 +254,43 @@ static void test_attn_neon(rng *r) {
         bad += memcmp(on, oc, sizeof on) != 0;
         cases += 2;
       }
+  /* GELU over ordinary, huge, tiny and non-finite values, with tails of 0..3 */
+  enum { NG = 1000 };
+  static float g1[NG], g2[NG], up[NG];
+  for (size_t i = 0; i < NG; i++) {
+    const float x = rng_unif(r);
+    g1[i] = i % 50 == 7 ? x * 1e4f : i % 50 == 8 ? x * 1e-30f : i % 50 == 9 ? x * 60.0f : x * 6.0f;
+    up[i] = rng_unif(r) * 2.0f;
+  }
+  g1[11] = INFINITY, g1[12] = -INFINITY, g1[13] = NAN, g1[14] = 0.0f, g1[15] = -0.0f, g1[16] = 1e-45f;
+  for (size_t len = NG - 3; len <= NG; len++) {
+    memcpy(g2, g1, sizeof g1);
+    float g3[NG];
+    memcpy(g3, g1, sizeof g1);
+    n->gelu_mul(g2, up, len);
+    c->gelu_mul(g3, up, len);
+    bad += memcmp(g2, g3, sizeof g2) != 0;
+    cases++;
+  }
+  /* argmax: ties, NaN, -inf, +-0, all NaN, lengths around the 16-wide loop */
+  static float v[70];
+  for (int kind = 0; kind < 6; kind++)
+    for (size_t len = 0; len <= 70; len++) {
+      for (size_t i = 0; i < len; i++) v[i] = rng_unif(r);
+      if (kind == 1)
+        for (size_t i = 0; i < len; i += 3) v[i] = NAN;
+      if (kind == 2)
+        for (size_t i = 0; i < len; i++) v[i] = i % 2 ? -INFINITY : NAN;
+      if (kind == 3)
+        for (size_t i = 0; i < len; i++) v[i] = i % 5 == 4 ? 0.0f : i % 5 == 2 ? -0.0f : -1.0f;
+      if (kind == 4)
+        for (size_t i = 0; i < len; i++) v[i] = NAN;
+      if (kind == 5 && len > 20) v[len / 2] = v[len - 1] = v[17] = 3.0f;
+      bad += n->argmax(v, len) != c->argmax(v, len);
+      cases++;
+    }
   CHECK_MSG(bad == 0, "NEON attention differs from the C table in %d of %d cases", bad, cases);
-  fprintf(stderr, "attention neon == C bit for bit: %d cases (qk, pv; f32, f16; odd sizes)\n", cases);
+  fprintf(stderr, "attention neon == C bit for bit: %d cases (qk, pv; f32, f16; odd sizes; gelu_mul; argmax)\n", cases);
 }
 #endif
 

@@ -164,6 +164,63 @@ typedef struct mm_case {
 static int g_mismatch_reports;
 static double g_worst_ratio; /* max |got - ref| / bound over a table+type, reported */
 static int g_spec_inexact;    /* outputs of a tolerance spec that were not bit-exact */
+static int g_packed_cases;    /* cases also run from a packed copy */
+
+/* A table with a packed layout for W (kernels.h, load-time repacking): the product from the packed copy
+ * equals the one from the rows (already checked against the spec) bit for bit, through fg_ops and
+ * through the kernel called directly on row ranges that cut strips, including empty ones. */
+static void check_packed(fg_ops *ops, const fg_kernels *k, const mm_case *c, const fg_mat *W, const float *x,
+                         const float *want) {
+  const size_t sz = k->pack_size ? k->pack_size(c->type, c->rows, c->cols) : 0;
+  if (!sz) return;
+  CHECK(k->pack != NULL && k->pack_rows > 0 && c->rows % k->pack_rows == 0);
+  uint8_t *pk = amalloc(sz);
+  memset(pk, 0x5A, sz);
+  k->pack(c->type, W->data, W->row_bytes, c->cols, 0, c->rows, pk);
+  fg_mat P = *W;
+  P.packed = pk;
+  P.packed_for = k;
+  float *y = malloc(c->ldy * c->nb * sizeof *y);
+  for (size_t i = 0; i < c->ldy * c->nb; i++) y[i] = -777.0f;
+  CHECK_OK(fg_ops_matmul(ops, &P, x, c->ldx, c->nb, y, c->ldy));
+  int bad = 0;
+  for (size_t b = 0; b < c->nb; b++)
+    for (size_t i = 0; i < c->rows; i++) {
+      const float g = y[b * c->ldy + i], w = want[b * c->ldy + i];
+      bad += memcmp(&g, &w, sizeof g) != 0;
+    }
+  CHECK_MSG(!bad, "%s %s packed: %d of %zu outputs differ from the unpacked ones (rows=%zu cols=%zu nb=%zu)", k->name,
+            fg_type_traits_get(c->type)->name, bad, c->rows * c->nb, c->rows, c->cols, c->nb);
+  /* the kernel itself on ranges around strip edges */
+  const fg_mm_kernel *kern = &k->vec[c->type];
+  if (k->gemm[c->type].run && c->nb >= k->gemm_min_nb[c->type]) kern = &k->gemm[c->type];
+  void *act = NULL;
+  if (kern->act_size) {
+    act = amalloc(kern->act_size(c->cols, c->nb));
+    kern->act_prep(x, c->ldx, c->cols, c->nb, 0, c->nb, act);
+  }
+  const size_t pr = k->pack_rows, ranges[][2] = {{1, c->rows - 1}, {pr / 2, c->rows}, {0, pr + 3}, {pr, pr},
+                                                 {3, 5}, {0, c->rows}};
+  for (size_t ri = 0; ri < sizeof ranges / sizeof ranges[0]; ri++) {
+    const size_t i0 = ranges[ri][0], i1 = FG_MIN(ranges[ri][1], c->rows);
+    if (i0 > i1) continue;
+    for (size_t i = 0; i < c->ldy * c->nb; i++) y[i] = -777.0f;
+    const fg_mm_args a = {c->type, W->data, W->row_bytes, NULL, c->cols, x, c->ldx, act, c->nb, y, c->ldy, pk};
+    kern->run(&a, i0, i1);
+    bad = 0;
+    for (size_t b = 0; b < c->nb; b++)
+      for (size_t i = 0; i < c->rows; i++) {
+        const float g = y[b * c->ldy + i], w = want[b * c->ldy + i];
+        bad += i >= i0 && i < i1 ? memcmp(&g, &w, sizeof g) != 0 : g != -777.0f;
+      }
+    CHECK_MSG(!bad, "%s %s packed rows [%zu, %zu): %d outputs wrong or written outside (rows=%zu cols=%zu nb=%zu)",
+              k->name, fg_type_traits_get(c->type)->name, i0, i1, bad, c->rows, c->cols, c->nb);
+  }
+  free(act);
+  free(y);
+  free(pk);
+  g_packed_cases++;
+}
 
 static void run_case(fg_ops *ops, const fg_kernels *k, const mm_case *c, rng *r) {
   uint64_t rb64;
@@ -198,7 +255,7 @@ static void run_case(fg_ops *ops, const fg_kernels *k, const mm_case *c, rng *r)
     rows[0] = (int32_t)(c->rows - 1);
   }
 
-  fg_mat W = {c->type, (uint32_t)c->rows, (uint32_t)c->cols, row_bytes, w};
+  fg_mat W = {c->type, (uint32_t)c->rows, (uint32_t)c->cols, row_bytes, w, NULL, NULL};
   if (c->use_rows) CHECK_OK(fg_ops_matmul_rows(ops, &W, rows, n_out, x, c->ldx, c->nb, y, c->ldy));
   else CHECK_OK(fg_ops_matmul(ops, &W, x, c->ldx, c->nb, y, c->ldy));
 
@@ -237,6 +294,7 @@ static void run_case(fg_ops *ops, const fg_kernels *k, const mm_case *c, rng *r)
   for (size_t b = 0; b < c->nb; b++)
     for (size_t i = n_out; i < (b + 1 < c->nb ? c->ldy : n_out + 16); i++) clobbered |= y[b * c->ldy + i] != -777.0f;
   CHECK_MSG(!clobbered, "%s %s: wrote outside Y", k->name, fg_type_traits_get(c->type)->name);
+  if (!c->use_rows) check_packed(ops, k, c, &W, x, y);
 
   free(rows);
   free(ybuf);
@@ -261,7 +319,7 @@ static void check_invariance(fg_ops *const *ops_by_threads, size_t n_ops, const 
   float *x = malloc(nb * cols * sizeof *x);
   fill(x, nb * cols, DATA_WIDE, false, type, r);
   float *y0 = malloc(nb * rows * sizeof *y0), *y1 = malloc(nb * rows * sizeof *y1);
-  fg_mat W = {type, rows, cols, (size_t)rb, w};
+  fg_mat W = {type, rows, cols, (size_t)rb, w, NULL, NULL};
   for (size_t t = 0; t < n_ops; t++) fg_ops_set_kernels(ops_by_threads[t], k);
   CHECK_OK(fg_ops_matmul(ops_by_threads[0], &W, x, cols, nb, y0, rows));
   for (size_t t = 1; t < n_ops; t++) {
@@ -356,9 +414,28 @@ static void test_table(fg_ops *const *ops, size_t n_ops, const fg_kernels *k, rn
       c.use_rows = rows % 4 == 0;
       run_case(ops[ci % n_ops], k, &c, r);
     }
+    /* shapes a packed layout takes (whole strips of 16 rows), every data kind, decode and gemm widths */
+    static const size_t pk_rows[] = {16, 32, 48, 80}, pk_blocks[] = {1, 2, 5, 20}, pk_nb[] = {1, 2, 3, 4, 5, 8, 9, 13};
+    for (size_t pi = 0; pi < 4 * 4 * 8; pi++, ci++) {
+      mm_case c;
+      memset(&c, 0, sizeof c);
+      c.type = type;
+      c.rows = pk_rows[pi % 4];
+      c.cols = 32 * pk_blocks[pi / 4 % 4];
+      c.nb = pk_nb[pi / 16];
+      c.ldx = c.cols + pi % 3;
+      c.ldy = c.rows + 5 + pi % 2;
+      c.row_pad = pi % 7 == 1 ? type_align(type) * 3 : 0;
+      c.w_off = type_align(type) * (pi % 5);
+      c.data = (int)(pi % DATA_COUNT);
+      run_case(ops[ci % n_ops], k, &c, r);
+    }
     check_invariance(ops, n_ops, k, type, r);
-    fprintf(stderr, "  %-6s %-5s worst |got-ref|/bound %.3f%s\n", k->name, fg_type_traits_get(type)->name, g_worst_ratio,
+    fprintf(stderr, "  %-6s %-5s worst |got-ref|/bound %.3f%s", k->name, fg_type_traits_get(type)->name, g_worst_ratio,
             g_spec_inexact ? " (tolerance spec: some outputs not bit-exact)" : "");
+    if (g_packed_cases) fprintf(stderr, "; %d cases also from the packed layout", g_packed_cases);
+    fprintf(stderr, "\n");
+    g_packed_cases = 0;
     g_worst_ratio = 0.0;
     g_spec_inexact = 0;
   }
@@ -382,7 +459,7 @@ static void test_ref_exact(fg_ops *const *ops, size_t n_ops, rng *r) {
       fg_quantize_row(type, tmp, w + i * rb, cols);
     }
     fill(x, nb * cols, DATA_RANDOM, false, type, r);
-    fg_mat W = {type, rows, cols, (size_t)rb, w};
+    fg_mat W = {type, rows, cols, (size_t)rb, w, NULL, NULL};
     for (size_t t = 0; t < n_ops; t++) {
       memset(y, 0, nb * rows * sizeof *y);
       CHECK_OK(fg_ops_matmul(ops[t], &W, x, cols, nb, y, rows));
@@ -509,7 +586,7 @@ static void test_nested(fg_ops *ops, rng *r) {
       fg_quantize_row(type, tmp, w + i * rb, cols);
     }
     fill(x, n * cols, DATA_RANDOM, false, type, r);
-    fg_mat W = {type, rows, cols, (size_t)rb, w};
+    fg_mat W = {type, rows, cols, (size_t)rb, w, NULL, NULL};
     for (size_t i = 0; i < n; i++) CHECK_OK(fg_ops_matmul(ops, &W, x + i * cols, cols, 1, y0 + i * rows, rows));
     nested_state st = {ops, &W, x, y1, 0};
     for (int rep = 0; rep < 20; rep++) {
@@ -615,7 +692,7 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
         for (size_t j = 0; j < cols; j++) tmp[j] = rng_unif(r);
         fg_quantize_row(type, tmp, wd[m] + i * rb, cols);
       }
-      mats[m] = (fg_mat){type, (uint32_t)rows[m], (uint32_t)cols, rb, wd[m]};
+      mats[m] = (fg_mat){type, (uint32_t)rows[m], (uint32_t)cols, rb, wd[m], NULL, NULL};
     }
     const fg_mat *w[3] = {&mats[0], &mats[1], &mats[2]};
     for (size_t bi = 0; bi < sizeof nbs / sizeof nbs[0]; bi++) {
@@ -651,7 +728,7 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
     fg_quantize_row(FG_TYPE_F32, tmp, w32 + i * 4 * cols, cols);
     fg_quantize_row(FG_TYPE_Q8_0, tmp, w8 + i * (size_t)rb8, cols);
   }
-  const fg_mat a = {FG_TYPE_F32, 5, (uint32_t)cols, 4 * cols, w32}, b = {FG_TYPE_Q8_0, 5, (uint32_t)cols, (size_t)rb8, w8};
+  const fg_mat a = {FG_TYPE_F32, 5, (uint32_t)cols, 4 * cols, w32, NULL, NULL}, b = {FG_TYPE_Q8_0, 5, (uint32_t)cols, (size_t)rb8, w8, NULL, NULL};
   const fg_mat *mixed[2] = {&a, &b};
   float ya[5], yb[5], ga[5], gb[5];
   float *gy[2] = {ga, gb};
@@ -685,7 +762,7 @@ static void test_alloc_failures(void) {
   float x[64], y[20], tmp[64];
   for (size_t j = 0; j < cols; j++) tmp[j] = x[j] = (float)j / 64.0f - 0.5f;
   for (size_t i = 0; i < rows; i++) fg_quantize_row(FG_TYPE_Q8_0, tmp, w + i * 68, cols);
-  fg_mat W = {FG_TYPE_Q8_0, rows, cols, 68, w};
+  fg_mat W = {FG_TYPE_Q8_0, rows, cols, 68, w, NULL, NULL};
   const fg_kernels *k = NULL;
   FG_ASSERT(fg_kernels_get(&k, NULL) == FG_OK);
   const bool needs_scratch = k->vec[FG_TYPE_Q8_0].act_size != NULL;
@@ -701,7 +778,7 @@ static void test_alloc_failures(void) {
 static void test_args(fg_ops *ops) {
   float x[64] = {0}, y[64];
   uint8_t w[4096] = {0};
-  fg_mat W = {FG_TYPE_Q8_0, 2, 64, 68, w};
+  fg_mat W = {FG_TYPE_Q8_0, 2, 64, 68, w, NULL, NULL};
   int32_t rows[2] = {0, 1};
   CHECK_OK(fg_ops_matmul(ops, &W, x, 64, 1, y, 2));
   CHECK_OK(fg_ops_matmul(ops, &W, x, 64, 0, y, 2)); /* nb = 0: nothing to do */

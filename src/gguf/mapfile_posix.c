@@ -119,6 +119,17 @@ fg_status fg_mapfile_open_fd(int fd, uint64_t offset, uint64_t length, bool use_
   return map_range(fd, offset, length, use_mmap, name, out, err);
 }
 
+void fg_mapfile_drop(const fg_mapfile *m, const void *p, size_t n) {
+  if (!m || !m->mapped || !p || n == 0) return;
+  const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), lo = (uintptr_t)m->map_base,
+                  hi = lo + m->map_size;
+  uintptr_t a = (uintptr_t)p, b = a + n;
+  if (a < lo || b > hi || b < a) return;
+  a = (a + pg - 1) / pg * pg;
+  b = b / pg * pg;
+  if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED); /* advice: a failure changes nothing */
+}
+
 void fg_mapfile_close(fg_mapfile *m) {
   if (!m || !m->data) return;
   if (m->mapped)

@@ -162,7 +162,14 @@ static void to_f16_c(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, size_t
   for (size_t i = 0; i < n; i++) y[i] = fg_f32_to_fp16(x[i]);
 }
 
-static const fg_attn_kernels k_attn_ref = {"ref", qk_c, softmax_c, pv_c, gelu_mul_c, exp_c, to_f16_c};
+size_t fg_attn_argmax_c(const float *x, size_t n) {
+  size_t best = SIZE_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (x[i] == x[i] && (best == SIZE_MAX || x[i] > x[best])) best = i;
+  return best;
+}
+
+static const fg_attn_kernels k_attn_ref = {"ref", qk_c, softmax_c, pv_c, gelu_mul_c, exp_c, to_f16_c, fg_attn_argmax_c};
 
 const fg_attn_kernels *fg_attn_ref(void) { return &k_attn_ref; }
 

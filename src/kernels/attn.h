@@ -55,7 +55,14 @@ typedef struct fg_attn_kernels {
 
   /* f32 -> IEEE half, round to nearest even (as fg_f32_to_fp16) */
   void (*to_f16)(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, size_t n);
+
+  /* The first index of the largest entry of x[0..n) that is not NaN (+0 and -0 tie); SIZE_MAX when
+   * every entry is NaN or n is 0. Used by fg_ops_argmax on each range. */
+  size_t (*argmax)(const float *x, size_t n);
 } fg_attn_kernels;
+
+/* The C table's argmax (the SIMD tables of x86 share it). */
+size_t fg_attn_argmax_c(const float *x, size_t n);
 
 /* The table for the process-wide matmul table's ISA (never NULL; "ref" when that fails). */
 const fg_attn_kernels *fg_attn_get(void);

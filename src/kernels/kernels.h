@@ -47,6 +47,8 @@ typedef struct fg_mm_args {
   size_t nb;
   float *y;               /* (nb, ldy): y[b*ldy + i] */
   size_t ldy;
+  const uint8_t *packed;  /* the same matrix in the table's packed layout (pack below), or NULL; only read
+                             when rows is NULL; w stays valid and is read for rows outside whole strips */
 } fg_mm_args;
 
 /* Computes outputs i0 <= i < i1 for every b < nb. */
@@ -73,11 +75,24 @@ typedef struct fg_mm_kernel {
   uint32_t row_tile;         /* preferred granularity of row ranges */
 } fg_mm_kernel;
 
+/* Load-time repacking (aarch64 neon_dotprod, Q8_0): a table may want a weight matrix copied into a
+ * layout of its own (pack_rows-row strips whose rows are interleaved, so that vector lanes are rows).
+ * pack_size: bytes of the packed copy of a rows × cols matrix of type, 0 = this table does not pack
+ * it. pack: writes strips r0 / pack_rows .. r1 / pack_rows of the copy (r0, r1 multiples of pack_rows)
+ * from the rows of w (row_bytes apart). The vec and gemm kernels of the type then read it through
+ * fg_mm_args.packed, with the same spec, bit for bit. */
+typedef size_t (*fg_pack_size_fn)(uint32_t type, size_t rows, size_t cols);
+typedef void (*fg_pack_fn)(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
+                           uint8_t *dst);
+
 typedef struct fg_kernels {
   const char *name;                      /* "ref", "avx2", "avx512" */
   fg_mm_kernel vec[FG_TYPE_COUNT];
   fg_mm_kernel gemm[FG_TYPE_COUNT];
   uint32_t gemm_min_nb[FG_TYPE_COUNT];   /* use gemm when nb >= this */
+  fg_pack_size_fn pack_size;             /* NULL: no packed layouts */
+  fg_pack_fn pack;
+  uint32_t pack_rows;                    /* rows per strip of the packed layout */
 } fg_kernels;
 
 /* The tables. fg_kernels_avx2/avx512 return NULL when not compiled in; they do not check the CPU. */

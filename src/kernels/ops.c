@@ -3,6 +3,7 @@
  * busy core does not hold the others back; every output is computed by exactly one thread with a
  * sequence of operations that does not depend on the chunking (see kernels.h). */
 #include "kernels/ops.h"
+#include "kernels/attn.h"
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
 
@@ -140,12 +141,11 @@ typedef struct fg_argmax_job {
 static void fg_argmax_range(void *ud, size_t p0, size_t p1, uint32_t tid) {
   (void)tid;
   fg_argmax_job *j = ud;
+  const fg_attn_kernels *ak = fg_attn_get();
   for (size_t p = p0; p < p1; p++) {
     const size_t i0 = j->n * p / j->n_parts, i1 = j->n * (p + 1) / j->n_parts;
-    size_t best = SIZE_MAX;
-    for (size_t i = i0; i < i1; i++)
-      if (j->x[i] == j->x[i] && (best == SIZE_MAX || j->x[i] > j->x[best])) best = i;
-    j->best[p] = best;
+    const size_t best = ak->argmax(j->x + i0, i1 - i0);
+    j->best[p] = best == SIZE_MAX ? SIZE_MAX : i0 + best;
   }
 }
 
@@ -288,9 +288,14 @@ static fg_status fg_mm_check(const fg_ops *ops, const fg_mm_args *a, const fg_ma
   return FG_OK;
 }
 
+/* W's packed copy when it was made for the table this ops runs */
+static const uint8_t *mat_packed(const fg_ops *ops, const fg_mat *W) {
+  return ops && W->packed && W->packed_for == ops->k ? (const uint8_t *)W->packed : NULL;
+}
+
 fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
   if (!W) return FG_ERR_INVALID_ARG;
-  fg_mm_args a = {W->type, W->data, W->row_bytes, NULL, W->cols, X, ldx, NULL, nb, Y, ldy};
+  fg_mm_args a = {W->type, W->data, W->row_bytes, NULL, W->cols, X, ldx, NULL, nb, Y, ldy, mat_packed(ops, W)};
   fg_status st = fg_mm_check(ops, &a, W, W->rows);
   if (st != FG_OK || nb == 0 || W->rows == 0) return st;
   if (W->cols == 0) {
@@ -313,7 +318,8 @@ fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const f
     fg_mm_args a[FG_MM_MAX_MATS];
     size_t n_out[FG_MM_MAX_MATS];
     for (size_t m = 0; m < n; m++) {
-      a[m] = (fg_mm_args){W[m]->type, W[m]->data, W[m]->row_bytes, NULL, W[m]->cols, X, ldx, NULL, nb, Y[m], ldy[m]};
+      a[m] = (fg_mm_args){W[m]->type, W[m]->data, W[m]->row_bytes, NULL, W[m]->cols, X, ldx, NULL, nb, Y[m], ldy[m],
+                          mat_packed(ops, W[m])};
       n_out[m] = W[m]->rows;
       const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
       if (st != FG_OK) return st;
@@ -330,7 +336,7 @@ fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const f
 fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
                              size_t ldx, size_t nb, float *Y, size_t ldy) {
   if (!W) return FG_ERR_INVALID_ARG;
-  fg_mm_args a = {W->type, W->data, W->row_bytes, rows, W->cols, X, ldx, NULL, nb, Y, ldy};
+  fg_mm_args a = {W->type, W->data, W->row_bytes, rows, W->cols, X, ldx, NULL, nb, Y, ldy, NULL};
   fg_status st = fg_mm_check(ops, &a, W, n_rows);
   if (st != FG_OK || nb == 0 || n_rows == 0) return st;
   if (!rows) return FG_ERR_INVALID_ARG;

@@ -15,6 +15,8 @@ typedef struct fg_mat {
   uint32_t cols;
   size_t row_bytes;
   const void *data;
+  const void *packed;                   /* the same weights in a kernel table's packed layout, or NULL */
+  const struct fg_kernels *packed_for; /* that table: an fg_ops with another table reads data only */
 } fg_mat;
 
 typedef struct fg_ops fg_ops;

@@ -1,6 +1,7 @@
 /* model.c — loading a gemma3 GGUF: hyper-parameters, tensor binding with shape checks, fingerprint. */
 #include "model/model.h"
 
+#include "kernels/kernels.h"
 #include "kernels/threadpool.h"
 #include "tokenizer/tokenizer.h"
 
@@ -430,11 +431,64 @@ fg_status fg_model_head(fg_ops *ops, const fg_model *m, const float *X, size_t l
   return FG_OK;
 }
 
+/* Copies every matrix the process kernel table packs (kernels.h, "load-time repacking") into one heap
+ * buffer and hands the mapped file's pages of them back. The head is packed only when fg_model_head
+ * computes it whole (no head_rows); token_embd keeps being read from the file for embeddings. */
+static fg_status repack(fg_model *m, fg_error *err) {
+  const fg_kernels *k = NULL;
+  if (fg_kernels_get(&k, NULL) != FG_OK || !k->pack_size || !k->pack) return FG_OK;
+  const double t0 = fg_time_s();
+  const size_t n_max = 7 * (size_t)m->hp.n_layer + 1;
+  fg_mat **mats = fg_malloc_array(n_max, sizeof *mats);
+  size_t *off = fg_malloc_array(n_max, sizeof *off);
+  if (!mats || !off) {
+    fg_free(mats);
+    fg_free(off);
+    return fg_err(err, FG_ERR_NOMEM, "out of memory");
+  }
+  size_t n = 0;
+  for (uint32_t il = 0; il < m->hp.n_layer; il++) {
+    fg_layer *L = &m->layers[il];
+    fg_mat *lm[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+    for (size_t i = 0; i < 7; i++) mats[n++] = lm[i];
+  }
+  if (!m->head_rows) mats[n++] = &m->output;
+  size_t total = 0;
+  for (size_t i = 0; i < n && total != SIZE_MAX; i++) {
+    const size_t sz = k->pack_size(mats[i]->type, mats[i]->rows, mats[i]->cols);
+    off[i] = sz ? total : SIZE_MAX;
+    total = sz > SIZE_MAX - 64 - total ? SIZE_MAX : total + ((sz + 63) & ~(size_t)63);
+  }
+  fg_status st = FG_OK;
+  uint8_t *buf = total && total != SIZE_MAX ? fg_aligned_alloc(64, total) : NULL;
+  if (total == SIZE_MAX || (total && !buf))
+    st = fg_err(err, FG_ERR_NOMEM, "out of memory for the repacked weights (%zu bytes); FG_MODEL_NO_REPACK loads "
+                "without them", total);
+  for (size_t i = 0; buf && i < n; i++) {
+    if (off[i] == SIZE_MAX) continue;
+    fg_mat *W = mats[i];
+    k->pack(W->type, W->data, W->row_bytes, W->cols, 0, W->rows, buf + off[i]);
+    W->packed = buf + off[i];
+    W->packed_for = k;
+    /* the file's copy is read again only for embeddings (a tied head) and by the reference forward */
+    fg_mapfile_drop(&m->file, W->data, (size_t)W->rows * W->row_bytes);
+  }
+  fg_free(mats);
+  fg_free(off);
+  if (buf) {
+    m->packed = buf;
+    m->info.repack_bytes = total;
+    m->info.repack_ms = (fg_time_s() - t0) * 1e3;
+  }
+  return st;
+}
+
 static void model_destroy(fg_model *m) {
   if (!m) return;
   fg_free(m->head_rows);
   fg_vocab_free(m->vocab);
   fg_aligned_free(m->head_copy);
+  fg_aligned_free(m->packed);
   fg_free(m->layers);
   fg_gguf_clear(&m->gguf);
   fg_mapfile_close(&m->file);
@@ -457,6 +511,7 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   const bool replace = p->head_type != FG_MODEL_HEAD_AS_FILE && p->head_type != 0;
   if (st == FG_OK && replace) st = replace_head(m, p->head_type, err);
   if (st == FG_OK && !(p->flags & FG_MODEL_DENSE_HEAD)) st = find_head_rows(m, err);
+  if (st == FG_OK && !(p->flags & FG_MODEL_NO_REPACK)) st = repack(m, err);
   if (st == FG_OK) {
     fg_error verr;
     fg_status vs = fg_vocab_load(&m->gguf, &m->vocab, &verr);

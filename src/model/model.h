@@ -63,6 +63,7 @@ struct fg_model {
   fg_mat output;            /* (n_vocab, n_embd); == tok_embd when tied, or head_copy when replaced */
   bool tied_head;
   uint8_t *head_copy;       /* (n_vocab, output.row_bytes) load-time replacement head (fg_aligned_alloc), or NULL */
+  uint8_t *packed;          /* the matrices' copies in the kernel table's layout (fg_mat.packed), or NULL */
   int32_t *head_rows;       /* (n_head_rows) ascending ids of the output rows that are not all zero, when
                                most rows are (a trimmed vocabulary); NULL = every row (fg_model_head) */
   uint32_t n_head_rows;

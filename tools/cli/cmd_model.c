@@ -62,6 +62,9 @@ int cmd_info(int argc, char **argv) {
   if (in.head_rows < in.n_vocab)
     printf("head rows       %u of %u (the others are all zero: a trimmed vocabulary; only these are computed)\n",
            in.head_rows, in.n_vocab);
+  if (in.repack_bytes)
+    printf("repacked        %.1f MiB copied into the kernels' layout in %.0f ms (--repack off keeps the file's)\n",
+           (double)in.repack_bytes / (1024.0 * 1024.0), in.repack_ms);
   printf("decode bytes    %.1f MB per token\n", (double)in.decode_bytes / 1e6);
   printf("parameters      %.1f M\n", (double)in.n_params / 1e6);
   printf("tensor bytes    %.1f MiB\n", (double)in.weight_bytes / (1024.0 * 1024.0));

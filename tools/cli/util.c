@@ -42,7 +42,7 @@ static int find_opt(const cli_opt *opts, const char *name, size_t len, char shor
 }
 
 // ----------------------------------------------------------------------------------------------
-// Options every command of a kind takes without listing them: --head-type and --head-rows (commands that load a
+// Options every command of a kind takes without listing them: --head-type, --head-rows, --repack (commands that load a
 // model: their table has "model") and --kv-type (commands that run sessions: their table has
 // "threads"). cli_parse takes them, cli_usage documents them, cli_load_model and
 // cli_session_params_init apply them.
@@ -72,6 +72,13 @@ static bool parse_head_rows(const char *s) {
   return false;
 }
 
+static bool parse_repack(const char *s) {
+  if (strcmp(s, "on") == 0) return g_model_params.flags &= ~FG_MODEL_NO_REPACK, true;
+  if (strcmp(s, "off") == 0) return g_model_params.flags |= FG_MODEL_NO_REPACK, true;
+  cli_error("--repack: unknown value '%s' (on or off)", s);
+  return false;
+}
+
 static bool parse_kv_type(const char *s) {
   if (strcmp(s, "f32") == 0) return g_kv_type = 0, true;
   if (strcmp(s, "f16") == 0) return g_kv_type = 1, true;
@@ -88,6 +95,9 @@ static const struct cli_global {
     {"head-type", "model", parse_head_type, "replacement LM head made at load: q8_0 | q4_0 | file (default: the file's head)"},
     {"head-rows", "model", parse_head_rows,
      "LM head rows computed: used (default: rows that are all zero, a trimmed vocabulary, are skipped) | all"},
+    {"repack", "model", parse_repack,
+     "copy matrices into the kernels' own layout at load where they have one (aarch64 dot product, Q8_0): "
+     "on (default) | off"},
     {"kv-type", "threads", parse_kv_type, "KV cache element type: f32 (default) | f16 (half the KV memory)"},
 };
 

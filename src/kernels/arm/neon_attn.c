@@ -1,8 +1,9 @@
 /* neon_attn.c — aarch64 NEON versions of the attention products (kernels/attn.h: qk and pv), bit for
  * bit the plain-C table's (which is bit for bit the AVX2 table's): every output element is the same
  * chain of fused multiply-adds in the same order, only several elements at a time. AArch64 NEON is IEEE
- * (FPCR left at its default by Linux/Android), so vfmaq_f32 rounds exactly like fmaf. The rest of the
- * table (softmax, GELU, exp, f16 conversion) is the C table's.
+ * (FPCR left at its default by Linux/Android), so vfmaq_f32 rounds exactly like fmaf. GELU and argmax
+ * are NEON too (the same operations; argmax the same answer); softmax, exp and the f16 conversion are the
+ * C table's.
  *
  * armv7 keeps the C table: AArch32 NEON flushes denormals, and p * v products of small softmax weights
  * can be denormal. */
@@ -100,6 +101,67 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
   }
 }
 
+/* The C table's exp_lane, 4 lanes: the same clamp (NaN -> FG_EXP_HI), the same fused reductions and
+ * polynomial, the same 2^n scaling. */
+static inline float32x4_t exp4(float32x4_t x) {
+  x = vbslq_f32(vcltq_f32(x, vdupq_n_f32(FG_EXP_HI)), x, vdupq_n_f32(FG_EXP_HI));
+  x = vbslq_f32(vcgtq_f32(x, vdupq_n_f32(FG_EXP_LO)), x, vdupq_n_f32(FG_EXP_LO));
+  const float32x4_t n = vrndnq_f32(vmulq_n_f32(x, FG_EXP_LOG2E));
+  float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(FG_EXP_C1));
+  r = vfmsq_f32(r, n, vdupq_n_f32(FG_EXP_C2));
+  float32x4_t y = vdupq_n_f32(FG_EXP_P0);
+  y = vfmaq_f32(vdupq_n_f32(FG_EXP_P1), y, r);
+  y = vfmaq_f32(vdupq_n_f32(FG_EXP_P2), y, r);
+  y = vfmaq_f32(vdupq_n_f32(FG_EXP_P3), y, r);
+  y = vfmaq_f32(vdupq_n_f32(FG_EXP_P4), y, r);
+  y = vfmaq_f32(vdupq_n_f32(FG_EXP_P5), y, r);
+  y = vfmaq_f32(r, y, vmulq_f32(r, r));
+  y = vaddq_f32(y, vdupq_n_f32(1.0f));
+  const int32x4_t bits = vshlq_n_s32(vaddq_s32(vcvtq_s32_f32(n), vdupq_n_s32(127)), 23);
+  return vmulq_f32(y, vreinterpretq_f32_s32(bits));
+}
+
+/* gelu_mul_c, 4 lanes: x / (1 + exp(-2 K x (1 + A x^2))) * up, the same operations in the same order */
+static void gelu_mul_neon(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4_t x = vld1q_f32(g + i);
+    const float32x4_t u =
+        vmulq_f32(vmulq_n_f32(x, FG_GELU_K), vfmaq_f32(vdupq_n_f32(1.0f), vdupq_n_f32(FG_GELU_A), vmulq_f32(x, x)));
+    const float32x4_t e = exp4(vmulq_n_f32(u, -2.0f));
+    vst1q_f32(g + i, vmulq_f32(vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), e)), vld1q_f32(up + i)));
+  }
+  if (i < n) fg_attn_ref()->gelu_mul(g + i, up + i, n - i);
+}
+
+/* Two passes: the largest non-NaN value (FMAXNM ignores a NaN beside a number; the lanes start at -inf),
+ * then the first entry equal to it, 16 at a time. Both are the C scan's answer: it keeps the first of
+ * the entries that equal the maximum, and +0 == -0. */
+static size_t argmax_neon(const float *x, size_t n) {
+  float32x4_t m0 = vdupq_n_f32(-INFINITY), m1 = m0, m2 = m0, m3 = m0;
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const float32x4x4_t v = vld1q_f32_x4(x + i);
+    m0 = vmaxnmq_f32(m0, v.val[0]);
+    m1 = vmaxnmq_f32(m1, v.val[1]);
+    m2 = vmaxnmq_f32(m2, v.val[2]);
+    m3 = vmaxnmq_f32(m3, v.val[3]);
+  }
+  float m = vmaxnmvq_f32(vmaxnmq_f32(vmaxnmq_f32(m0, m1), vmaxnmq_f32(m2, m3)));
+  for (; i < n; i++)
+    if (x[i] > m) m = x[i];
+  const float32x4_t mv = vdupq_n_f32(m);
+  for (i = 0; i + 16 <= n; i += 16) {
+    const float32x4x4_t v = vld1q_f32_x4(x + i);
+    const uint32x4_t eq = vorrq_u32(vorrq_u32(vceqq_f32(v.val[0], mv), vceqq_f32(v.val[1], mv)),
+                                    vorrq_u32(vceqq_f32(v.val[2], mv), vceqq_f32(v.val[3], mv)));
+    if (vmaxvq_u32(eq)) break;
+  }
+  for (; i < n; i++)
+    if (x[i] == m) return i;
+  return SIZE_MAX; /* every entry NaN: m stayed -inf and nothing equals it */
+}
+
 static fg_attn_kernels g_neon_attn;
 static pthread_once_t g_neon_attn_once = PTHREAD_ONCE_INIT;
 
@@ -108,6 +170,8 @@ static void neon_attn_init(void) {
   g_neon_attn.name = "neon";
   g_neon_attn.qk = qk_neon;
   g_neon_attn.pv = pv_neon;
+  g_neon_attn.gelu_mul = gelu_mul_neon;
+  g_neon_attn.argmax = argmax_neon;
 }
 
 const fg_attn_kernels *fg_attn_neon(void) {

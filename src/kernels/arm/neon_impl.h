@@ -837,9 +837,250 @@ FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int
   }
 }
 
-static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 0); }
+#if FG_NEON_A64 && FG_NEON_HAVE_DOTPROD
+// ----------------------------------------------------------------------------
+// Packed Q8_0 (aarch64 with SDOT): the rows in strips of 16, copied at model load (kernels.h,
+// "load-time repacking"). Per strip and 32-block k, FG_PK_BLOCK bytes: the 16 rows' scales as f32
+// (exact conversions of the f16 ones), then for each group g of 4 rows, 128 bytes: for c = 0..7 the
+// 4 weights 4c..4c+3 of rows 4g, 4g+1, 4g+2, 4g+3. One SDOT by element of 16 of them with the
+// activation's bytes 4c..4c+3 adds a 4-product dot to each row's lane: the lanes are rows, so a
+// block's four row dots need no reduction, and one 64-byte load brings the 16 rows' scales. Each
+// output is still fma(dw * dx, (float)isum, acc) in block order: bit for bit the q8 spec.
+#  define FG_PK_ROWS 16
+#  define FG_PK_BLOCK (16 * 4 + 4 * 128)
+
+static size_t fg_pk_size(uint32_t type, size_t rows, size_t cols) {
+  if (type != FG_TYPE_Q8_0 || rows == 0 || rows % FG_PK_ROWS != 0 || cols == 0 || cols % 32 != 0) return 0;
+  const size_t strips = rows / FG_PK_ROWS, nblk = cols / 32;
+  if (nblk > SIZE_MAX / FG_PK_BLOCK / strips) return 0;
+  return strips * nblk * FG_PK_BLOCK;
+}
+
+static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
+                       uint8_t *dst) {
+  (void)type;
+  const size_t nblk = cols / 32;
+  for (size_t s = r0 / FG_PK_ROWS; s < r1 / FG_PK_ROWS; s++) {
+    uint8_t *o = dst + s * nblk * FG_PK_BLOCK;
+    const uint8_t *row0 = w + s * FG_PK_ROWS * row_bytes;
+    for (size_t k = 0; k < nblk; k++, o += FG_PK_BLOCK) {
+      for (size_t g = 0; g < 4; g++) {
+        const uint8_t *r[4];
+        uint16x4_t h = vdup_n_u16(0);
+        for (size_t i = 0; i < 4; i++) r[i] = row0 + (4 * g + i) * row_bytes + k * sizeof(fg_block_q8_0);
+        h = vld1_lane_u16((const uint16_t *)(const void *)r[0], h, 0);
+        h = vld1_lane_u16((const uint16_t *)(const void *)r[1], h, 1);
+        h = vld1_lane_u16((const uint16_t *)(const void *)r[2], h, 2);
+        h = vld1_lane_u16((const uint16_t *)(const void *)r[3], h, 3);
+        vst1q_f32((float *)(void *)(o + 16 * g), vcvt_f32_f16(vreinterpret_f16_u16(h)));
+        /* ST4 writes lane c of the four rows' vectors one after another: words c of rows 0..3 */
+        for (size_t half = 0; half < 2; half++) {
+          uint32x4x4_t v;
+          v.val[0] = vreinterpretq_u32_u8(vld1q_u8(r[0] + 2 + 16 * half));
+          v.val[1] = vreinterpretq_u32_u8(vld1q_u8(r[1] + 2 + 16 * half));
+          v.val[2] = vreinterpretq_u32_u8(vld1q_u8(r[2] + 2 + 16 * half));
+          v.val[3] = vreinterpretq_u32_u8(vld1q_u8(r[3] + 2 + 16 * half));
+          vst4q_u32((uint32_t *)(void *)(o + 64 + 128 * g + 64 * half), v);
+        }
+      }
+    }
+  }
+}
+
+/* the 4 row dots of one group's block (its 128 bytes in wa, wb) with the activation block x0, x1 */
+FG_NEON_INLINE int32x4_t fg_pk_dot(int8x16x4_t wa, int8x16x4_t wb, int8x16_t x0, int8x16_t x1) {
+  int32x4_t s = vdotq_laneq_s32(vdupq_n_s32(0), wa.val[0], x0, 0);
+  s = vdotq_laneq_s32(s, wa.val[1], x0, 1);
+  s = vdotq_laneq_s32(s, wa.val[2], x0, 2);
+  s = vdotq_laneq_s32(s, wa.val[3], x0, 3);
+  s = vdotq_laneq_s32(s, wb.val[0], x1, 0);
+  s = vdotq_laneq_s32(s, wb.val[1], x1, 1);
+  s = vdotq_laneq_s32(s, wb.val[2], x1, 2);
+  return vdotq_laneq_s32(s, wb.val[3], x1, 3);
+}
+
+/* one strip (16 rows; p = its first block) x one activation: out[0..15]. Assembly: GCC computes the eight
+ * 64-byte addresses of a block with separate adds; here every load post-increments one pointer. Per block
+ * (16 rows): loads of the activation, its scale and the 16 weight scales, 8 loads of weights, 4
+ * zeroings, 32 SDOTs, 12 float ops; blocks go in pairs (one loop branch and one load of the two
+ * activation scales per pair), an odd last block alone: 60 instructions per block. Registers v0-v7
+ * and v16-v31 only (v8-v15 are callee-saved). */
+static void fg_pk_vec16(const uint8_t *p, const int8_t *xq, const float *xd, size_t nblk, float *out) {
+#  define FG_PK_GROUP(acc)                                                                                  \
+    "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                             \
+    "ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [%[p]], #64\n\t"                                             \
+    "sdot " acc ".4s, v24.16b, v0.4b[0]\n\t"                                                                \
+    "sdot " acc ".4s, v25.16b, v0.4b[1]\n\t"                                                                \
+    "sdot " acc ".4s, v26.16b, v0.4b[2]\n\t"                                                                \
+    "sdot " acc ".4s, v27.16b, v0.4b[3]\n\t"                                                                \
+    "sdot " acc ".4s, v28.16b, v1.4b[0]\n\t"                                                                \
+    "sdot " acc ".4s, v29.16b, v1.4b[1]\n\t"                                                                \
+    "sdot " acc ".4s, v30.16b, v1.4b[2]\n\t"                                                                \
+    "sdot " acc ".4s, v31.16b, v1.4b[3]\n\t"
+  /* one block; dx: the activation scale as an element (v2.s[0] or v2.s[1]) */
+#  define FG_PK_BLOCK16(dx)                                                                                 \
+    "ld1 {v0.16b, v1.16b}, [%[xq]], #32\n\t"                                                                \
+    "ld1 {v4.4s, v5.4s, v6.4s, v7.4s}, [%[p]], #64\n\t"                                                     \
+    "movi v20.4s, #0\n\t"                                                                                   \
+    "movi v21.4s, #0\n\t"                                                                                   \
+    "movi v22.4s, #0\n\t"                                                                                   \
+    "movi v23.4s, #0\n\t"                                                                                   \
+    FG_PK_GROUP("v20")                                                                                      \
+    FG_PK_GROUP("v21")                                                                                      \
+    FG_PK_GROUP("v22")                                                                                      \
+    FG_PK_GROUP("v23")                                                                                      \
+    "fmul v4.4s, v4.4s, " dx "\n\t"                                                                         \
+    "fmul v5.4s, v5.4s, " dx "\n\t"                                                                         \
+    "fmul v6.4s, v6.4s, " dx "\n\t"                                                                         \
+    "fmul v7.4s, v7.4s, " dx "\n\t"                                                                         \
+    "scvtf v20.4s, v20.4s\n\t"                                                                              \
+    "scvtf v21.4s, v21.4s\n\t"                                                                              \
+    "scvtf v22.4s, v22.4s\n\t"                                                                              \
+    "scvtf v23.4s, v23.4s\n\t"                                                                              \
+    "fmla v16.4s, v4.4s, v20.4s\n\t"                                                                        \
+    "fmla v17.4s, v5.4s, v21.4s\n\t"                                                                        \
+    "fmla v18.4s, v6.4s, v22.4s\n\t"                                                                        \
+    "fmla v19.4s, v7.4s, v23.4s\n\t"
+  size_t pairs = nblk / 2;
+  const size_t odd = nblk % 2;
+  __asm__ volatile(
+      "movi v16.4s, #0\n\t"
+      "movi v17.4s, #0\n\t"
+      "movi v18.4s, #0\n\t"
+      "movi v19.4s, #0\n\t"
+      "cbz %[np], 2f\n\t"
+      "1:\n\t"
+      "ld1 {v2.2s}, [%[xd]], #8\n\t"
+      FG_PK_BLOCK16("v2.s[0]")
+      FG_PK_BLOCK16("v2.s[1]")
+      "subs %[np], %[np], #1\n\t"
+      "b.ne 1b\n\t"
+      "2:\n\t"
+      "cbz %[odd], 3f\n\t"
+      "ld1 {v2.s}[0], [%[xd]]\n\t"
+      FG_PK_BLOCK16("v2.s[0]")
+      "3:\n\t"
+      "st1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[out]]\n\t"
+      : [p] "+r"(p), [xq] "+r"(xq), [xd] "+r"(xd), [np] "+r"(pairs)
+      : [out] "r"(out), [odd] "r"(odd)
+      : "cc", "memory", "v0", "v1", "v2", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
+        "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#  undef FG_PK_BLOCK16
+#  undef FG_PK_GROUP
+}
+
+/* group g (4 rows) of a strip (p = its first block) x 4 activations: y[b][0..3]. Assembly, as
+ * fg_pk_vec16: per block, the group's scales and 128 weights (3 loads) serve 4 activations of 14
+ * instructions each (activation block and scale, zeroing, 8 SDOTs, 3 float ops), plus the loop: 61
+ * instructions per 16 outputs. */
+static void fg_pk_gemm44(const uint8_t *p, size_t g, const int8_t *const xq[4], const float *const xd[4], size_t nblk,
+                         float *const y[4]) {
+  if (nblk == 0) {
+    for (int b = 0; b < 4; b++) vst1q_f32(y[b], vdupq_n_f32(0.0f));
+    return;
+  }
+  const uint8_t *pd = p + 16 * g, *pq = p + 64 + 128 * g;
+  const int8_t *x0 = xq[0], *x1 = xq[1], *x2 = xq[2], *x3 = xq[3];
+  const float *d0 = xd[0], *d1 = xd[1], *d2 = xd[2], *d3 = xd[3];
+  const size_t step = FG_PK_BLOCK, qstep = FG_PK_BLOCK - 64;
+#  define FG_PK_ACT(x, d, xa, xb, dv, isum, acc)                                                            \
+    "ld1 {" xa ".16b, " xb ".16b}, [%[" x "]], #32\n\t"                                                     \
+    "ld1r {" dv ".4s}, [%[" d "]], #4\n\t"                                                                  \
+    "movi " isum ".4s, #0\n\t"                                                                              \
+    "sdot " isum ".4s, v24.16b, " xa ".4b[0]\n\t"                                                           \
+    "sdot " isum ".4s, v25.16b, " xa ".4b[1]\n\t"                                                           \
+    "sdot " isum ".4s, v26.16b, " xa ".4b[2]\n\t"                                                           \
+    "sdot " isum ".4s, v27.16b, " xa ".4b[3]\n\t"                                                           \
+    "sdot " isum ".4s, v28.16b, " xb ".4b[0]\n\t"                                                           \
+    "sdot " isum ".4s, v29.16b, " xb ".4b[1]\n\t"                                                           \
+    "sdot " isum ".4s, v30.16b, " xb ".4b[2]\n\t"                                                           \
+    "sdot " isum ".4s, v31.16b, " xb ".4b[3]\n\t"                                                           \
+    "fmul " dv ".4s, " dv ".4s, v4.4s\n\t"                                                                  \
+    "scvtf " isum ".4s, " isum ".4s\n\t"                                                                    \
+    "fmla " acc ".4s, " dv ".4s, " isum ".4s\n\t"
+  __asm__ volatile(
+      "movi v16.4s, #0\n\t"
+      "movi v17.4s, #0\n\t"
+      "movi v18.4s, #0\n\t"
+      "movi v19.4s, #0\n\t"
+      "1:\n\t"
+      "ld1 {v4.4s}, [%[pd]], %[step]\n\t"
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[pq]], #64\n\t"
+      "ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [%[pq]], %[qstep]\n\t"
+      FG_PK_ACT("x0", "d0", "v0", "v1", "v5", "v20", "v16")
+      FG_PK_ACT("x1", "d1", "v2", "v3", "v6", "v21", "v17")
+      FG_PK_ACT("x2", "d2", "v0", "v1", "v7", "v22", "v18")
+      FG_PK_ACT("x3", "d3", "v2", "v3", "v5", "v23", "v19")
+      "subs %[n], %[n], #1\n\t"
+      "b.ne 1b\n\t"
+      "st1 {v16.4s}, [%[y0]]\n\t"
+      "st1 {v17.4s}, [%[y1]]\n\t"
+      "st1 {v18.4s}, [%[y2]]\n\t"
+      "st1 {v19.4s}, [%[y3]]\n\t"
+      : [pd] "+r"(pd), [pq] "+r"(pq), [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [x3] "+r"(x3), [d0] "+r"(d0),
+        [d1] "+r"(d1), [d2] "+r"(d2), [d3] "+r"(d3), [n] "+r"(nblk)
+      : [step] "r"(step), [qstep] "r"(qstep), [y0] "r"(y[0]), [y1] "r"(y[1]), [y2] "r"(y[2]), [y3] "r"(y[3])
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#  undef FG_PK_ACT
+}
+
+/* Outputs i0 <= i < i1 from the packed copy: whole strips there, the rows around them from a->w. */
+static void fg_pk_run(const fg_mm_args *a, size_t i0, size_t i1, const int gemm) {
+  const size_t s0 = (i0 + FG_PK_ROWS - 1) / FG_PK_ROWS * FG_PK_ROWS, s1 = i1 / FG_PK_ROWS * FG_PK_ROWS;
+  if (s0 >= s1) {
+    fg_qrun(a, i0, i1, 0, gemm);
+    return;
+  }
+  if (i0 < s0) fg_qrun(a, i0, s0, 0, gemm);
+  const size_t nblk = a->cols / 32, stride = fg_act_q8_row_bytes(a->cols), sbytes = nblk * FG_PK_BLOCK;
+  uint8_t *act = (uint8_t *)(uintptr_t)a->act;
+  const size_t nb4 = gemm ? a->nb / 4 * 4 : 0;
+  for (size_t t = s0; t < s1; t += FG_PK_ROWS) {
+    const uint8_t *p = a->packed + t / FG_PK_ROWS * sbytes;
+    for (size_t b = 0; b < nb4; b += 4) {
+      const int8_t *xq[4];
+      const float *xd[4];
+      for (size_t j = 0; j < 4; j++) {
+        const fg_act_q8_row xr = fg_act_q8_row_at(act + (b + j) * stride, a->cols);
+        xq[j] = xr.qs;
+        xd[j] = xr.d;
+      }
+      for (size_t g = 0; g < 4; g++) {
+        float *const y[4] = {a->y + b * a->ldy + t + 4 * g, a->y + (b + 1) * a->ldy + t + 4 * g,
+                             a->y + (b + 2) * a->ldy + t + 4 * g, a->y + (b + 3) * a->ldy + t + 4 * g};
+        fg_pk_gemm44(p, g, xq, xd, nblk, y);
+      }
+    }
+    for (size_t b = nb4; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at(act + b * stride, a->cols);
+      fg_pk_vec16(p, xr.qs, xr.d, nblk, a->y + b * a->ldy + t);
+    }
+  }
+  if (s1 < i1) fg_qrun(a, s1, i1, 0, gemm);
+}
+#  define FG_PK_RUN(a, i0, i1, gemm)                                                                        \
+    do {                                                                                                     \
+      if ((a)->packed && !(a)->rows) {                                                                       \
+        fg_pk_run((a), (i0), (i1), (gemm));                                                                  \
+        return;                                                                                              \
+      }                                                                                                      \
+    } while (0)
+#  define FG_Q8_TILE FG_PK_ROWS /* row ranges of whole strips */
+#else
+#  define FG_PK_RUN(a, i0, i1, gemm) ((void)0)
+#  define FG_Q8_TILE FG_Q_ROWS
+#endif
+
+static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) {
+  FG_PK_RUN(a, i0, i1, 0);
+  fg_qrun(a, i0, i1, 0, 0);
+}
 static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 0); }
-static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 0, 1); }
+static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) {
+  FG_PK_RUN(a, i0, i1, 1);
+  fg_qrun(a, i0, i1, 0, 1);
+}
 static void fg_q4_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 1); }
 
 // ----------------------------------------------------------------------------
@@ -852,7 +1093,7 @@ static const fg_kernels k_fg_neon_table = {
             [FG_TYPE_F32] = {fg_f32_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
             [FG_TYPE_F16] = {fg_f16_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
             [FG_TYPE_BF16] = {fg_bf16_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
-            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
+            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q8_TILE},
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
         },
     .gemm =
@@ -860,10 +1101,15 @@ static const fg_kernels k_fg_neon_table = {
             [FG_TYPE_F32] = {fg_f32_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
             [FG_TYPE_F16] = {fg_f16_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
             [FG_TYPE_BF16] = {fg_bf16_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
-            [FG_TYPE_Q8_0] = {fg_q8_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
+            [FG_TYPE_Q8_0] = {fg_q8_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q8_TILE},
             [FG_TYPE_Q4_0] = {fg_q4_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
         },
     .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = 2, [FG_TYPE_Q4_0] = 2},
+#if FG_NEON_A64 && FG_NEON_HAVE_DOTPROD
+    .pack_size = fg_pk_size,
+    .pack = fg_pk_pack,
+    .pack_rows = FG_PK_ROWS,
+#endif
 };
 
 const fg_kernels *FG_NEON_TABLE(void) { return &k_fg_neon_table; }
