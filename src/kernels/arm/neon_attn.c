@@ -31,30 +31,75 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
 }
 
 /* s[r][j] = fma(q[r][i], kt[i][j], s[r][j]) for i = 0 .. hk-1, from 0; two query rows share each loaded
- * key row (FG_ATTN_BLK = 32 keys: 8 vectors) */
+ * key row (FG_ATTN_BLK = 32 keys: 8 vectors). The 16 accumulators are named, not an array, and the key
+ * type is decided outside the loop: GCC at -O2 kept an array of them in memory, a load and a store
+ * around every fused multiply-add. */
+#  if FG_ATTN_BLK != 32
+#    error "qk_neon is written for blocks of 32 keys"
+#  endif
+#  define FG_QK_FMA8(a, w)                                                                                 \
+    do {                                                                                                   \
+      a##0 = vfmaq_f32(a##0, w, k0);                                                                       \
+      a##1 = vfmaq_f32(a##1, w, k1);                                                                       \
+      a##2 = vfmaq_f32(a##2, w, k2);                                                                       \
+      a##3 = vfmaq_f32(a##3, w, k3);                                                                       \
+      a##4 = vfmaq_f32(a##4, w, k4);                                                                       \
+      a##5 = vfmaq_f32(a##5, w, k5);                                                                       \
+      a##6 = vfmaq_f32(a##6, w, k6);                                                                       \
+      a##7 = vfmaq_f32(a##7, w, k7);                                                                       \
+    } while (0)
+#  define FG_QK_STORE8(dst, a)                                                                             \
+    do {                                                                                                   \
+      vst1q_f32((dst), a##0);                                                                              \
+      vst1q_f32((dst) + 4, a##1);                                                                          \
+      vst1q_f32((dst) + 8, a##2);                                                                          \
+      vst1q_f32((dst) + 12, a##3);                                                                         \
+      vst1q_f32((dst) + 16, a##4);                                                                         \
+      vst1q_f32((dst) + 20, a##5);                                                                         \
+      vst1q_f32((dst) + 24, a##6);                                                                         \
+      vst1q_f32((dst) + 28, a##7);                                                                         \
+    } while (0)
 static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
                     uint32_t k_type, float *FG_RESTRICT s) {
-  enum { NV = FG_ATTN_BLK / 4 };
-  const size_t es = k_type == FG_TYPE_F16 ? 2 : 4;
   for (size_t r = 0; r < R; r += 2) {
     const int two = r + 1 < R;
-    float32x4_t a0[NV], a1[NV];
-    for (int v = 0; v < NV; v++) a0[v] = a1[v] = vdupq_n_f32(0.0f);
     const float *q0 = q + r * ldq, *q1 = two ? q0 + ldq : q0;
-    for (size_t i = 0; i < hk; i++) {
-      const uint8_t *krow = (const uint8_t *)kt + i * FG_ATTN_BLK * es;
-      const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);
-      for (int v = 0; v < NV; v++) {
-        const float32x4_t k = ld4(krow, 4 * (size_t)v, k_type);
-        a0[v] = vfmaq_f32(a0[v], w0, k);
-        a1[v] = vfmaq_f32(a1[v], w1, k);
+    const float32x4_t z = vdupq_n_f32(0.0f);
+    float32x4_t a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
+    float32x4_t b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
+    if (k_type == FG_TYPE_F16) {
+      const uint16_t *krow = (const uint16_t *)kt;
+      for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {
+        const uint16x8x4_t h = vld1q_u16_x4(krow);
+        const float32x4_t k0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[0])));
+        const float32x4_t k1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[0])));
+        const float32x4_t k2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[1])));
+        const float32x4_t k3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[1])));
+        const float32x4_t k4 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[2])));
+        const float32x4_t k5 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[2])));
+        const float32x4_t k6 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[3])));
+        const float32x4_t k7 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[3])));
+        const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);
+        FG_QK_FMA8(a, w0);
+        FG_QK_FMA8(b, w1);
+      }
+    } else {
+      const float *krow = (const float *)kt;
+      for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {
+        const float32x4x4_t ka = vld1q_f32_x4(krow), kb = vld1q_f32_x4(krow + 16);
+        const float32x4_t k0 = ka.val[0], k1 = ka.val[1], k2 = ka.val[2], k3 = ka.val[3];
+        const float32x4_t k4 = kb.val[0], k5 = kb.val[1], k6 = kb.val[2], k7 = kb.val[3];
+        const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);
+        FG_QK_FMA8(a, w0);
+        FG_QK_FMA8(b, w1);
       }
     }
-    for (int v = 0; v < NV; v++) vst1q_f32(s + r * FG_ATTN_BLK + 4 * v, a0[v]);
-    if (two)
-      for (int v = 0; v < NV; v++) vst1q_f32(s + (r + 1) * FG_ATTN_BLK + 4 * v, a1[v]);
+    FG_QK_STORE8(s + r * FG_ATTN_BLK, a);
+    if (two) FG_QK_STORE8(s + (r + 1) * FG_ATTN_BLK, b);
   }
 }
+#  undef FG_QK_FMA8
+#  undef FG_QK_STORE8
 
 /* o[r][i] *= c[r]; then o[r][i] = fma(p[r][j], v_j[i], o[r][i]) for j = ja .. jb-1; columns in chunks of
  * 32 held in registers over all j, two rows sharing each loaded value chunk */
@@ -69,23 +114,61 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
     const float c0 = c[r], c1 = two ? c[r + 1] : c[r];
     size_t i0 = 0;
     for (; i0 + 4 * NV <= hv; i0 += 4 * NV) {
-      float32x4_t a0[NV], a1[NV];
-      for (int u = 0; u < NV; u++) {
-        a0[u] = vmulq_n_f32(vld1q_f32(o0 + i0 + 4 * u), c0);
-        a1[u] = vmulq_n_f32(vld1q_f32(o1 + i0 + 4 * u), c1);
-      }
-      for (uint32_t j = ja; j < jb; j++) {
-        const uint8_t *vrow = (const uint8_t *)v + (size_t)(j - ja) * v_stride;
-        const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);
-        for (int u = 0; u < NV; u++) {
-          const float32x4_t x = ld4(vrow, i0 + 4 * (size_t)u, v_type);
-          a0[u] = vfmaq_f32(a0[u], w0, x);
-          a1[u] = vfmaq_f32(a1[u], w1, x);
+      /* named accumulators and the value type decided outside the loop (see qk_neon) */
+#  define FG_PV_INIT8(a, src, cc)                                                                          \
+      float32x4_t a##0 = vmulq_n_f32(vld1q_f32((src)), cc), a##1 = vmulq_n_f32(vld1q_f32((src) + 4), cc),  \
+                  a##2 = vmulq_n_f32(vld1q_f32((src) + 8), cc), a##3 = vmulq_n_f32(vld1q_f32((src) + 12), cc), \
+                  a##4 = vmulq_n_f32(vld1q_f32((src) + 16), cc), a##5 = vmulq_n_f32(vld1q_f32((src) + 20), cc), \
+                  a##6 = vmulq_n_f32(vld1q_f32((src) + 24), cc), a##7 = vmulq_n_f32(vld1q_f32((src) + 28), cc)
+      FG_PV_INIT8(a, o0 + i0, c0);
+      FG_PV_INIT8(b, o1 + i0, c1);
+#  undef FG_PV_INIT8
+#  define FG_PV_FMA8(a, w)                                                                                 \
+      do {                                                                                                 \
+        a##0 = vfmaq_f32(a##0, w, x0);                                                                     \
+        a##1 = vfmaq_f32(a##1, w, x1);                                                                     \
+        a##2 = vfmaq_f32(a##2, w, x2);                                                                     \
+        a##3 = vfmaq_f32(a##3, w, x3);                                                                     \
+        a##4 = vfmaq_f32(a##4, w, x4);                                                                     \
+        a##5 = vfmaq_f32(a##5, w, x5);                                                                     \
+        a##6 = vfmaq_f32(a##6, w, x6);                                                                     \
+        a##7 = vfmaq_f32(a##7, w, x7);                                                                     \
+      } while (0)
+      if (v_type == FG_TYPE_F16) {
+        for (uint32_t j = ja; j < jb; j++) {
+          const uint16_t *vrow = (const uint16_t *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;
+          const uint16x8x4_t h = vld1q_u16_x4(vrow);
+          const float32x4_t x0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[0])));
+          const float32x4_t x1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[0])));
+          const float32x4_t x2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[1])));
+          const float32x4_t x3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[1])));
+          const float32x4_t x4 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[2])));
+          const float32x4_t x5 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[2])));
+          const float32x4_t x6 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[3])));
+          const float32x4_t x7 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[3])));
+          const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);
+          FG_PV_FMA8(a, w0);
+          FG_PV_FMA8(b, w1);
+        }
+      } else {
+        for (uint32_t j = ja; j < jb; j++) {
+          const float *vrow = (const float *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;
+          const float32x4x4_t va = vld1q_f32_x4(vrow), vb = vld1q_f32_x4(vrow + 16);
+          const float32x4_t x0 = va.val[0], x1 = va.val[1], x2 = va.val[2], x3 = va.val[3];
+          const float32x4_t x4 = vb.val[0], x5 = vb.val[1], x6 = vb.val[2], x7 = vb.val[3];
+          const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);
+          FG_PV_FMA8(a, w0);
+          FG_PV_FMA8(b, w1);
         }
       }
-      for (int u = 0; u < NV; u++) {
-        vst1q_f32(o0 + i0 + 4 * u, a0[u]);
-        if (two) vst1q_f32(o1 + i0 + 4 * u, a1[u]);
+#  undef FG_PV_FMA8
+      float *const d0 = o0 + i0;
+      vst1q_f32(d0, a0), vst1q_f32(d0 + 4, a1), vst1q_f32(d0 + 8, a2), vst1q_f32(d0 + 12, a3);
+      vst1q_f32(d0 + 16, a4), vst1q_f32(d0 + 20, a5), vst1q_f32(d0 + 24, a6), vst1q_f32(d0 + 28, a7);
+      if (two) {
+        float *const d1 = o1 + i0;
+        vst1q_f32(d1, b0), vst1q_f32(d1 + 4, b1), vst1q_f32(d1 + 8, b2), vst1q_f32(d1 + 12, b3);
+        vst1q_f32(d1 + 16, b4), vst1q_f32(d1 + 20, b5), vst1q_f32(d1 + 24, b6), vst1q_f32(d1 + 28, b7);
       }
     }
     for (; i0 < hv; i0++) { /* columns past the last whole chunk, one at a time */
