@@ -467,11 +467,19 @@ static fg_status repack(fg_model *m, fg_error *err) {
   for (size_t i = 0; buf && i < n; i++) {
     if (off[i] == SIZE_MAX) continue;
     fg_mat *W = mats[i];
-    k->pack(W->type, W->data, W->row_bytes, W->cols, 0, W->rows, buf + off[i]);
+    /* in chunks of about 4 MiB of the file, each handed back as soon as it is copied: the peak stays
+     * near the copy's size instead of the copy plus the file (the file's pages are read again only for
+     * embeddings of a tied head and by the reference forward) */
+    const size_t pr = k->pack_rows, chunk = FG_MAX(pr, ((size_t)4 << 20) / W->row_bytes / pr * pr);
+    const uint8_t *src = W->data;
+    for (size_t r0 = 0; r0 < W->rows; r0 += chunk) {
+      const size_t r1 = FG_MIN((size_t)W->rows, r0 + chunk);
+      k->pack(W->type, src, W->row_bytes, W->cols, r0, r1, buf + off[i]);
+      fg_mapfile_drop(&m->file, src + r0 * W->row_bytes, (r1 - r0) * W->row_bytes);
+    }
+    fg_mapfile_drop(&m->file, src, (size_t)W->rows * W->row_bytes); /* pages that straddled two chunks */
     W->packed = buf + off[i];
     W->packed_for = k;
-    /* the file's copy is read again only for embeddings (a tied head) and by the reference forward */
-    fg_mapfile_drop(&m->file, W->data, (size_t)W->rows * W->row_bytes);
   }
   fg_free(mats);
   fg_free(off);
@@ -511,7 +519,6 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   const bool replace = p->head_type != FG_MODEL_HEAD_AS_FILE && p->head_type != 0;
   if (st == FG_OK && replace) st = replace_head(m, p->head_type, err);
   if (st == FG_OK && !(p->flags & FG_MODEL_DENSE_HEAD)) st = find_head_rows(m, err);
-  if (st == FG_OK && !(p->flags & FG_MODEL_NO_REPACK)) st = repack(m, err);
   if (st == FG_OK) {
     fg_error verr;
     fg_status vs = fg_vocab_load(&m->gguf, &m->vocab, &verr);
@@ -573,6 +580,12 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
     const uint32_t tag[2] = {0x68656164u /* "head" */, m->output.type};
     fnv(&h, tag, sizeof tag);
     memcpy(info->fingerprint, &h, 8);
+  }
+  /* last: the steps above read samples of the file (the fingerprint), and repack hands the pages of the
+   * packed matrices back */
+  if (!(p->flags & FG_MODEL_NO_REPACK) && (st = repack(m, err)) != FG_OK) {
+    model_destroy(m);
+    return st;
   }
   atomic_init(&m->refs, 1);
   *out = m;
