@@ -298,6 +298,38 @@ static void test_attn_neon(rng *r) {
 // dot-product detection
 
 #if defined(__ARM_NEON)
+/* The Q8 activation rows a table prepares (qs, d, isum) equal the spec's quantization byte for byte,
+ * including NaN, infinities, denormals, ties at .5 after scaling, -0 and blocks below the minimum scale. */
+static void test_act_quant(const fg_kernels *k, rng *r) {
+  enum { COLS = 32 * 12, NB = 3 };
+  static float x[NB * COLS];
+  for (size_t i = 0; i < NB * COLS; i++) x[i] = rng_unif(r) * (i % 97 == 0 ? 1e4f : 1.0f);
+  x[1] = NAN, x[40] = INFINITY, x[41] = -INFINITY, x[70] = -0.0f, x[100] = 1e-40f;
+  for (size_t j = 0; j < 32; j++) x[96 + j] = j % 2 ? 1e-38f : -3e-39f; /* block 3: below FG_ACT_Q8_MIN_AMAX */
+  for (size_t j = 0; j < 32; j++) x[128 + j] = (float)j - 0.5f * (float)(j % 3); /* ties after scaling by 127/31 */
+  x[128] = 127.0f;
+  for (size_t j = 0; j < 32; j++) x[160 + j] = NAN;
+  const fg_mm_kernel *kern = &k->vec[FG_TYPE_Q8_0];
+  CHECK(kern->act_size != NULL && kern->act_prep != NULL);
+  if (!kern->act_size || !kern->act_prep) return;
+  uint8_t *act = aligned_alloc(64, (kern->act_size(COLS, NB) + 63) & ~(size_t)63);
+  const size_t stride = fg_act_q8_row_bytes(COLS);
+  uint8_t *want = aligned_alloc(64, stride);
+  kern->act_prep(x, COLS, COLS, NB, 0, NB, act);
+  int bad = 0;
+  for (size_t b = 0; b < NB; b++) {
+    memset(want, 0, stride);
+    const fg_act_q8_row w = fg_act_q8_row_at(want, COLS), g = fg_act_q8_row_at(act + b * stride, COLS);
+    fg_spec_quantize_act_q8(x + b * COLS, COLS, w);
+    bad += memcmp(w.qs, g.qs, COLS) != 0 || memcmp(w.d, g.d, COLS / 32 * sizeof(float)) != 0 ||
+           memcmp(w.isum, g.isum, COLS / 32 * sizeof(int32_t)) != 0;
+  }
+  CHECK_MSG(bad == 0, "%s: Q8 activation rows differ from the spec's quantization in %d of %d rows", k->name, bad,
+            (int)NB);
+  free(act);
+  free(want);
+}
+
 static void *detect_thread(void *arg) {
   *(int *)arg = fg_arm_dotprod_source();
   return NULL;
@@ -379,6 +411,7 @@ int main(void) {
     fg_ops_set_kernels(ops[0], tables[t]);
     fg_ops_set_kernels(ops[1], tables[t]);
     test_table(ops, tables[t], &r);
+    test_act_quant(tables[t], &r);
   }
   fg_ops_free(ops[0]);
   fg_ops_free(ops[1]);

@@ -222,12 +222,58 @@ FG_NEON_INLINE uint32_t *fg_q8_flags(const void *act, size_t cols, size_t nb) {
   return (uint32_t *)(void *)((uint8_t *)(uintptr_t)act + nb * fg_act_q8_row_bytes(cols));
 }
 
+#if FG_NEON_A64
+/* fg_spec_quantize_act_q8 with 4 lanes, the same operations: amax by FMAXNM over |x| from 0 (a NaN is
+ * passed over, as fmaxf does), the scalar scale, x * id clamped by compare-and-select (a NaN becomes
+ * -127), FCVTNS (round to nearest even, as rintf), the exact integer sum. */
+/* t >= -127 ? t : -127 (a NaN becomes -127), then t <= 127 ? t : 127 */
+FG_NEON_INLINE float32x4_t fg_q8_clamp(float32x4_t t, float32x4_t lo, float32x4_t hi) {
+  t = vbslq_f32(vcgeq_f32(t, lo), t, lo);
+  return vbslq_f32(vcleq_f32(t, hi), t, hi);
+}
+
+static void fg_q8_quantize_a64(const float *FG_RESTRICT x, size_t cols, fg_act_q8_row out) {
+  const float32x4_t lo = vdupq_n_f32(-127.0f), hi = vdupq_n_f32(127.0f);
+  for (size_t k = 0; k < cols / 32; k++) {
+    const float *xb = x + k * 32;
+    const float32x4x4_t va = vld1q_f32_x4(xb), vb = vld1q_f32_x4(xb + 16);
+    float32x4_t m = vmaxnmq_f32(vdupq_n_f32(0.0f), vabsq_f32(va.val[0]));
+    m = vmaxnmq_f32(m, vabsq_f32(va.val[1]));
+    m = vmaxnmq_f32(m, vabsq_f32(va.val[2]));
+    m = vmaxnmq_f32(m, vabsq_f32(va.val[3]));
+    m = vmaxnmq_f32(m, vabsq_f32(vb.val[0]));
+    m = vmaxnmq_f32(m, vabsq_f32(vb.val[1]));
+    m = vmaxnmq_f32(m, vabsq_f32(vb.val[2]));
+    m = vmaxnmq_f32(m, vabsq_f32(vb.val[3]));
+    const float amax = vmaxnmvq_f32(m);
+    const float d = amax >= FG_ACT_Q8_MIN_AMAX ? amax / 127.0f : 0.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    /* named values, not arrays: GCC at -O2 kept arrays of vectors on the stack */
+    const float32x4_t idv = vdupq_n_f32(id);
+#  define FG_Q8Q(v) vcvtnq_s32_f32(fg_q8_clamp(vmulq_f32((v), idv), lo, hi))
+    const int32x4_t q0 = FG_Q8Q(va.val[0]), q1 = FG_Q8Q(va.val[1]), q2 = FG_Q8Q(va.val[2]), q3 = FG_Q8Q(va.val[3]);
+    const int32x4_t q4 = FG_Q8Q(vb.val[0]), q5 = FG_Q8Q(vb.val[1]), q6 = FG_Q8Q(vb.val[2]), q7 = FG_Q8Q(vb.val[3]);
+#  undef FG_Q8Q
+    const int16x8_t h0 = vcombine_s16(vmovn_s32(q0), vmovn_s32(q1)), h1 = vcombine_s16(vmovn_s32(q2), vmovn_s32(q3));
+    const int16x8_t h2 = vcombine_s16(vmovn_s32(q4), vmovn_s32(q5)), h3 = vcombine_s16(vmovn_s32(q6), vmovn_s32(q7));
+    vst1q_s8(out.qs + k * 32, vcombine_s8(vmovn_s16(h0), vmovn_s16(h1)));
+    vst1q_s8(out.qs + k * 32 + 16, vcombine_s8(vmovn_s16(h2), vmovn_s16(h3)));
+    const int32x4_t sum = vaddq_s32(vaddq_s32(vaddq_s32(q0, q1), vaddq_s32(q2, q3)), vaddq_s32(vaddq_s32(q4, q5), vaddq_s32(q6, q7)));
+    out.d[k] = d;
+    out.isum[k] = vaddvq_s32(sum);
+  }
+}
+#  define fg_q8_quantize fg_q8_quantize_a64
+#else
+#  define fg_q8_quantize fg_spec_quantize_act_q8
+#endif
+
 static void fg_q8_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
   const size_t stride = fg_act_q8_row_bytes(cols);
   uint32_t *safe = fg_q8_flags(act, cols, nb); /* (nb) */
   for (size_t b = b0; b < b1; b++) {
     const fg_act_q8_row r = fg_act_q8_row_at((uint8_t *)act + b * stride, cols);
-    fg_spec_quantize_act_q8(x + b * ldx, cols, r);
+    fg_q8_quantize(x + b * ldx, cols, r);
     uint32_t ok = 1;
     if (FG_NEON_FTZ)
       for (size_t k = 0; k < cols / 32; k++) {
@@ -969,60 +1015,83 @@ static void fg_pk_vec16(const uint8_t *p, const int8_t *xq, const float *xd, siz
 #  undef FG_PK_GROUP
 }
 
-/* group g (4 rows) of a strip (p = its first block) x 4 activations: y[b][0..3]. Assembly, as
- * fg_pk_vec16: per block, the group's scales and 128 weights (3 loads) serve 4 activations of 14
- * instructions each (activation block and scale, zeroing, 8 SDOTs, 3 float ops), plus the loop: 61
- * instructions per 16 outputs. */
-static void fg_pk_gemm44(const uint8_t *p, size_t g, const int8_t *const xq[4], const float *const xd[4], size_t nblk,
+/* groups g and g + 1 (8 rows) of a strip (p = its first block) x 4 activations: y[b][0..7]. Assembly, as
+ * fg_pk_vec16: per block, the two groups' scales and 256 weights (5 loads) serve 4 activations of 26
+ * instructions each (activation block and scale, 2 zeroings, 16 SDOTs, 6 float ops), plus the loop:
+ * 111 instructions per 32 outputs. All 32 vector registers: v8-v15 (callee-saved) hold the sums, and
+ * the compiler saves them around the loop. */
+static void fg_pk_gemm84(const uint8_t *p, size_t g, const int8_t *const xq[4], const float *const xd[4], size_t nblk,
                          float *const y[4]) {
   if (nblk == 0) {
-    for (int b = 0; b < 4; b++) vst1q_f32(y[b], vdupq_n_f32(0.0f));
+    for (int b = 0; b < 4; b++) {
+      vst1q_f32(y[b], vdupq_n_f32(0.0f));
+      vst1q_f32(y[b] + 4, vdupq_n_f32(0.0f));
+    }
     return;
   }
   const uint8_t *pd = p + 16 * g, *pq = p + 64 + 128 * g;
   const int8_t *x0 = xq[0], *x1 = xq[1], *x2 = xq[2], *x3 = xq[3];
   const float *d0 = xd[0], *d1 = xd[1], *d2 = xd[2], *d3 = xd[3];
-  const size_t step = FG_PK_BLOCK, qstep = FG_PK_BLOCK - 64;
-#  define FG_PK_ACT(x, d, xa, xb, dv, isum, acc)                                                            \
-    "ld1 {" xa ".16b, " xb ".16b}, [%[" x "]], #32\n\t"                                                     \
-    "ld1r {" dv ".4s}, [%[" d "]], #4\n\t"                                                                  \
-    "movi " isum ".4s, #0\n\t"                                                                              \
-    "sdot " isum ".4s, v24.16b, " xa ".4b[0]\n\t"                                                           \
-    "sdot " isum ".4s, v25.16b, " xa ".4b[1]\n\t"                                                           \
-    "sdot " isum ".4s, v26.16b, " xa ".4b[2]\n\t"                                                           \
-    "sdot " isum ".4s, v27.16b, " xa ".4b[3]\n\t"                                                           \
-    "sdot " isum ".4s, v28.16b, " xb ".4b[0]\n\t"                                                           \
-    "sdot " isum ".4s, v29.16b, " xb ".4b[1]\n\t"                                                           \
-    "sdot " isum ".4s, v30.16b, " xb ".4b[2]\n\t"                                                           \
-    "sdot " isum ".4s, v31.16b, " xb ".4b[3]\n\t"                                                           \
-    "fmul " dv ".4s, " dv ".4s, v4.4s\n\t"                                                                  \
-    "scvtf " isum ".4s, " isum ".4s\n\t"                                                                    \
-    "fmla " acc ".4s, " dv ".4s, " isum ".4s\n\t"
+  const size_t step = FG_PK_BLOCK, qstep = FG_PK_BLOCK - 192;
+#  define FG_PK_ACT2(x, d, acc0, acc1)                                                                      \
+    "ld1 {v0.16b, v1.16b}, [%[" x "]], #32\n\t"                                                             \
+    "ld1r {v2.4s}, [%[" d "]], #4\n\t"                                                                      \
+    "movi v3.4s, #0\n\t"                                                                                    \
+    "movi v6.4s, #0\n\t"                                                                                    \
+    "sdot v3.4s, v16.16b, v0.4b[0]\n\t"                                                                     \
+    "sdot v6.4s, v24.16b, v0.4b[0]\n\t"                                                                     \
+    "sdot v3.4s, v17.16b, v0.4b[1]\n\t"                                                                     \
+    "sdot v6.4s, v25.16b, v0.4b[1]\n\t"                                                                     \
+    "sdot v3.4s, v18.16b, v0.4b[2]\n\t"                                                                     \
+    "sdot v6.4s, v26.16b, v0.4b[2]\n\t"                                                                     \
+    "sdot v3.4s, v19.16b, v0.4b[3]\n\t"                                                                     \
+    "sdot v6.4s, v27.16b, v0.4b[3]\n\t"                                                                     \
+    "sdot v3.4s, v20.16b, v1.4b[0]\n\t"                                                                     \
+    "sdot v6.4s, v28.16b, v1.4b[0]\n\t"                                                                     \
+    "sdot v3.4s, v21.16b, v1.4b[1]\n\t"                                                                     \
+    "sdot v6.4s, v29.16b, v1.4b[1]\n\t"                                                                     \
+    "sdot v3.4s, v22.16b, v1.4b[2]\n\t"                                                                     \
+    "sdot v6.4s, v30.16b, v1.4b[2]\n\t"                                                                     \
+    "sdot v3.4s, v23.16b, v1.4b[3]\n\t"                                                                     \
+    "sdot v6.4s, v31.16b, v1.4b[3]\n\t"                                                                     \
+    "fmul v7.4s, v4.4s, v2.4s\n\t"                                                                          \
+    "scvtf v3.4s, v3.4s\n\t"                                                                                \
+    "fmla " acc0 ".4s, v7.4s, v3.4s\n\t"                                                                    \
+    "fmul v7.4s, v5.4s, v2.4s\n\t"                                                                          \
+    "scvtf v6.4s, v6.4s\n\t"                                                                                \
+    "fmla " acc1 ".4s, v7.4s, v6.4s\n\t"
   __asm__ volatile(
-      "movi v16.4s, #0\n\t"
-      "movi v17.4s, #0\n\t"
-      "movi v18.4s, #0\n\t"
-      "movi v19.4s, #0\n\t"
+      "movi v8.4s, #0\n\t"
+      "movi v9.4s, #0\n\t"
+      "movi v10.4s, #0\n\t"
+      "movi v11.4s, #0\n\t"
+      "movi v12.4s, #0\n\t"
+      "movi v13.4s, #0\n\t"
+      "movi v14.4s, #0\n\t"
+      "movi v15.4s, #0\n\t"
       "1:\n\t"
-      "ld1 {v4.4s}, [%[pd]], %[step]\n\t"
+      "ld1 {v4.4s, v5.4s}, [%[pd]], %[step]\n\t"
+      "ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [%[pq]], #64\n\t"
+      "ld1 {v20.16b, v21.16b, v22.16b, v23.16b}, [%[pq]], #64\n\t"
       "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[pq]], #64\n\t"
       "ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [%[pq]], %[qstep]\n\t"
-      FG_PK_ACT("x0", "d0", "v0", "v1", "v5", "v20", "v16")
-      FG_PK_ACT("x1", "d1", "v2", "v3", "v6", "v21", "v17")
-      FG_PK_ACT("x2", "d2", "v0", "v1", "v7", "v22", "v18")
-      FG_PK_ACT("x3", "d3", "v2", "v3", "v5", "v23", "v19")
+      FG_PK_ACT2("x0", "d0", "v8", "v9")
+      FG_PK_ACT2("x1", "d1", "v10", "v11")
+      FG_PK_ACT2("x2", "d2", "v12", "v13")
+      FG_PK_ACT2("x3", "d3", "v14", "v15")
       "subs %[n], %[n], #1\n\t"
       "b.ne 1b\n\t"
-      "st1 {v16.4s}, [%[y0]]\n\t"
-      "st1 {v17.4s}, [%[y1]]\n\t"
-      "st1 {v18.4s}, [%[y2]]\n\t"
-      "st1 {v19.4s}, [%[y3]]\n\t"
+      "st1 {v8.4s, v9.4s}, [%[y0]]\n\t"
+      "st1 {v10.4s, v11.4s}, [%[y1]]\n\t"
+      "st1 {v12.4s, v13.4s}, [%[y2]]\n\t"
+      "st1 {v14.4s, v15.4s}, [%[y3]]\n\t"
       : [pd] "+r"(pd), [pq] "+r"(pq), [x0] "+r"(x0), [x1] "+r"(x1), [x2] "+r"(x2), [x3] "+r"(x3), [d0] "+r"(d0),
         [d1] "+r"(d1), [d2] "+r"(d2), [d3] "+r"(d3), [n] "+r"(nblk)
       : [step] "r"(step), [qstep] "r"(qstep), [y0] "r"(y[0]), [y1] "r"(y[1]), [y2] "r"(y[2]), [y3] "r"(y[3])
-      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
-        "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
-#  undef FG_PK_ACT
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
+        "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30",
+        "v31");
+#  undef FG_PK_ACT2
 }
 
 /* Outputs i0 <= i < i1 from the packed copy: whole strips there, the rows around them from a->w. */
@@ -1046,10 +1115,10 @@ static void fg_pk_run(const fg_mm_args *a, size_t i0, size_t i1, const int gemm)
         xq[j] = xr.qs;
         xd[j] = xr.d;
       }
-      for (size_t g = 0; g < 4; g++) {
+      for (size_t g = 0; g < 4; g += 2) {
         float *const y[4] = {a->y + b * a->ldy + t + 4 * g, a->y + (b + 1) * a->ldy + t + 4 * g,
                              a->y + (b + 2) * a->ldy + t + 4 * g, a->y + (b + 3) * a->ldy + t + 4 * g};
-        fg_pk_gemm44(p, g, xq, xd, nblk, y);
+        fg_pk_gemm84(p, g, xq, xd, nblk, y);
       }
     }
     for (size_t b = nb4; b < a->nb; b++) {
