@@ -7,7 +7,7 @@
  *  - F32/F16/BF16 (fma spec): the 16 strided column lanes of the spec are four float32x4 (columns
  *    j..j+3, .., j+12..j+15); R rows × B activations of accumulators; the halving tree finishes each
  *    output. Weights are widened to f32 (F16 by the hardware conversion, BF16 by a shift).
- *  - Q8_0/Q4_0 (q8 spec): activations quantized by the spec's own code; per 32-block, four rows' exact
+ *  - Q8_0/Q4_0 (q8 spec): activations quantized by the spec's code (aarch64: its operations in NEON); per 32-block, four rows' exact
  *    int8 dots are reduced into the lanes of one int32x4 (lane r = row r), converted, scaled by
  *    dw_r * dx and accumulated with one fused multiply-add in block order.
  *
@@ -209,8 +209,9 @@ static void fg_f16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, 
 static void fg_bf16_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_frun(a, i0, i1, FG_K_BF16, 2, 2); }
 
 // ----------------------------------------------------------------------------
-// Q8 activations: nb rows of fg_act_q8_row_bytes(cols) (the spec's quantization, bit-exact by
-// construction), then one uint32 per row: 1 if every block scale is 0 or >= 2^-40 (armv7 exactness)
+// Q8 activations: nb rows of fg_act_q8_row_bytes(cols) (the spec's quantization: its own code on armv7,
+// the same operations in NEON on aarch64), then one uint32 per row: 1 if every block scale is 0 or
+// >= 2^-40 (armv7 exactness)
 
 static size_t fg_q8_rows_size(size_t cols, size_t nb) {
   uint64_t n;
