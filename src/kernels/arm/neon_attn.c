@@ -37,18 +37,34 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
 #  if FG_ATTN_BLK != 32
 #    error "qk_neon is written for blocks of 32 keys"
 #  endif
-#  define FG_QK_FMA8(a, w)                                                                                 \
+/* 32 consecutive f16 or f32 values as eight named float32x4 n##0 .. n##7 (declared here) */
+#  define FG_LD32_F16(n, p)                                                                                \
+    const uint16x8x4_t n##h = vld1q_u16_x4(p);                                                             \
+    const float32x4_t n##0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[0])));                \
+    const float32x4_t n##1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[0])));               \
+    const float32x4_t n##2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[1])));                \
+    const float32x4_t n##3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[1])));               \
+    const float32x4_t n##4 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[2])));                \
+    const float32x4_t n##5 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[2])));               \
+    const float32x4_t n##6 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[3])));                \
+    const float32x4_t n##7 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[3])))
+#  define FG_LD32_F32(n, p)                                                                                \
+    const float32x4x4_t n##a = vld1q_f32_x4(p), n##b = vld1q_f32_x4((p) + 16);                             \
+    const float32x4_t n##0 = n##a.val[0], n##1 = n##a.val[1], n##2 = n##a.val[2], n##3 = n##a.val[3];      \
+    const float32x4_t n##4 = n##b.val[0], n##5 = n##b.val[1], n##6 = n##b.val[2], n##7 = n##b.val[3]
+/* a##i = fma(w, x##i, a##i) for the eight vectors i = 0..7 */
+#  define FG_FMA8(a, w, x)                                                                                 \
     do {                                                                                                   \
-      a##0 = vfmaq_f32(a##0, w, k0);                                                                       \
-      a##1 = vfmaq_f32(a##1, w, k1);                                                                       \
-      a##2 = vfmaq_f32(a##2, w, k2);                                                                       \
-      a##3 = vfmaq_f32(a##3, w, k3);                                                                       \
-      a##4 = vfmaq_f32(a##4, w, k4);                                                                       \
-      a##5 = vfmaq_f32(a##5, w, k5);                                                                       \
-      a##6 = vfmaq_f32(a##6, w, k6);                                                                       \
-      a##7 = vfmaq_f32(a##7, w, k7);                                                                       \
+      a##0 = vfmaq_f32(a##0, w, x##0);                                                                     \
+      a##1 = vfmaq_f32(a##1, w, x##1);                                                                     \
+      a##2 = vfmaq_f32(a##2, w, x##2);                                                                     \
+      a##3 = vfmaq_f32(a##3, w, x##3);                                                                     \
+      a##4 = vfmaq_f32(a##4, w, x##4);                                                                     \
+      a##5 = vfmaq_f32(a##5, w, x##5);                                                                     \
+      a##6 = vfmaq_f32(a##6, w, x##6);                                                                     \
+      a##7 = vfmaq_f32(a##7, w, x##7);                                                                     \
     } while (0)
-#  define FG_QK_STORE8(dst, a)                                                                             \
+#  define FG_STORE8(dst, a)                                                                             \
     do {                                                                                                   \
       vst1q_f32((dst), a##0);                                                                              \
       vst1q_f32((dst) + 4, a##1);                                                                          \
@@ -67,39 +83,24 @@ static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk,
     const float32x4_t z = vdupq_n_f32(0.0f);
     float32x4_t a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
     float32x4_t b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
-    if (k_type == FG_TYPE_F16) {
-      const uint16_t *krow = (const uint16_t *)kt;
-      for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {
-        const uint16x8x4_t h = vld1q_u16_x4(krow);
-        const float32x4_t k0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[0])));
-        const float32x4_t k1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[0])));
-        const float32x4_t k2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[1])));
-        const float32x4_t k3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[1])));
-        const float32x4_t k4 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[2])));
-        const float32x4_t k5 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[2])));
-        const float32x4_t k6 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[3])));
-        const float32x4_t k7 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[3])));
-        const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);
-        FG_QK_FMA8(a, w0);
-        FG_QK_FMA8(b, w1);
-      }
-    } else {
-      const float *krow = (const float *)kt;
-      for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {
-        const float32x4x4_t ka = vld1q_f32_x4(krow), kb = vld1q_f32_x4(krow + 16);
-        const float32x4_t k0 = ka.val[0], k1 = ka.val[1], k2 = ka.val[2], k3 = ka.val[3];
-        const float32x4_t k4 = kb.val[0], k5 = kb.val[1], k6 = kb.val[2], k7 = kb.val[3];
-        const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);
-        FG_QK_FMA8(a, w0);
-        FG_QK_FMA8(b, w1);
-      }
-    }
-    FG_QK_STORE8(s + r * FG_ATTN_BLK, a);
-    if (two) FG_QK_STORE8(s + (r + 1) * FG_ATTN_BLK, b);
+    /* one loop per key type, the type decided outside it */
+#  define FG_QK_LOOP(T, LD)                                                                                \
+    do {                                                                                                   \
+      const T *krow = (const T *)kt;                                                                       \
+      for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {                                               \
+        LD(k, krow);                                                                                       \
+        const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);                                \
+        FG_FMA8(a, w0, k);                                                                                 \
+        FG_FMA8(b, w1, k);                                                                                 \
+      }                                                                                                    \
+    } while (0)
+    if (k_type == FG_TYPE_F16) FG_QK_LOOP(uint16_t, FG_LD32_F16);
+    else FG_QK_LOOP(float, FG_LD32_F32);
+#  undef FG_QK_LOOP
+    FG_STORE8(s + r * FG_ATTN_BLK, a);
+    if (two) FG_STORE8(s + (r + 1) * FG_ATTN_BLK, b);
   }
 }
-#  undef FG_QK_FMA8
-#  undef FG_QK_STORE8
 
 /* o[r][i] *= c[r]; then o[r][i] = fma(p[r][j], v_j[i], o[r][i]) for j = ja .. jb-1; columns in chunks of
  * 32 held in registers over all j, two rows sharing each loaded value chunk */
@@ -123,53 +124,21 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
       FG_PV_INIT8(a, o0 + i0, c0);
       FG_PV_INIT8(b, o1 + i0, c1);
 #  undef FG_PV_INIT8
-#  define FG_PV_FMA8(a, w)                                                                                 \
+#  define FG_PV_LOOP(T, LD)                                                                                \
       do {                                                                                                 \
-        a##0 = vfmaq_f32(a##0, w, x0);                                                                     \
-        a##1 = vfmaq_f32(a##1, w, x1);                                                                     \
-        a##2 = vfmaq_f32(a##2, w, x2);                                                                     \
-        a##3 = vfmaq_f32(a##3, w, x3);                                                                     \
-        a##4 = vfmaq_f32(a##4, w, x4);                                                                     \
-        a##5 = vfmaq_f32(a##5, w, x5);                                                                     \
-        a##6 = vfmaq_f32(a##6, w, x6);                                                                     \
-        a##7 = vfmaq_f32(a##7, w, x7);                                                                     \
+        for (uint32_t j = ja; j < jb; j++) {                                                               \
+          const T *vrow = (const T *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;  \
+          LD(x, vrow);                                                                                     \
+          const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);                              \
+          FG_FMA8(a, w0, x);                                                                               \
+          FG_FMA8(b, w1, x);                                                                               \
+        }                                                                                                  \
       } while (0)
-      if (v_type == FG_TYPE_F16) {
-        for (uint32_t j = ja; j < jb; j++) {
-          const uint16_t *vrow = (const uint16_t *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;
-          const uint16x8x4_t h = vld1q_u16_x4(vrow);
-          const float32x4_t x0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[0])));
-          const float32x4_t x1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[0])));
-          const float32x4_t x2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[1])));
-          const float32x4_t x3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[1])));
-          const float32x4_t x4 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[2])));
-          const float32x4_t x5 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[2])));
-          const float32x4_t x6 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h.val[3])));
-          const float32x4_t x7 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h.val[3])));
-          const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);
-          FG_PV_FMA8(a, w0);
-          FG_PV_FMA8(b, w1);
-        }
-      } else {
-        for (uint32_t j = ja; j < jb; j++) {
-          const float *vrow = (const float *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;
-          const float32x4x4_t va = vld1q_f32_x4(vrow), vb = vld1q_f32_x4(vrow + 16);
-          const float32x4_t x0 = va.val[0], x1 = va.val[1], x2 = va.val[2], x3 = va.val[3];
-          const float32x4_t x4 = vb.val[0], x5 = vb.val[1], x6 = vb.val[2], x7 = vb.val[3];
-          const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);
-          FG_PV_FMA8(a, w0);
-          FG_PV_FMA8(b, w1);
-        }
-      }
-#  undef FG_PV_FMA8
-      float *const d0 = o0 + i0;
-      vst1q_f32(d0, a0), vst1q_f32(d0 + 4, a1), vst1q_f32(d0 + 8, a2), vst1q_f32(d0 + 12, a3);
-      vst1q_f32(d0 + 16, a4), vst1q_f32(d0 + 20, a5), vst1q_f32(d0 + 24, a6), vst1q_f32(d0 + 28, a7);
-      if (two) {
-        float *const d1 = o1 + i0;
-        vst1q_f32(d1, b0), vst1q_f32(d1 + 4, b1), vst1q_f32(d1 + 8, b2), vst1q_f32(d1 + 12, b3);
-        vst1q_f32(d1 + 16, b4), vst1q_f32(d1 + 20, b5), vst1q_f32(d1 + 24, b6), vst1q_f32(d1 + 28, b7);
-      }
+      if (v_type == FG_TYPE_F16) FG_PV_LOOP(uint16_t, FG_LD32_F16);
+      else FG_PV_LOOP(float, FG_LD32_F32);
+#  undef FG_PV_LOOP
+      FG_STORE8(o0 + i0, a);
+      if (two) FG_STORE8(o1 + i0, b);
     }
     for (; i0 < hv; i0++) { /* columns past the last whole chunk, one at a time */
       float s0 = o0[i0] * c0, s1 = o1[i0] * c1;
