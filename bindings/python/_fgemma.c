@@ -267,9 +267,11 @@ static const uint32_t head_ids[] = {FG_MODEL_HEAD_AS_FILE, 8, 2};
 static const char *const kv_names[] = {"f32", "f16", NULL};
 
 static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"path", "head_type", "threads", NULL};
+  static char *kwlist[] = {"path", "head_type", "threads", "repack", NULL};
   PyObject *path_o, *head_o = Py_None, *threads_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OO:Model", kwlist, &path_o, &head_o, &threads_o)) return NULL;
+  int repack = 1;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOp:Model", kwlist, &path_o, &head_o, &threads_o, &repack))
+    return NULL;
   int head = 0;
   uint32_t threads = 0;
   if (opt_choice(head_o, "head_type", head_names, &head) != 0) return NULL;
@@ -291,6 +293,7 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   fg_model_params p;
   fg_model_params_init(&p);
   p.head_type = head_ids[head];
+  if (!repack) p.flags |= FG_MODEL_NO_REPACK;
   fg_error err = {0};
   fg_status st;
   fg_model *m = NULL;
@@ -357,7 +360,7 @@ static PyObject *model_get_info(ModelObject *self, void *closure) {
   PyObject *fp = hex16(in.fingerprint);
   if (!fp) return NULL;
   return Py_BuildValue(
-      "{s:O,s:s,s:N,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:O,s:O,s:K,s:K,s:K,s:K,s:N,s:K,s:d}",
+      "{s:O,s:s,s:N,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:O,s:O,s:K,s:K,s:K,s:K,s:N,s:K,s:d,s:K,s:d}",
       "path", self->path, "arch", in.arch, "name", PyUnicode_DecodeUTF8(in.name, (Py_ssize_t)strlen(in.name), "replace"),
       "n_vocab", in.n_vocab, "n_embd", in.n_embd, "n_layer", in.n_layer, "n_head", in.n_head, "n_head_kv",
       in.n_head_kv, "head_dim", in.head_dim, "n_ff", in.n_ff, "n_ctx_train", in.n_ctx_train, "sliding_window",
@@ -366,7 +369,8 @@ static PyObject *model_get_info(ModelObject *self, void *closure) {
       in.tied_head ? Py_True : Py_False, "has_vocab", in.has_vocab ? Py_True : Py_False, "file_bytes",
       (unsigned long long)in.file_bytes, "weight_bytes", (unsigned long long)in.weight_bytes, "n_params",
       (unsigned long long)in.n_params, "decode_bytes", (unsigned long long)in.decode_bytes, "fingerprint", fp,
-      "head_copy_bytes", (unsigned long long)in.head_copy_bytes, "head_copy_ms", in.head_copy_ms);
+      "head_copy_bytes", (unsigned long long)in.head_copy_bytes, "head_copy_ms", in.head_copy_ms, "repack_bytes",
+      (unsigned long long)in.repack_bytes, "repack_ms", in.repack_ms);
 }
 
 static PyObject *model_get_closed(ModelObject *self, void *closure) { return PyBool_FromLong(self->closed); }
@@ -1164,11 +1168,13 @@ static PyGetSetDef model_getset[] = {
     {"closed", (getter)model_get_closed, NULL, "bool: close() was called", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(model_doc, "Model(path, *, head_type=None, threads=None)\n--\n\n"
-             "A FunctionGemma / Gemma 3 GGUF file, mapped (not copied) and immutable; share it between threads.\n"
+PyDoc_STRVAR(model_doc, "Model(path, *, head_type=None, threads=None, repack=True)\n--\n\n"
+             "A FunctionGemma / Gemma 3 GGUF file, mapped and immutable; share it between threads.\n"
              "head_type: None or 'file' (the file's LM head), 'q8_0' or 'q4_0' (a quantized copy of the head\n"
              "made at load). threads: default worker threads of its sessions and engines (default: the\n"
-             "available cores). A context manager; loading releases the GIL.");
+             "available cores). repack: where the kernels have a layout of their own (aarch64 with the dot\n"
+             "product, Q8_0), copy the matrices into it at load (same results; info['repack_bytes']); False\n"
+             "keeps the file's layout. A context manager; loading releases the GIL.");
 
 static PyType_Slot model_slots[] = {
     {Py_tp_new, model_new},          {Py_tp_dealloc, model_dealloc}, {Py_tp_methods, model_methods},

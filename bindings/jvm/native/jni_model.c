@@ -62,7 +62,7 @@ JNIEXPORT void JNICALL JFG(free)(JNIEnv *env, jclass cls, jlong h) {
 
 /* nums: n_vocab n_embd n_layer n_head n_head_kv head_dim n_ff n_ctx_train sliding_window swa_pattern
  * n_global_layers weight_type head_type tied_head has_vocab file_bytes weight_bytes n_params
- * decode_bytes (19); strs: arch, name, fingerprint (32 hex digits), weight type name, head type name. */
+ * decode_bytes repack_bytes (20); strs: arch, name, fingerprint (32 hex digits), weight type name, head type name. */
 JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jlongArray nums, jobjectArray strs) {
   (void)cls;
   const fg_model *m = jfg_live(env, h, "model");
@@ -73,15 +73,16 @@ JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jlongArray nu
     jfg_throw(env, st, "fg_model_get_info failed");
     return;
   }
-  const jlong v[19] = {i.n_vocab,     i.n_embd,      i.n_layer,      i.n_head,          i.n_head_kv,
+  const jlong v[20] = {i.n_vocab,     i.n_embd,      i.n_layer,      i.n_head,          i.n_head_kv,
                        i.head_dim,    i.n_ff,        i.n_ctx_train,  i.sliding_window,  i.swa_pattern,
                        i.n_global_layers, i.weight_type, i.head_type, i.tied_head,       i.has_vocab,
-                       (jlong)i.file_bytes, (jlong)i.weight_bytes, (jlong)i.n_params, (jlong)i.decode_bytes};
-  if ((*env)->GetArrayLength(env, nums) < 19 || (*env)->GetArrayLength(env, strs) < 5) {
+                       (jlong)i.file_bytes, (jlong)i.weight_bytes, (jlong)i.n_params, (jlong)i.decode_bytes,
+                       (jlong)i.repack_bytes};
+  if ((*env)->GetArrayLength(env, nums) < 20 || (*env)->GetArrayLength(env, strs) < 5) {
     jfg_throw_arg(env, "fgemma: info arrays too short");
     return;
   }
-  (*env)->SetLongArrayRegion(env, nums, 0, 19, v);
+  (*env)->SetLongArrayRegion(env, nums, 0, 20, v);
   char hex[33];
   for (int k = 0; k < 16; k++) {
     static const char digits[] = "0123456789abcdef";

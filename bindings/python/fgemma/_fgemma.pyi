@@ -31,6 +31,7 @@ class Model:
         *,
         head_type: Optional[Literal["file", "q8_0", "q4_0"]] = None,
         threads: Optional[int] = None,
+        repack: bool = True,
     ) -> None: ...
     @property
     def info(self) -> Dict[str, Any]:

@@ -90,6 +90,19 @@ def test_model_head_type():
         assert m.info["head_type"] == "f32"
 
 
+def test_model_repack():
+    # on this machine's kernels (x86) nothing is packed; on aarch64 with the dot product a Q8_0 model is:
+    # either way the flag loads, says what it did, and the logits do not change
+    path = model_path("tiny-f32.gguf")
+    with fgemma.Model(path) as a, fgemma.Model(path, repack=False) as b:
+        assert b.info["repack_bytes"] == 0 and a.info["repack_bytes"] >= 0
+        assert a.info["fingerprint"] == b.info["fingerprint"]
+        sa, sb = a.session(), b.session()
+        ids = [2, 10, 20, 30, 40]
+        assert sa.prefill(ids) == sb.prefill(ids)
+        assert bytes(sa.logits()) == bytes(sb.logits())
+
+
 def test_model_path_like():
     with fgemma.Model(Path(model_path("tiny-f32.gguf"))) as m:
         assert m.info["n_vocab"] == 512

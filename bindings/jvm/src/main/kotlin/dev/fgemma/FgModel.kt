@@ -8,8 +8,16 @@ class ModelOptions {
     var checkTensors: Boolean = false
     /** A replacement LM head made at load: "q8_0" or "q4_0" (null: the file's head). */
     var headType: String? = null
+    /**
+     * Where the kernels have a layout of their own (arm64-v8a with the dot product, Q8_0 matrices), copy the
+     * matrices into it at load: same results, fewer instructions per token ([ModelInfo.repackBytes]). The
+     * file's pages are handed back, so resident memory stays about the same, but the copy is anonymous
+     * memory. false keeps the file's layout.
+     */
+    var repack: Boolean = true
 
-    internal val flags: Int get() = (if (noMmap) 1 else 0) or (if (checkTensors) 2 else 0)
+    internal val flags: Int
+        get() = (if (noMmap) 1 else 0) or (if (checkTensors) 2 else 0) or (if (repack) 0 else 8)
     internal val headTypeId: Int
         get() = when (headType?.lowercase()) {
             null -> -1
@@ -47,6 +55,8 @@ class ModelInfo internal constructor(nums: LongArray, strs: Array<String>) {
     val fileBytes: Long = nums[15]
     val weightBytes: Long = nums[16]
     val parameters: Long = nums[17]
+    /** bytes of the matrices copied into the kernels' layout at load ([ModelOptions.repack]); 0 = none */
+    val repackBytes: Long = nums[19]
 
     override fun toString(): String =
         "ModelInfo($arch '$name', $layers layers, vocab $vocabSize, $weightType, fingerprint $fingerprint)"
@@ -90,7 +100,7 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
 
     val info: ModelInfo
         get() = handle.use { p ->
-            val nums = LongArray(19)
+            val nums = LongArray(20)
             val strs = arrayOfNulls<ByteArray>(5)
             ModelNative.info(p, nums, strs)
             ModelInfo(nums, Array(5) { decodeUtf8(strs[it]!!) })
