@@ -431,42 +431,42 @@ fg_status fg_model_head(fg_ops *ops, const fg_model *m, const float *X, size_t l
   return FG_OK;
 }
 
+/* Matrix i of those repack considers: the layers' seven, then the head when fg_model_head computes it
+ * whole (no head_rows); NULL past the end. */
+static fg_mat *packable(fg_model *m, size_t i) {
+  if (i < 7 * (size_t)m->hp.n_layer) {
+    fg_layer *L = &m->layers[i / 7];
+    fg_mat *const lm[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
+    return lm[i % 7];
+  }
+  return i == 7 * (size_t)m->hp.n_layer && !m->head_rows ? &m->output : NULL;
+}
+
 /* Copies every matrix the process kernel table packs (kernels.h, "load-time repacking") into one heap
- * buffer and hands the mapped file's pages of them back. The head is packed only when fg_model_head
- * computes it whole (no head_rows); token_embd keeps being read from the file for embeddings. */
+ * buffer (each copy 64-byte aligned) and hands the mapped file's pages of them back; token_embd keeps
+ * being read from the file for embeddings. */
 static fg_status repack(fg_model *m, fg_error *err) {
   const fg_kernels *k = NULL;
   if (fg_kernels_get(&k, NULL) != FG_OK || !k->pack_size || !k->pack) return FG_OK;
   const double t0 = fg_time_s();
-  const size_t n_max = 7 * (size_t)m->hp.n_layer + 1;
-  fg_mat **mats = fg_malloc_array(n_max, sizeof *mats);
-  size_t *off = fg_malloc_array(n_max, sizeof *off);
-  if (!mats || !off) {
-    fg_free(mats);
-    fg_free(off);
-    return fg_err(err, FG_ERR_NOMEM, "out of memory");
-  }
-  size_t n = 0;
-  for (uint32_t il = 0; il < m->hp.n_layer; il++) {
-    fg_layer *L = &m->layers[il];
-    fg_mat *lm[] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down};
-    for (size_t i = 0; i < 7; i++) mats[n++] = lm[i];
-  }
-  if (!m->head_rows) mats[n++] = &m->output;
   size_t total = 0;
-  for (size_t i = 0; i < n && total != SIZE_MAX; i++) {
-    const size_t sz = k->pack_size(mats[i]->type, mats[i]->rows, mats[i]->cols);
-    off[i] = sz ? total : SIZE_MAX;
-    total = sz > SIZE_MAX - 64 - total ? SIZE_MAX : total + ((sz + 63) & ~(size_t)63);
+  fg_mat *W;
+  for (size_t i = 0; (W = packable(m, i)) != NULL; i++) {
+    const size_t sz = k->pack_size(W->type, W->rows, W->cols);
+    if (sz > SIZE_MAX - 64 - total)
+      return fg_err(err, FG_ERR_NOMEM, "the repacked weights do not fit in the address space; FG_MODEL_NO_REPACK "
+                    "loads without them");
+    total += (sz + 63) & ~(size_t)63;
   }
-  fg_status st = FG_OK;
-  uint8_t *buf = total && total != SIZE_MAX ? fg_aligned_alloc(64, total) : NULL;
-  if (total == SIZE_MAX || (total && !buf))
-    st = fg_err(err, FG_ERR_NOMEM, "out of memory for the repacked weights (%zu bytes); FG_MODEL_NO_REPACK loads "
-                "without them", total);
-  for (size_t i = 0; buf && i < n; i++) {
-    if (off[i] == SIZE_MAX) continue;
-    fg_mat *W = mats[i];
+  if (total == 0) return FG_OK;
+  uint8_t *buf = fg_aligned_alloc(64, total);
+  if (!buf)
+    return fg_err(err, FG_ERR_NOMEM, "out of memory for the repacked weights (%zu bytes); FG_MODEL_NO_REPACK loads "
+                  "without them", total);
+  uint8_t *dst = buf;
+  for (size_t i = 0; (W = packable(m, i)) != NULL; i++) {
+    const size_t sz = k->pack_size(W->type, W->rows, W->cols);
+    if (!sz) continue;
     /* in chunks of about 4 MiB of the file, each handed back as soon as it is copied: the peak stays
      * near the copy's size instead of the copy plus the file (the file's pages are read again only for
      * embeddings of a tied head and by the reference forward) */
@@ -474,21 +474,18 @@ static fg_status repack(fg_model *m, fg_error *err) {
     const uint8_t *src = W->data;
     for (size_t r0 = 0; r0 < W->rows; r0 += chunk) {
       const size_t r1 = FG_MIN((size_t)W->rows, r0 + chunk);
-      k->pack(W->type, src, W->row_bytes, W->cols, r0, r1, buf + off[i]);
+      k->pack(W->type, src, W->row_bytes, W->cols, r0, r1, dst);
       fg_mapfile_drop(&m->file, src + r0 * W->row_bytes, (r1 - r0) * W->row_bytes);
     }
     fg_mapfile_drop(&m->file, src, (size_t)W->rows * W->row_bytes); /* pages that straddled two chunks */
-    W->packed = buf + off[i];
+    W->packed = dst;
     W->packed_for = k;
+    dst += (sz + 63) & ~(size_t)63;
   }
-  fg_free(mats);
-  fg_free(off);
-  if (buf) {
-    m->packed = buf;
-    m->info.repack_bytes = total;
-    m->info.repack_ms = (fg_time_s() - t0) * 1e3;
-  }
-  return st;
+  m->packed = buf;
+  m->info.repack_bytes = total;
+  m->info.repack_ms = (fg_time_s() - t0) * 1e3;
+  return FG_OK;
 }
 
 static void model_destroy(fg_model *m) {

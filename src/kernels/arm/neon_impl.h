@@ -934,18 +934,6 @@ static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
   }
 }
 
-/* the 4 row dots of one group's block (its 128 bytes in wa, wb) with the activation block x0, x1 */
-FG_NEON_INLINE int32x4_t fg_pk_dot(int8x16x4_t wa, int8x16x4_t wb, int8x16_t x0, int8x16_t x1) {
-  int32x4_t s = vdotq_laneq_s32(vdupq_n_s32(0), wa.val[0], x0, 0);
-  s = vdotq_laneq_s32(s, wa.val[1], x0, 1);
-  s = vdotq_laneq_s32(s, wa.val[2], x0, 2);
-  s = vdotq_laneq_s32(s, wa.val[3], x0, 3);
-  s = vdotq_laneq_s32(s, wb.val[0], x1, 0);
-  s = vdotq_laneq_s32(s, wb.val[1], x1, 1);
-  s = vdotq_laneq_s32(s, wb.val[2], x1, 2);
-  return vdotq_laneq_s32(s, wb.val[3], x1, 3);
-}
-
 /* one strip (16 rows; p = its first block) x one activation: out[0..15]. Assembly: GCC computes the eight
  * 64-byte addresses of a block with separate adds; here every load post-increments one pointer. Per block
  * (16 rows): loads of the activation, its scale and the 16 weight scales, 8 loads of weights, 4
@@ -1129,28 +1117,25 @@ static void fg_pk_run(const fg_mm_args *a, size_t i0, size_t i1, const int gemm)
   }
   if (s1 < i1) fg_qrun(a, s1, i1, 0, gemm);
 }
-#  define FG_PK_RUN(a, i0, i1, gemm)                                                                        \
-    do {                                                                                                     \
-      if ((a)->packed && !(a)->rows) {                                                                       \
-        fg_pk_run((a), (i0), (i1), (gemm));                                                                  \
-        return;                                                                                              \
-      }                                                                                                      \
-    } while (0)
 #  define FG_Q8_TILE FG_PK_ROWS /* row ranges of whole strips */
 #else
-#  define FG_PK_RUN(a, i0, i1, gemm) ((void)0)
 #  define FG_Q8_TILE FG_Q_ROWS
 #endif
 
-static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) {
-  FG_PK_RUN(a, i0, i1, 0);
-  fg_qrun(a, i0, i1, 0, 0);
+/* Q8_0 from the packed copy where there is one (aarch64 with SDOT; not for row lists), else from the rows */
+FG_NEON_INLINE void fg_q8_0_run(const fg_mm_args *a, size_t i0, size_t i1, const int gemm) {
+#if FG_NEON_A64 && FG_NEON_HAVE_DOTPROD
+  if (a->packed && !a->rows) {
+    fg_pk_run(a, i0, i1, gemm);
+    return;
+  }
+#endif
+  fg_qrun(a, i0, i1, 0, gemm);
 }
+
+static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q8_0_run(a, i0, i1, 0); }
 static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 0); }
-static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) {
-  FG_PK_RUN(a, i0, i1, 1);
-  fg_qrun(a, i0, i1, 0, 1);
-}
+static void fg_q8_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_q8_0_run(a, i0, i1, 1); }
 static void fg_q4_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a, i0, i1, 1, 1); }
 
 // ----------------------------------------------------------------------------
