@@ -1,7 +1,8 @@
 # toolchain-aarch64.cmake — 64-bit ARM, the arm64-v8a class of device: armv8-a (NEON is always
 # there), with Debian's cross compiler; ctest runs every test executable under qemu-aarch64. The
 # dot-product kernels (src/kernels/arm/neon_dotprod*.c) are compiled for armv8.2-a+dotprod and chosen
-# at run time only on CPUs that report HWCAP_ASIMDDP.
+# at run time only on CPUs that report HWCAP_ASIMDDP; the int8 matrix-multiply ones (neon_i8mm*.c) for
+# armv8.2-a+dotprod+i8mm, chosen only with HWCAP2_I8MM too.
 #
 #   cmake -S . -B build-aarch64 -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake
 #   ctest --test-dir build-aarch64 -LE oracle

@@ -16,7 +16,7 @@ endif()
 
 set(FG_HOST_FGEMMA "" CACHE FILEPATH "host (x86) fgemma binary for the ARM ids comparison (tests/arm.cmake)")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)")
-  set(FG_ARM_IDS_ISA neon_dotprod)
+  set(FG_ARM_IDS_ISA neon_i8mm)
 else()
   set(FG_ARM_IDS_ISA neon)
 endif()
@@ -35,14 +35,14 @@ endfunction()
 foreach(type f32 f16 bf16 q8_0 q4_0)
   fg_arm_ids(tiny_${type} arm-ids-tiny-${type}.gguf "--preset tiny --type ${type} --seed 1" 512 600 48 3 300)
 endforeach()
-if(FG_ARM_IDS_ISA STREQUAL "neon")
-  # armv7 also has the dot-product table (VSDOT): its int8 kernels on the quantized types
-  set(FG_ARM_IDS_ISA neon_dotprod)
-  foreach(type q8_0 q4_0)
-    fg_arm_ids(tiny_${type}_dotprod arm-ids-tiny-${type}.gguf "--preset tiny --type ${type} --seed 1" 512 600 48 3 300)
-  endforeach()
-  set(FG_ARM_IDS_ISA neon)
-endif()
+# the dot-product table's int8 kernels on the quantized types too: armv7's VSDOT; on aarch64 the SDOT
+# layout that cores without the matrix multiply get
+set(FG_ARM_IDS_ISA_BEST ${FG_ARM_IDS_ISA})
+set(FG_ARM_IDS_ISA neon_dotprod)
+foreach(type q8_0 q4_0)
+  fg_arm_ids(tiny_${type}_dotprod arm-ids-tiny-${type}.gguf "--preset tiny --type ${type} --seed 1" 512 600 48 3 300)
+endforeach()
+set(FG_ARM_IDS_ISA ${FG_ARM_IDS_ISA_BEST})
 
 # The dot-product detection and the dispatcher's choice (test_arm_kernels checks both): qemu's default
 # CPU ("max") has the dot product; cortex-a15 (armv7) and cortex-a53 (aarch64) do not, and there the
@@ -52,10 +52,25 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)")
 else()
   set(FG_ARM_NODOT_CPU cortex-a15)
 endif()
-set_tests_properties(test_arm_kernels PROPERTIES ENVIRONMENT "FG_TEST_EXPECT_DOTPROD=1")
+# aarch64's "max" also has the int8 matrix multiply (neon_i8mm, the default there); neoverse-n1 has the
+# dot product without it, where the dispatcher must choose neon_dotprod.
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)")
+  set(FG_ARM_MAX_I8MM 1)
+else()
+  set(FG_ARM_MAX_I8MM 0)
+endif()
+set_tests_properties(test_arm_kernels PROPERTIES ENVIRONMENT "FG_TEST_EXPECT_DOTPROD=1;FG_TEST_EXPECT_I8MM=${FG_ARM_MAX_I8MM}")
 add_test(NAME test_arm_kernels_nodot COMMAND test_arm_kernels)
-set_tests_properties(test_arm_kernels_nodot PROPERTIES ENVIRONMENT "QEMU_CPU=${FG_ARM_NODOT_CPU};FG_TEST_EXPECT_DOTPROD=0"
-                     TIMEOUT 900)
+set_tests_properties(test_arm_kernels_nodot PROPERTIES
+                     ENVIRONMENT "QEMU_CPU=${FG_ARM_NODOT_CPU};FG_TEST_EXPECT_DOTPROD=0;FG_TEST_EXPECT_I8MM=0" TIMEOUT 900)
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)")
+  add_test(NAME test_arm_kernels_noi8mm COMMAND test_arm_kernels)
+  set_tests_properties(test_arm_kernels_noi8mm PROPERTIES
+                       ENVIRONMENT "QEMU_CPU=neoverse-n1;FG_TEST_EXPECT_DOTPROD=1;FG_TEST_EXPECT_I8MM=0" TIMEOUT 900)
+  # test_repack runs with the default table (neon_i8mm under "max"); the dot-product layout as well
+  add_test(NAME test_repack_dotprod COMMAND test_repack)
+  set_tests_properties(test_repack_dotprod PROPERTIES ENVIRONMENT "FG_ISA=neon_dotprod" TIMEOUT 900)
+endif()
 # 270m Q8_0 (the product's format; the file the x86 suite's test_arm_memory writes): a 520-token
 # prompt, past the 512-position sliding window, + 8 greedy ids (about 4 CPU-minutes under qemu-arm)
 add_test(NAME arm_gen_270m_q8_0

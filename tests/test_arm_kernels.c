@@ -9,7 +9,9 @@
  *
  * Dot-product detection: FG_TEST_EXPECT_DOTPROD=0|1 (tests/arm.cmake sets it: 1 under qemu's default
  * CPU "max", 0 with QEMU_CPU=cortex-a15 / cortex-a53) says whether this CPU has it; the test checks the
- * detection (hwcap decision, the armv7 SIGILL probe, thread-safe once) and the dispatcher's choice. */
+ * detection (hwcap decision, the armv7 SIGILL probe, thread-safe once) and the dispatcher's choice.
+ * FG_TEST_EXPECT_I8MM=0|1 the same for the int8 matrix multiply (aarch64's neon_i8mm: 1 under "max",
+ * 0 with neoverse-n1, which has the dot product only). */
 #include "kernels/attn.h"
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
@@ -300,8 +302,41 @@ static void test_attn_neon(rng *r) {
 #if defined(__ARM_NEON)
 /* The Q8 activation rows a table prepares (qs, d, isum) equal the spec's quantization byte for byte,
  * including NaN, infinities, denormals, ties at .5 after scaling, -0 and blocks below the minimum scale. */
+/* neon_i8mm's SMMLA forms of the prepared activations (neon_impl.h, fg_mm8_rows_prep), after the rows and
+ * flags at the next 64-byte boundary: groups of 4 (160 bytes a block: for c = 0..3 the bytes 8c..8c+7
+ * of activations 0, 1, 2, 3 side by side, then the scales d0 d1 d0 d1 d2 d3 d2 d3), then each
+ * remaining activation alone (128 bytes a block: for c = 0..3 [x, 0] and [0, x]). Checked against
+ * the rows: the layout is the contract between act_prep and the packed kernels. */
+static int check_mm8_forms(const uint8_t *act, size_t cols, size_t nb) {
+  const size_t stride = fg_act_q8_row_bytes(cols), nblk = cols / 32, nb4 = nb / 4 * 4;
+  const uint8_t *sec = act + ((stride + sizeof(uint32_t)) * nb + 63) / 64 * 64;
+  int bad = 0;
+  for (size_t b = 0; b < nb; b++) {
+    const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)act + b * stride, cols);
+    for (size_t k = 0; k < nblk; k++) {
+      const int8_t *q = xr.qs + 32 * k;
+      if (b < nb4) {
+        const uint8_t *o = sec + (b / 4 * nblk + k) * 160;
+        const size_t j = b % 4;
+        float d[2];
+        memcpy(d, o + 128 + 16 * (j / 2) + 4 * (j % 2), 4);
+        memcpy(d + 1, o + 128 + 16 * (j / 2) + 4 * (j % 2) + 8, 4);
+        bad += d[0] != xr.d[k] || d[1] != xr.d[k];
+        for (size_t c = 0; c < 4; c++) bad += memcmp(o + 32 * c + 8 * j, q + 8 * c, 8) != 0;
+      } else {
+        const uint8_t *o = sec + nb4 / 4 * nblk * 160 + ((b - nb4) * nblk + k) * 128;
+        static const uint8_t zero[8];
+        for (size_t c = 0; c < 4; c++)
+          bad += memcmp(o + 32 * c, q + 8 * c, 8) != 0 || memcmp(o + 32 * c + 8, zero, 8) != 0 ||
+                 memcmp(o + 32 * c + 16, zero, 8) != 0 || memcmp(o + 32 * c + 24, q + 8 * c, 8) != 0;
+      }
+    }
+  }
+  return bad;
+}
+
 static void test_act_quant(const fg_kernels *k, rng *r) {
-  enum { COLS = 32 * 12, NB = 3 };
+  enum { COLS = 32 * 12, NB = 7 }; /* neon_i8mm: one group of 4 and 3 single activations */
   static float x[NB * COLS];
   for (size_t i = 0; i < NB * COLS; i++) x[i] = rng_unif(r) * (i % 97 == 0 ? 1e4f : 1.0f);
   x[1] = NAN, x[40] = INFINITY, x[41] = -INFINITY, x[70] = -0.0f, x[100] = 1e-40f;
@@ -326,6 +361,17 @@ static void test_act_quant(const fg_kernels *k, rng *r) {
   }
   CHECK_MSG(bad == 0, "%s: Q8 activation rows differ from the spec's quantization in %d of %d rows", k->name, bad,
             (int)NB);
+  if (strcmp(k->name, "neon_i8mm") == 0) {
+    CHECK_EQ_INT((long long)kern->act_size(COLS, NB),
+                 (long long)(((stride + 4) * NB + 63) / 64 * 64 + (NB / 4 * 160 + NB % 4 * 128) * (COLS / 32)));
+    CHECK_EQ_INT(kern->act_unit, 4);
+    for (size_t nb = 1; nb <= NB; nb++) { /* every mix of groups and singles, each prepared in units of 4 */
+      memset(act, 0xA5, kern->act_size(COLS, nb));
+      for (size_t b0 = 0; b0 < nb; b0 += 4) kern->act_prep(x, COLS, COLS, nb, b0, b0 + 4 < nb ? b0 + 4 : nb, act);
+      const int n = check_mm8_forms(act, COLS, nb);
+      CHECK_MSG(n == 0, "neon_i8mm: %d SMMLA-form blocks differ from the Q8 rows (nb=%zu)", n, nb);
+    }
+  }
   free(act);
   free(want);
 }
@@ -398,15 +444,32 @@ int main(void) {
   CHECK_MSG((dot != NULL) == (fg_arm_cpu_has_dotprod() && fg_kernels_neon_dotprod() != NULL),
             "neon_dotprod must be offered exactly when compiled in and the CPU has it");
   fprintf(stderr, "dotprod: cpu %d, compiled %d\n", (int)fg_arm_cpu_has_dotprod(), fg_kernels_neon_dotprod() != NULL);
+  const fg_kernels *mm = fg_kernels_by_name("neon_i8mm");
+  CHECK_MSG((mm != NULL) == (fg_arm_cpu_has_i8mm() && fg_kernels_neon_i8mm() != NULL),
+            "neon_i8mm must be offered exactly when compiled in and the CPU has it");
+  fprintf(stderr, "i8mm: cpu %d, compiled %d\n", (int)fg_arm_cpu_has_i8mm(), fg_kernels_neon_i8mm() != NULL);
+#  if defined(__aarch64__)
+  CHECK_MSG(fg_kernels_neon_i8mm() != NULL, "an aarch64 build must compile the neon_i8mm table");
+#  else
+  CHECK_MSG(fg_kernels_neon_i8mm() == NULL && mm == NULL, "armv7 has no neon_i8mm table");
+#  endif
+  /* HWCAP2_I8MM (bit 13 of AT_HWCAP2), and only with the dot product (bit 20 of AT_HWCAP) */
+  CHECK(fg_arm_i8mm_decide(1ul << 20, 1ul << 13));
+  CHECK(!fg_arm_i8mm_decide(0, 1ul << 13));
+  CHECK(!fg_arm_i8mm_decide(1ul << 20, ~(1ul << 13)));
+  const char *want_mm = getenv("FG_TEST_EXPECT_I8MM");
+  if (want_mm && want_mm[0])
+    CHECK_MSG(fg_arm_cpu_has_i8mm() == (atoi(want_mm) == 1), "i8mm detected %d, expected %s", (int)fg_arm_cpu_has_i8mm(),
+              want_mm);
   const char *env = getenv("FG_ISA");
   if (!env || !env[0] || strcmp(env, "auto") == 0) /* the best table is the default */
-    CHECK_MSG(strcmp(fg_ops_isa(), dot ? "neon_dotprod" : neon ? "neon" : "ref") == 0, "default table is %s",
-              fg_ops_isa());
+    CHECK_MSG(strcmp(fg_ops_isa(), mm ? "neon_i8mm" : dot ? "neon_dotprod" : neon ? "neon" : "ref") == 0,
+              "default table is %s", fg_ops_isa());
   fg_ops *ops[2];
   CHECK_OK(fg_ops_create(1, &ops[0], NULL));
   CHECK_OK(fg_ops_create(3, &ops[1], NULL));
-  const fg_kernels *tables[2] = {neon, dot};
-  for (int t = 0; t < 2; t++) {
+  const fg_kernels *tables[3] = {neon, dot, mm};
+  for (int t = 0; t < 3; t++) {
     if (!tables[t]) continue;
     fg_ops_set_kernels(ops[0], tables[t]);
     fg_ops_set_kernels(ops[1], tables[t]);
@@ -419,6 +482,7 @@ int main(void) {
   (void)rng_u64(&r);
   CHECK(fg_kernels_by_name("neon") == NULL);
   CHECK(fg_kernels_by_name("neon_dotprod") == NULL);
+  CHECK(fg_kernels_by_name("neon_i8mm") == NULL);
   fprintf(stderr, "not an ARM NEON build: only checked that no NEON table is offered\n");
   (void)test_table;
 #endif

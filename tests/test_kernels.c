@@ -836,7 +836,7 @@ int main(void) {
   test_alloc_failures();
   test_ref_exact(ops, 4, &r);
 
-  static const char *const isas[] = {"ref", "avx2", "avx512", "neon", "neon_dotprod"};
+  static const char *const isas[] = {"ref", "avx2", "avx512", "neon", "neon_dotprod", "neon_i8mm"};
   for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
     if (forced && strcmp(isas[i], env) != 0) continue;
     const fg_kernels *k = fg_kernels_by_name(isas[i]);

@@ -1,5 +1,5 @@
-/* test_repack.c — load-time repacking (kernels.h; aarch64 with the dot product, Q8_0 matrices): a model
- * loaded with it and one loaded with FG_MODEL_NO_REPACK give bit-identical logits and ids (prefill in a
+/* test_repack.c — load-time repacking (kernels.h; aarch64 neon_dotprod and neon_i8mm, Q8_0 matrices):
+ * a model loaded with it and one loaded with FG_MODEL_NO_REPACK give bit-identical logits and ids (prefill in a
  * chunk, then single steps), from a mapped and from a read file; fg_model_info says whether it
  * happened, which it must exactly when the process kernel table has a packed layout for the model's
  * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. On tables without one (x86, armv7,

@@ -1,5 +1,6 @@
 /* dispatch.c — picks the kernel table once per process from the CPU's features, or from FG_ISA
- * (ref|avx2|avx512|auto). The table is the library's only global, written once under pthread_once. */
+ * (ref|avx2|avx512|neon|neon_dotprod|neon_i8mm|auto). The table is the library's only global, written
+ * once under pthread_once. */
 #include "kernels/kernels.h"
 #include "core/cpu_features.h"
 #if defined(__ARM_NEON) /* ARM tables: src/kernels/arm, docs/ARM.md */
@@ -41,6 +42,7 @@ const fg_kernels *fg_kernels_by_name(const char *isa) {
 #if defined(__ARM_NEON) /* ARM tables: src/kernels/arm, docs/ARM.md */
   if (strcmp(isa, "neon") == 0) return fg_kernels_neon();
   if (strcmp(isa, "neon_dotprod") == 0) return fg_arm_cpu_has_dotprod() ? fg_kernels_neon_dotprod() : NULL;
+  if (strcmp(isa, "neon_i8mm") == 0) return fg_arm_cpu_has_i8mm() ? fg_kernels_neon_i8mm() : NULL;
 #endif
   return NULL;
 }
@@ -58,11 +60,13 @@ static void fg_kernels_choose(void) {
     g_kernels = fg_kernels_by_name(env);
     if (!g_kernels)
       snprintf(g_kernels_msg, sizeof g_kernels_msg,
-               "FG_ISA=%.40s is unknown or not supported by this CPU/build (try ref, avx2, avx512, neon, neon_dotprod, auto)", env);
+               "FG_ISA=%.40s is unknown or not supported by this CPU/build (try ref, avx2, avx512, neon, "
+               "neon_dotprod, neon_i8mm, auto)",
+               env);
     return;
   }
   /* names of another architecture are simply not found */
-  static const char *const k_best_first[] = {"avx512", "avx2", "neon_dotprod", "neon"};
+  static const char *const k_best_first[] = {"avx512", "avx2", "neon_i8mm", "neon_dotprod", "neon"};
   for (size_t i = 0; i < sizeof k_best_first / sizeof k_best_first[0]; i++) {
     const fg_kernels *k = fg_kernels_by_name(k_best_first[i]);
     if (k) {

@@ -13,6 +13,9 @@ const fg_kernels *fg_kernels_neon(void);
 /* "neon_dotprod": the int8 dot-product extension (SDOT on aarch64, VSDOT on armv7: ARMv8.2 cores in
  * either state). NULL when not compiled in. */
 const fg_kernels *fg_kernels_neon_dotprod(void);
+/* "neon_i8mm": aarch64 with the dot product and the int8 matrix multiply (SMMLA); NULL when not
+ * compiled in (armv7 builds never have it). */
+const fg_kernels *fg_kernels_neon_i8mm(void);
 /* One dot product with the table's instructions (the table's file, built for +dotprod): 1 when it
  * computed the right value. Raises SIGILL on a CPU without them; only fg_arm_probe_sigill calls it. */
 int fg_neon_dotprod_probe(void);
@@ -28,6 +31,10 @@ int fg_arm_dotprod_source(void);
 /* The decision itself, for tests: hwcap = getauxval(AT_HWCAP) of a 64-bit (is_aarch64) or 32-bit
  * process; probe (32-bit only, may be NULL) runs under fg_arm_probe_sigill when the bit is absent. */
 int fg_arm_dotprod_decide(unsigned long hwcap, int is_aarch64, int (*probe)(void));
+/* Whether this CPU runs SMMLA and SDOT (aarch64: HWCAP2_I8MM in AT_HWCAP2 and HWCAP_ASIMDDP; false
+ * elsewhere). fg_arm_i8mm_decide: the decision from the two words, for tests. */
+bool fg_arm_cpu_has_i8mm(void);
+bool fg_arm_i8mm_decide(unsigned long hwcap, unsigned long hwcap2);
 /* Runs fn with SIGILL caught (armv7 Linux; elsewhere returns 0 without calling fn): 1 when fn
  * returned 1, 0 when it returned anything else or raised SIGILL. Restores the previous SIGILL
  * disposition and signal mask; one call at a time. */

@@ -26,6 +26,12 @@
 #else
 #  define FG_NEON_HAVE_DOTPROD 0
 #endif
+/* the int8 matrix multiply (SMMLA): the neon_i8mm table, aarch64 only */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_MATMUL_INT8) && FG_NEON_HAVE_DOTPROD
+#  define FG_NEON_HAVE_I8MM 1
+#else
+#  define FG_NEON_HAVE_I8MM 0
+#endif
 
 #define FG_NEON_INLINE static inline __attribute__((always_inline))
 

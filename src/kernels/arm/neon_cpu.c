@@ -1,7 +1,8 @@
 /* neon_cpu.c — run-time CPU checks for the ARM kernel tables (Linux and Android). Built without ISA
  * flags, like core/cpu_features.c.
  *
- * aarch64: HWCAP_ASIMDDP in AT_HWCAP, which every arm64 kernel reports.
+ * aarch64: HWCAP_ASIMDDP in AT_HWCAP, which every arm64 kernel reports; for neon_i8mm also HWCAP2_I8MM
+ * in AT_HWCAP2 (kernels before 5.10 do not report it: those devices get neon_dotprod).
  * armv7 (a 32-bit process, usually on an arm64 kernel): the AArch32 bit HWCAP_ASIMDDP (bit 24 of
  * AT_HWCAP) where the kernel reports it; most kernels on 32-bit Android devices do not (docs/ARM.md
  * lists which do), so without the bit the answer comes from a probe: one dot product from the
@@ -27,6 +28,7 @@
 
 #define FG_HWCAP64_ASIMDDP (1UL << 20) /* arch/arm64/include/uapi/asm/hwcap.h */
 #define FG_HWCAP32_ASIMDDP (1UL << 24) /* arch/arm/include/uapi/asm/hwcap.h, and arm64's compat hwcaps */
+#define FG_HWCAP2_I8MM (1UL << 13)     /* arch/arm64/include/uapi/asm/hwcap.h (Linux 5.10 and later) */
 
 // ----------------------------------------------------------------------------------------------
 // the SIGILL-guarded probe (armv7)
@@ -116,3 +118,26 @@ int fg_arm_dotprod_source(void) {
 }
 
 bool fg_arm_cpu_has_dotprod(void) { return fg_arm_dotprod_source() != FG_ARM_DP_NONE; }
+
+// ----------------------------------------------------------------------------------------------
+// the int8 matrix multiply (aarch64)
+
+bool fg_arm_i8mm_decide(unsigned long hwcap, unsigned long hwcap2) {
+  return (hwcap & FG_HWCAP64_ASIMDDP) && (hwcap2 & FG_HWCAP2_I8MM);
+}
+
+static bool g_mm;
+static pthread_once_t g_mm_once = PTHREAD_ONCE_INIT;
+
+static void fg_mm_detect(void) {
+#if defined(__linux__) && defined(__aarch64__) && defined(AT_HWCAP2)
+  g_mm = fg_arm_i8mm_decide(getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+#else
+  g_mm = false;
+#endif
+}
+
+bool fg_arm_cpu_has_i8mm(void) {
+  pthread_once(&g_mm_once, fg_mm_detect);
+  return g_mm;
+}

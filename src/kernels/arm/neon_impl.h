@@ -1,7 +1,8 @@
 /* neon_impl.h — the NEON kernel table, one source for armv7 (AArch32) and aarch64, with and without
- * the dot-product extension. Included once by neon_kernels.c (table "neon") and once by
- * neon_dotprod_kernels.c (table "neon_dotprod", built with +dotprod on aarch64); FG_NEON_TABLE and
- * FG_NEON_TABLE_NAME name the result. Only the int8 dot products differ between the two.
+ * the dot-product extension. Included by neon_kernels.c (table "neon"), neon_dotprod_kernels.c (table
+ * "neon_dotprod", built with +dotprod) and on aarch64 neon_i8mm_kernels.c (table "neon_i8mm", built
+ * with +dotprod+i8mm); FG_NEON_TABLE and FG_NEON_TABLE_NAME name the result. Only the int8 products
+ * differ between them (neon_i8mm: the packed Q8_0 layout and its kernels).
  *
  * Same specs as the x86 tables (kernels.h), bit for bit:
  *  - F32/F16/BF16 (fma spec): the 16 strided column lanes of the spec are four float32x4 (columns
@@ -886,13 +887,14 @@ FG_NEON_INLINE void fg_qrun(const fg_mm_args *a, size_t i0, size_t i1, const int
 
 #if FG_NEON_A64 && FG_NEON_HAVE_DOTPROD
 // ----------------------------------------------------------------------------
-// Packed Q8_0 (aarch64 with SDOT): the rows in strips of 16, copied at model load (kernels.h,
+// Packed Q8_0 (aarch64 with SDOT or SMMLA): the rows in strips of 16, copied at model load (kernels.h,
 // "load-time repacking"). Per strip and 32-block k, FG_PK_BLOCK bytes: the 16 rows' scales as f32
-// (exact conversions of the f16 ones), then for each group g of 4 rows, 128 bytes: for c = 0..7 the
-// 4 weights 4c..4c+3 of rows 4g, 4g+1, 4g+2, 4g+3. One SDOT by element of 16 of them with the
-// activation's bytes 4c..4c+3 adds a 4-product dot to each row's lane: the lanes are rows, so a
-// block's four row dots need no reduction, and one 64-byte load brings the 16 rows' scales. Each
-// output is still fma(dw * dx, (float)isum, acc) in block order: bit for bit the q8 spec.
+// (exact conversions of the f16 ones), then the 16 rows' 512 weights interleaved for the table's
+// instruction. neon_dotprod (SDOT): for each group g of 4 rows, 128 bytes: for c = 0..7 the 4 weights
+// 4c..4c+3 of rows 4g, 4g+1, 4g+2, 4g+3. One SDOT by element of 16 of them with the activation's bytes
+// 4c..4c+3 adds a 4-product dot to each row's lane: the lanes are rows, so a block's four row dots need
+// no reduction, and one 64-byte load brings the 16 rows' scales. neon_i8mm (SMMLA) below. Each output
+// is still fma(dw * dx, (float)isum, acc) in block order: bit for bit the q8 spec.
 #  define FG_PK_ROWS 16
 #  define FG_PK_BLOCK (16 * 4 + 4 * 128)
 
@@ -903,6 +905,17 @@ static size_t fg_pk_size(uint32_t type, size_t rows, size_t cols) {
   return strips * nblk * FG_PK_BLOCK;
 }
 
+/* the scales of rows 4g..4g+3 (r: their blocks) as f32 at o */
+FG_NEON_INLINE void fg_pk_scales4(uint8_t *o, const uint8_t *const r[4]) {
+  uint16x4_t h = vdup_n_u16(0);
+  h = vld1_lane_u16((const uint16_t *)(const void *)r[0], h, 0);
+  h = vld1_lane_u16((const uint16_t *)(const void *)r[1], h, 1);
+  h = vld1_lane_u16((const uint16_t *)(const void *)r[2], h, 2);
+  h = vld1_lane_u16((const uint16_t *)(const void *)r[3], h, 3);
+  vst1q_f32((float *)(void *)o, vcvt_f32_f16(vreinterpret_f16_u16(h)));
+}
+
+#  if !FG_NEON_HAVE_I8MM
 static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
                        uint8_t *dst) {
   (void)type;
@@ -913,13 +926,8 @@ static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
     for (size_t k = 0; k < nblk; k++, o += FG_PK_BLOCK) {
       for (size_t g = 0; g < 4; g++) {
         const uint8_t *r[4];
-        uint16x4_t h = vdup_n_u16(0);
         for (size_t i = 0; i < 4; i++) r[i] = row0 + (4 * g + i) * row_bytes + k * sizeof(fg_block_q8_0);
-        h = vld1_lane_u16((const uint16_t *)(const void *)r[0], h, 0);
-        h = vld1_lane_u16((const uint16_t *)(const void *)r[1], h, 1);
-        h = vld1_lane_u16((const uint16_t *)(const void *)r[2], h, 2);
-        h = vld1_lane_u16((const uint16_t *)(const void *)r[3], h, 3);
-        vst1q_f32((float *)(void *)(o + 16 * g), vcvt_f32_f16(vreinterpret_f16_u16(h)));
+        fg_pk_scales4(o + 16 * g, r);
         /* ST4 writes lane c of the four rows' vectors one after another: words c of rows 0..3 */
         for (size_t half = 0; half < 2; half++) {
           uint32x4x4_t v;
@@ -934,13 +942,14 @@ static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
   }
 }
 
-/* one strip (16 rows; p = its first block) x one activation: out[0..15]. Assembly: GCC computes the eight
+/* strips >= 1 consecutive strips (16 rows each; p = the first one's first block) x one activation:
+ * out[0..16 strips). Assembly: GCC computes the eight
  * 64-byte addresses of a block with separate adds; here every load post-increments one pointer. Per block
  * (16 rows): loads of the activation, its scale and the 16 weight scales, 8 loads of weights, 4
  * zeroings, 32 SDOTs, 12 float ops; blocks go in pairs (one loop branch and one load of the two
  * activation scales per pair), an odd last block alone: 60 instructions per block. Registers v0-v7
  * and v16-v31 only (v8-v15 are callee-saved). */
-static void fg_pk_vec16(const uint8_t *p, const int8_t *xq, const float *xd, size_t nblk, float *out) {
+static void fg_pk_vec16(const uint8_t *p, size_t strips, const int8_t *xq0, const float *xd0, size_t nblk, float *out) {
 #  define FG_PK_GROUP(acc)                                                                                  \
     "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                             \
     "ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [%[p]], #64\n\t"                                             \
@@ -976,9 +985,15 @@ static void fg_pk_vec16(const uint8_t *p, const int8_t *xq, const float *xd, siz
     "fmla v17.4s, v5.4s, v21.4s\n\t"                                                                        \
     "fmla v18.4s, v6.4s, v22.4s\n\t"                                                                        \
     "fmla v19.4s, v7.4s, v23.4s\n\t"
-  size_t pairs = nblk / 2;
-  const size_t odd = nblk % 2;
+  const size_t pairs = nblk / 2, odd = nblk % 2;
+  const int8_t *xq;
+  const float *xd;
+  size_t np;
   __asm__ volatile(
+      "0:\n\t"
+      "mov %[xq], %[xq0]\n\t"
+      "mov %[xd], %[xd0]\n\t"
+      "mov %[np], %[pairs]\n\t"
       "movi v16.4s, #0\n\t"
       "movi v17.4s, #0\n\t"
       "movi v18.4s, #0\n\t"
@@ -995,9 +1010,11 @@ static void fg_pk_vec16(const uint8_t *p, const int8_t *xq, const float *xd, siz
       "ld1 {v2.s}[0], [%[xd]]\n\t"
       FG_PK_BLOCK16("v2.s[0]")
       "3:\n\t"
-      "st1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[out]]\n\t"
-      : [p] "+r"(p), [xq] "+r"(xq), [xd] "+r"(xd), [np] "+r"(pairs)
-      : [out] "r"(out), [odd] "r"(odd)
+      "st1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[out]], #64\n\t"
+      "subs %[strips], %[strips], #1\n\t"
+      "b.ne 0b\n\t"
+      : [p] "+r"(p), [xq] "=&r"(xq), [xd] "=&r"(xd), [np] "=&r"(np), [strips] "+r"(strips), [out] "+r"(out)
+      : [xq0] "r"(xq0), [xd0] "r"(xd0), [pairs] "r"(pairs), [odd] "r"(odd)
       : "cc", "memory", "v0", "v1", "v2", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
         "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
 #  undef FG_PK_BLOCK16
@@ -1083,6 +1100,275 @@ static void fg_pk_gemm84(const uint8_t *p, size_t g, const int8_t *const xq[4], 
 #  undef FG_PK_ACT2
 }
 
+#  else /* FG_NEON_HAVE_I8MM */
+/* neon_i8mm (SMMLA: a 2 x 8 by 8 x 2 int8 product into the four lanes of an int32x4). Per strip and block,
+ * after the 16 scales: for each half h of the strip (rows 8h..8h+7), for c = 0..3 (bytes 8c..8c+7),
+ * 4 registers of two rows' 8 bytes each: rows (0, 2), (1, 3), (4, 6), (5, 7) of the half. Against 8
+ * bytes of each of two activations a0, a1 side by side, SMMLA adds the four dots row x activation,
+ * lanes (0, a0) (0, a1) (2, a0) (2, a1): 32 multiply-adds where SDOT does 16. The prefill kernel runs
+ * 8 rows x 4 activations; the activations come from act_prep in the same form (fg_mm8_*). Decode has
+ * one activation: against [x, 0] and [0, x] (also from act_prep) the pairs (0, 2) and (1, 3) land in
+ * lanes 0, 2 and 1, 3 of one accumulator: rows 0..3 in order, the same SMMLA count as SDOT's. */
+static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
+                       uint8_t *dst) {
+  (void)type;
+  const size_t nblk = cols / 32;
+  for (size_t s = r0 / FG_PK_ROWS; s < r1 / FG_PK_ROWS; s++) {
+    uint8_t *o = dst + s * nblk * FG_PK_BLOCK;
+    const uint8_t *row0 = w + s * FG_PK_ROWS * row_bytes;
+    for (size_t k = 0; k < nblk; k++, o += FG_PK_BLOCK) {
+      const uint8_t *r[FG_PK_ROWS];
+      for (size_t i = 0; i < FG_PK_ROWS; i++) r[i] = row0 + i * row_bytes + k * sizeof(fg_block_q8_0);
+      for (size_t g = 0; g < 4; g++) fg_pk_scales4(o + 16 * g, r + 4 * g);
+      for (size_t h = 0; h < 2; h++)
+        for (size_t j = 0; j < 4; j++) {
+          /* pair j of the half: rows (0, 2), (1, 3) of its first quad, then of its second; ZIP of 64-bit
+           * lanes puts their bytes 8c..8c+7 side by side */
+          const size_t ra = 8 * h + 4 * (j / 2) + j % 2;
+          const uint64x2_t a0 = vreinterpretq_u64_u8(vld1q_u8(r[ra] + 2));
+          const uint64x2_t a1 = vreinterpretq_u64_u8(vld1q_u8(r[ra] + 18));
+          const uint64x2_t b0 = vreinterpretq_u64_u8(vld1q_u8(r[ra + 2] + 2));
+          const uint64x2_t b1 = vreinterpretq_u64_u8(vld1q_u8(r[ra + 2] + 18));
+          uint8_t *d = o + 64 + 256 * h + 16 * j;
+          vst1q_u8(d, vreinterpretq_u8_u64(vzip1q_u64(a0, b0)));
+          vst1q_u8(d + 64, vreinterpretq_u8_u64(vzip2q_u64(a0, b0)));
+          vst1q_u8(d + 128, vreinterpretq_u8_u64(vzip1q_u64(a1, b1)));
+          vst1q_u8(d + 192, vreinterpretq_u8_u64(vzip2q_u64(a1, b1)));
+        }
+    }
+  }
+}
+
+/* The activations' SMMLA forms, after the Q8 rows and flags of fg_q8_rows_prep (one region, 64-byte
+ * aligned): groups of 4 (activations 4G..4G+3 for 4G + 4 <= nb), per block 160 bytes: for c = 0..3,
+ * [a0, a1] and [a2, a3] bytes 8c..8c+7, then the scales d0 d1 d0 d1 d2 d3 d2 d3; the activations after
+ * the last group one by one, per block 128 bytes: for c = 0..3, [x, 0] and [0, x] bytes 8c..8c+7. */
+#    define FG_MM8_GROUP 160
+#    define FG_MM8_SINGLE 128
+
+FG_NEON_INLINE size_t fg_mm8_base(size_t cols, size_t nb) {
+  return (fg_q8_rows_size(cols, nb) + 63) / 64 * 64;
+}
+
+static size_t fg_mm8_rows_size(size_t cols, size_t nb) {
+  const size_t base = fg_q8_rows_size(cols, nb), nblk = cols / 32;
+  uint64_t g, sgl;
+  if (base == SIZE_MAX || !fg_mul_u64(nb / 4 * FG_MM8_GROUP, nblk, &g) ||
+      !fg_mul_u64(nb % 4 * FG_MM8_SINGLE, nblk, &sgl))
+    return SIZE_MAX;
+  const uint64_t n = (base + 63) / 64 * 64 + g + sgl;
+  return n > SIZE_MAX - 64 ? SIZE_MAX : (size_t)n;
+}
+
+/* act_unit 4 (b0 a multiple of 4): one thread writes a group's blocks; each activation fills its own slots */
+static void fg_mm8_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act) {
+  fg_q8_rows_prep(x, ldx, cols, nb, b0, b1, act);
+  const size_t nblk = cols / 32, stride = fg_act_q8_row_bytes(cols), nb4 = nb / 4 * 4;
+  uint8_t *const sec = (uint8_t *)act + fg_mm8_base(cols, nb);
+  const uint8x8_t zero = vdup_n_u8(0);
+  for (size_t b = b0; b < b1; b++) {
+    const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)act + b * stride, cols);
+    const uint8_t *q = (const uint8_t *)xr.qs;
+    if (b < nb4) { /* activation b % 4 of group b / 4 */
+      uint8_t *o = sec + b / 4 * nblk * FG_MM8_GROUP;
+      const size_t j = b % 4;
+      for (size_t k = 0; k < nblk; k++, o += FG_MM8_GROUP) {
+        for (size_t c = 0; c < 4; c++) vst1_u8(o + 32 * c + 8 * j, vld1_u8(q + 32 * k + 8 * c));
+        float *d = (float *)(void *)(o + 128);
+        d[j / 2 * 4 + j % 2] = d[j / 2 * 4 + j % 2 + 2] = xr.d[k];
+      }
+    } else {
+      uint8_t *o = sec + nb / 4 * nblk * FG_MM8_GROUP + (b - nb4) * nblk * FG_MM8_SINGLE;
+      for (size_t k = 0; k < nblk; k++, o += FG_MM8_SINGLE)
+        for (size_t c = 0; c < 4; c++) {
+          const uint8x8_t v = vld1_u8(q + 32 * k + 8 * c);
+          vst1q_u8(o + 32 * c, vcombine_u8(v, zero));
+          vst1q_u8(o + 32 * c + 16, vcombine_u8(zero, v));
+        }
+    }
+  }
+}
+
+/* strips >= 1 consecutive strips (p = the first one's first block) x one activation (xs: its single
+ * form, xd: its scales): out[0..16 strips).
+ * Per block: 2 loads of the activation's forms, 1 of the scales, 8 of weights, 4 zeroings, 32 SMMLAs,
+ * 12 float ops; blocks in pairs as fg_pk_vec16 of neon_dotprod: 60 instructions per block. */
+static void fg_pk_vec16(const uint8_t *p, size_t strips, const uint8_t *xs0, const float *xd0, size_t nblk, float *out) {
+#    define FG_MM_HALF(acc0, acc1)                                                                          \
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                           \
+      "smmla " acc0 ".4s, v24.16b, v0.16b\n\t"                                                              \
+      "smmla " acc0 ".4s, v25.16b, v1.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v26.16b, v0.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v27.16b, v1.16b\n\t"                                                              \
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                           \
+      "smmla " acc0 ".4s, v24.16b, v2.16b\n\t"                                                              \
+      "smmla " acc0 ".4s, v25.16b, v3.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v26.16b, v2.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v27.16b, v3.16b\n\t"                                                              \
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                           \
+      "smmla " acc0 ".4s, v24.16b, v4.16b\n\t"                                                              \
+      "smmla " acc0 ".4s, v25.16b, v5.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v26.16b, v4.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v27.16b, v5.16b\n\t"                                                              \
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                           \
+      "smmla " acc0 ".4s, v24.16b, v6.16b\n\t"                                                              \
+      "smmla " acc0 ".4s, v25.16b, v7.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v26.16b, v6.16b\n\t"                                                              \
+      "smmla " acc1 ".4s, v27.16b, v7.16b\n\t"
+#    define FG_MM_BLOCK16(dx)                                                                               \
+      "ld1 {v0.16b, v1.16b, v2.16b, v3.16b}, [%[xs]], #64\n\t"                                              \
+      "ld1 {v4.16b, v5.16b, v6.16b, v7.16b}, [%[xs]], #64\n\t"                                              \
+      "ld1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[p]], #64\n\t"                                               \
+      "movi v20.4s, #0\n\t"                                                                                 \
+      "movi v21.4s, #0\n\t"                                                                                 \
+      "movi v22.4s, #0\n\t"                                                                                 \
+      "movi v23.4s, #0\n\t"                                                                                 \
+      FG_MM_HALF("v20", "v21")                                                                              \
+      FG_MM_HALF("v22", "v23")                                                                              \
+      "fmul v16.4s, v16.4s, " dx "\n\t"                                                                     \
+      "fmul v17.4s, v17.4s, " dx "\n\t"                                                                     \
+      "fmul v18.4s, v18.4s, " dx "\n\t"                                                                     \
+      "fmul v19.4s, v19.4s, " dx "\n\t"                                                                     \
+      "scvtf v20.4s, v20.4s\n\t"                                                                            \
+      "scvtf v21.4s, v21.4s\n\t"                                                                            \
+      "scvtf v22.4s, v22.4s\n\t"                                                                            \
+      "scvtf v23.4s, v23.4s\n\t"                                                                            \
+      "fmla v28.4s, v16.4s, v20.4s\n\t"                                                                     \
+      "fmla v29.4s, v17.4s, v21.4s\n\t"                                                                     \
+      "fmla v30.4s, v18.4s, v22.4s\n\t"                                                                     \
+      "fmla v31.4s, v19.4s, v23.4s\n\t"
+  const size_t pairs = nblk / 2, odd = nblk % 2;
+  const uint8_t *xs;
+  const float *xd;
+  size_t np;
+  __asm__ volatile(
+      "0:\n\t"
+      "mov %[xs], %[xs0]\n\t"
+      "mov %[xd], %[xd0]\n\t"
+      "mov %[np], %[pairs]\n\t"
+      "movi v28.4s, #0\n\t"
+      "movi v29.4s, #0\n\t"
+      "movi v30.4s, #0\n\t"
+      "movi v31.4s, #0\n\t"
+      "cbz %[np], 2f\n\t"
+      "1:\n\t"
+      "ld1 {v8.2s}, [%[xd]], #8\n\t"
+      FG_MM_BLOCK16("v8.s[0]")
+      FG_MM_BLOCK16("v8.s[1]")
+      "subs %[np], %[np], #1\n\t"
+      "b.ne 1b\n\t"
+      "2:\n\t"
+      "cbz %[odd], 3f\n\t"
+      "ld1 {v8.s}[0], [%[xd]]\n\t"
+      FG_MM_BLOCK16("v8.s[0]")
+      "3:\n\t"
+      "st1 {v28.4s, v29.4s, v30.4s, v31.4s}, [%[out]], #64\n\t"
+      "subs %[strips], %[strips], #1\n\t"
+      "b.ne 0b\n\t"
+      : [p] "+r"(p), [xs] "=&r"(xs), [xd] "=&r"(xd), [np] "=&r"(np), [strips] "+r"(strips), [out] "+r"(out)
+      : [xs0] "r"(xs0), [xd0] "r"(xd0), [pairs] "r"(pairs), [odd] "r"(odd)
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v16", "v17", "v18", "v19", "v20",
+        "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+#    undef FG_MM_BLOCK16
+#    undef FG_MM_HALF
+}
+
+/* half h (rows 8h..8h+7) of a strip (p = its first block) x the 4 activations of a group (ag: its
+ * form): y[b][0..7]. Per block: the half's scales, 256 weights and the group's 128 bytes and scales
+ * (7 loads), 8 zeroings, 32 SMMLAs, the scale pairs (4 TRN), 8 x (scale product, conversion,
+ * fused multiply-add), the loop: 78 instructions per 32 outputs (neon_dotprod's: 111). The sums of
+ * row pair P (rows (0, 2), (1, 3), (4, 6), (5, 7)) and activation pair G are v16 + 2P + G, the outputs
+ * v8 + 2P + G (callee-saved: the compiler saves them around the loop); TRN turns them into rows at
+ * the end. */
+static void fg_pk_gemm84(const uint8_t *p, size_t h, const uint8_t *ag, size_t nblk, float *const y[4]) {
+  if (nblk == 0) {
+    for (int b = 0; b < 4; b++) {
+      vst1q_f32(y[b], vdupq_n_f32(0.0f));
+      vst1q_f32(y[b] + 4, vdupq_n_f32(0.0f));
+    }
+    return;
+  }
+  const uint8_t *pd = p + 32 * h, *pq = p + 64 + 256 * h;
+  const size_t step = FG_PK_BLOCK, qstep = FG_PK_BLOCK - 192;
+#    define FG_MM_CHUNK(g0, g1)                                                                             \
+      "smmla v16.4s, v24.16b, " g0 ".16b\n\t"                                                               \
+      "smmla v17.4s, v24.16b, " g1 ".16b\n\t"                                                               \
+      "smmla v18.4s, v25.16b, " g0 ".16b\n\t"                                                               \
+      "smmla v19.4s, v25.16b, " g1 ".16b\n\t"                                                               \
+      "smmla v20.4s, v26.16b, " g0 ".16b\n\t"                                                               \
+      "smmla v21.4s, v26.16b, " g1 ".16b\n\t"                                                               \
+      "smmla v22.4s, v27.16b, " g0 ".16b\n\t"                                                               \
+      "smmla v23.4s, v27.16b, " g1 ".16b\n\t"
+#    define FG_MM_SCALE(ws, xs, sum, out)                                                                   \
+      "fmul v24.4s, " ws ".4s, " xs ".4s\n\t"                                                               \
+      "scvtf " sum ".4s, " sum ".4s\n\t"                                                                    \
+      "fmla " out ".4s, v24.4s, " sum ".4s\n\t"
+  __asm__ volatile(
+      "movi v8.4s, #0\n\t"
+      "movi v9.4s, #0\n\t"
+      "movi v10.4s, #0\n\t"
+      "movi v11.4s, #0\n\t"
+      "movi v12.4s, #0\n\t"
+      "movi v13.4s, #0\n\t"
+      "movi v14.4s, #0\n\t"
+      "movi v15.4s, #0\n\t"
+      "1:\n\t"
+      "ld1 {v0.4s, v1.4s}, [%[pd]], %[step]\n\t"
+      "movi v16.4s, #0\n\t"
+      "movi v17.4s, #0\n\t"
+      "movi v18.4s, #0\n\t"
+      "movi v19.4s, #0\n\t"
+      "movi v20.4s, #0\n\t"
+      "movi v21.4s, #0\n\t"
+      "movi v22.4s, #0\n\t"
+      "movi v23.4s, #0\n\t"
+      "ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [%[ag]], #64\n\t"
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[pq]], #64\n\t"
+      FG_MM_CHUNK("v28", "v29")
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[pq]], #64\n\t"
+      FG_MM_CHUNK("v30", "v31")
+      "ld1 {v28.16b, v29.16b, v30.16b, v31.16b}, [%[ag]], #64\n\t"
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[pq]], #64\n\t"
+      FG_MM_CHUNK("v28", "v29")
+      "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[pq]], %[qstep]\n\t"
+      FG_MM_CHUNK("v30", "v31")
+      "ld1 {v2.4s, v3.4s}, [%[ag]], #32\n\t"
+      "trn1 v4.4s, v0.4s, v0.4s\n\t"
+      "trn2 v5.4s, v0.4s, v0.4s\n\t"
+      "trn1 v6.4s, v1.4s, v1.4s\n\t"
+      "trn2 v7.4s, v1.4s, v1.4s\n\t"
+      FG_MM_SCALE("v4", "v2", "v16", "v8")
+      FG_MM_SCALE("v4", "v3", "v17", "v9")
+      FG_MM_SCALE("v5", "v2", "v18", "v10")
+      FG_MM_SCALE("v5", "v3", "v19", "v11")
+      FG_MM_SCALE("v6", "v2", "v20", "v12")
+      FG_MM_SCALE("v6", "v3", "v21", "v13")
+      FG_MM_SCALE("v7", "v2", "v22", "v14")
+      FG_MM_SCALE("v7", "v3", "v23", "v15")
+      "subs %[n], %[n], #1\n\t"
+      "b.ne 1b\n\t"
+      "trn1 v0.4s, v8.4s, v10.4s\n\t"
+      "trn1 v1.4s, v12.4s, v14.4s\n\t"
+      "trn2 v2.4s, v8.4s, v10.4s\n\t"
+      "trn2 v3.4s, v12.4s, v14.4s\n\t"
+      "trn1 v4.4s, v9.4s, v11.4s\n\t"
+      "trn1 v5.4s, v13.4s, v15.4s\n\t"
+      "trn2 v6.4s, v9.4s, v11.4s\n\t"
+      "trn2 v7.4s, v13.4s, v15.4s\n\t"
+      "st1 {v0.4s, v1.4s}, [%[y0]]\n\t"
+      "st1 {v2.4s, v3.4s}, [%[y1]]\n\t"
+      "st1 {v4.4s, v5.4s}, [%[y2]]\n\t"
+      "st1 {v6.4s, v7.4s}, [%[y3]]\n\t"
+      : [pd] "+r"(pd), [pq] "+r"(pq), [ag] "+r"(ag), [n] "+r"(nblk)
+      : [step] "r"(step), [qstep] "r"(qstep), [y0] "r"(y[0]), [y1] "r"(y[1]), [y2] "r"(y[2]), [y3] "r"(y[3])
+      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",
+        "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30",
+        "v31");
+#    undef FG_MM_SCALE
+#    undef FG_MM_CHUNK
+}
+#  endif /* FG_NEON_HAVE_I8MM */
+
 /* Outputs i0 <= i < i1 from the packed copy: whole strips there, the rows around them from a->w. */
 static void fg_pk_run(const fg_mm_args *a, size_t i0, size_t i1, const int gemm) {
   const size_t s0 = (i0 + FG_PK_ROWS - 1) / FG_PK_ROWS * FG_PK_ROWS, s1 = i1 / FG_PK_ROWS * FG_PK_ROWS;
@@ -1093,10 +1379,24 @@ static void fg_pk_run(const fg_mm_args *a, size_t i0, size_t i1, const int gemm)
   if (i0 < s0) fg_qrun(a, i0, s0, 0, gemm);
   const size_t nblk = a->cols / 32, stride = fg_act_q8_row_bytes(a->cols), sbytes = nblk * FG_PK_BLOCK;
   uint8_t *act = (uint8_t *)(uintptr_t)a->act;
+#  if FG_NEON_HAVE_I8MM
+  /* the activations' SMMLA forms (fg_mm8_rows_prep): groups of 4 wherever vec or gemm runs */
+  (void)gemm;
+  const size_t nb4 = a->nb / 4 * 4;
+  const uint8_t *groups = act + fg_mm8_base(a->cols, a->nb), *singles = groups + nb4 / 4 * nblk * FG_MM8_GROUP;
+#  else
   const size_t nb4 = gemm ? a->nb / 4 * 4 : 0;
-  for (size_t t = s0; t < s1; t += FG_PK_ROWS) {
+#  endif
+  for (size_t t = s0; nb4 && t < s1; t += FG_PK_ROWS) {
     const uint8_t *p = a->packed + t / FG_PK_ROWS * sbytes;
     for (size_t b = 0; b < nb4; b += 4) {
+#  if FG_NEON_HAVE_I8MM
+      for (size_t h = 0; h < 2; h++) {
+        float *const y[4] = {a->y + b * a->ldy + t + 8 * h, a->y + (b + 1) * a->ldy + t + 8 * h,
+                             a->y + (b + 2) * a->ldy + t + 8 * h, a->y + (b + 3) * a->ldy + t + 8 * h};
+        fg_pk_gemm84(p, h, groups + b / 4 * nblk * FG_MM8_GROUP, nblk, y);
+      }
+#  else
       const int8_t *xq[4];
       const float *xd[4];
       for (size_t j = 0; j < 4; j++) {
@@ -1109,17 +1409,30 @@ static void fg_pk_run(const fg_mm_args *a, size_t i0, size_t i1, const int gemm)
                              a->y + (b + 2) * a->ldy + t + 4 * g, a->y + (b + 3) * a->ldy + t + 4 * g};
         fg_pk_gemm84(p, g, xq, xd, nblk, y);
       }
+#  endif
     }
-    for (size_t b = nb4; b < a->nb; b++) {
-      const fg_act_q8_row xr = fg_act_q8_row_at(act + b * stride, a->cols);
-      fg_pk_vec16(p, xr.qs, xr.d, nblk, a->y + b * a->ldy + t);
-    }
+  }
+  /* the activations outside groups of 4 (decode: the only one) over all the strips in one call */
+  for (size_t b = nb4; b < a->nb; b++) {
+    const fg_act_q8_row xr = fg_act_q8_row_at(act + b * stride, a->cols);
+#  if FG_NEON_HAVE_I8MM
+    const void *xq = singles + (b - nb4) * nblk * FG_MM8_SINGLE;
+#  else
+    const int8_t *xq = xr.qs;
+#  endif
+    fg_pk_vec16(a->packed + s0 / FG_PK_ROWS * sbytes, (s1 - s0) / FG_PK_ROWS, xq, xr.d, nblk, a->y + b * a->ldy + s0);
   }
   if (s1 < i1) fg_qrun(a, s1, i1, 0, gemm);
 }
 #  define FG_Q8_TILE FG_PK_ROWS /* row ranges of whole strips */
+#  if FG_NEON_HAVE_I8MM
+#    define FG_Q8_ACT fg_mm8_rows_size, fg_mm8_rows_prep, 4 /* the SMMLA forms too, whole groups */
+#  else
+#    define FG_Q8_ACT fg_q8_rows_size, fg_q8_rows_prep, 1
+#  endif
 #else
 #  define FG_Q8_TILE FG_Q_ROWS
+#  define FG_Q8_ACT fg_q8_rows_size, fg_q8_rows_prep, 1
 #endif
 
 /* Q8_0 from the packed copy where there is one (aarch64 with SDOT; not for row lists), else from the rows */
@@ -1148,7 +1461,7 @@ static const fg_kernels k_fg_neon_table = {
             [FG_TYPE_F32] = {fg_f32_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
             [FG_TYPE_F16] = {fg_f16_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
             [FG_TYPE_BF16] = {fg_bf16_vec, FG_SPEC_FMA, FG_F_ACT, 1, FG_F_VEC_ROWS},
-            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q8_TILE},
+            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, FG_Q8_ACT, FG_Q8_TILE},
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
         },
     .gemm =
@@ -1156,7 +1469,7 @@ static const fg_kernels k_fg_neon_table = {
             [FG_TYPE_F32] = {fg_f32_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
             [FG_TYPE_F16] = {fg_f16_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
             [FG_TYPE_BF16] = {fg_bf16_gemm, FG_SPEC_FMA, FG_F_ACT, 1, 2},
-            [FG_TYPE_Q8_0] = {fg_q8_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q8_TILE},
+            [FG_TYPE_Q8_0] = {fg_q8_0_gemm, FG_SPEC_Q8, FG_Q8_ACT, FG_Q8_TILE},
             [FG_TYPE_Q4_0] = {fg_q4_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
         },
     .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = 2, [FG_TYPE_Q4_0] = 2},
