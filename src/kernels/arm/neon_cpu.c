@@ -98,12 +98,20 @@ int fg_arm_dotprod_decide(unsigned long hwcap, int is_aarch64, int (*probe)(void
   return FG_ARM_DP_NONE;
 }
 
-static int g_dp;
-static pthread_once_t g_dp_once = PTHREAD_ONCE_INIT;
+bool fg_arm_i8mm_decide(unsigned long hwcap, unsigned long hwcap2) {
+  return (hwcap & FG_HWCAP64_ASIMDDP) && (hwcap2 & FG_HWCAP2_I8MM);
+}
 
-static void fg_dp_detect(void) {
+static int g_dp;   /* FG_ARM_DP_* */
+static bool g_mm;  /* the int8 matrix multiply (aarch64) */
+static pthread_once_t g_detect_once = PTHREAD_ONCE_INIT;
+
+static void fg_arm_detect(void) {
 #if defined(__linux__) && defined(__aarch64__)
   g_dp = fg_arm_dotprod_decide(getauxval(AT_HWCAP), 1, NULL);
+#  if defined(AT_HWCAP2)
+  g_mm = fg_arm_i8mm_decide(getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
+#  endif
 #elif FG_ARM32_LINUX
   /* no table, nothing to probe with */
   g_dp = fg_kernels_neon_dotprod() ? fg_arm_dotprod_decide(getauxval(AT_HWCAP), 0, fg_neon_dotprod_probe) : FG_ARM_DP_NONE;
@@ -113,31 +121,13 @@ static void fg_dp_detect(void) {
 }
 
 int fg_arm_dotprod_source(void) {
-  pthread_once(&g_dp_once, fg_dp_detect);
+  pthread_once(&g_detect_once, fg_arm_detect);
   return g_dp;
 }
 
 bool fg_arm_cpu_has_dotprod(void) { return fg_arm_dotprod_source() != FG_ARM_DP_NONE; }
 
-// ----------------------------------------------------------------------------------------------
-// the int8 matrix multiply (aarch64)
-
-bool fg_arm_i8mm_decide(unsigned long hwcap, unsigned long hwcap2) {
-  return (hwcap & FG_HWCAP64_ASIMDDP) && (hwcap2 & FG_HWCAP2_I8MM);
-}
-
-static bool g_mm;
-static pthread_once_t g_mm_once = PTHREAD_ONCE_INIT;
-
-static void fg_mm_detect(void) {
-#if defined(__linux__) && defined(__aarch64__) && defined(AT_HWCAP2)
-  g_mm = fg_arm_i8mm_decide(getauxval(AT_HWCAP), getauxval(AT_HWCAP2));
-#else
-  g_mm = false;
-#endif
-}
-
 bool fg_arm_cpu_has_i8mm(void) {
-  pthread_once(&g_mm_once, fg_mm_detect);
+  pthread_once(&g_detect_once, fg_arm_detect);
   return g_mm;
 }

@@ -915,6 +915,55 @@ FG_NEON_INLINE void fg_pk_scales4(uint8_t *o, const uint8_t *const r[4]) {
   vst1q_f32((float *)(void *)o, vcvt_f32_f16(vreinterpret_f16_u16(h)));
 }
 
+/* The decode loop of both packed tables around their BLOCK16(dx) (one block of 16 rows; dx: the
+ * activation scale as an element of v8): per strip the four sums acc0..acc3 start at zero, blocks go in
+ * pairs (one loop branch and one load of the two scales per pair), an odd last block alone, then the
+ * strip's 16 outputs are stored and the next strip starts over the same activation. Operands p, xq,
+ * xd, np, strips, out (the strips' outputs, in turn), xq0, xd0, pairs, odd. */
+#  define FG_PK_VEC_LOOP(BLOCK16, acc0, acc1, acc2, acc3)                                                  \
+    "0:\n\t"                                                                                               \
+    "mov %[xq], %[xq0]\n\t"                                                                                \
+    "mov %[xd], %[xd0]\n\t"                                                                                \
+    "mov %[np], %[pairs]\n\t"                                                                              \
+    "movi " acc0 ".4s, #0\n\t"                                                                             \
+    "movi " acc1 ".4s, #0\n\t"                                                                             \
+    "movi " acc2 ".4s, #0\n\t"                                                                             \
+    "movi " acc3 ".4s, #0\n\t"                                                                             \
+    "cbz %[np], 2f\n\t"                                                                                    \
+    "1:\n\t"                                                                                               \
+    "ld1 {v8.2s}, [%[xd]], #8\n\t"                                                                         \
+    BLOCK16("v8.s[0]")                                                                                     \
+    BLOCK16("v8.s[1]")                                                                                     \
+    "subs %[np], %[np], #1\n\t"                                                                            \
+    "b.ne 1b\n\t"                                                                                          \
+    "2:\n\t"                                                                                               \
+    "cbz %[odd], 3f\n\t"                                                                                   \
+    "ld1 {v8.s}[0], [%[xd]]\n\t"                                                                           \
+    BLOCK16("v8.s[0]")                                                                                     \
+    "3:\n\t"                                                                                               \
+    "st1 {" acc0 ".4s, " acc1 ".4s, " acc2 ".4s, " acc3 ".4s}, [%[out]], #64\n\t"                          \
+    "subs %[strips], %[strips], #1\n\t"                                                                    \
+    "b.ne 0b\n\t"
+
+/* the gemm tiles' sums (v8-v15) start at zero */
+#  define FG_PK_ZERO_V8_V15                                                                                \
+    "movi v8.4s, #0\n\t"                                                                                   \
+    "movi v9.4s, #0\n\t"                                                                                   \
+    "movi v10.4s, #0\n\t"                                                                                  \
+    "movi v11.4s, #0\n\t"                                                                                  \
+    "movi v12.4s, #0\n\t"                                                                                  \
+    "movi v13.4s, #0\n\t"                                                                                  \
+    "movi v14.4s, #0\n\t"                                                                                  \
+    "movi v15.4s, #0\n\t"
+
+/* a gemm tile's outputs without blocks (cols == 0): y[b][0..7] = 0 */
+FG_NEON_INLINE void fg_pk_zero84(float *const y[4]) {
+  for (int b = 0; b < 4; b++) {
+    vst1q_f32(y[b], vdupq_n_f32(0.0f));
+    vst1q_f32(y[b] + 4, vdupq_n_f32(0.0f));
+  }
+}
+
 #  if !FG_NEON_HAVE_I8MM
 static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
                        uint8_t *dst) {
@@ -943,12 +992,10 @@ static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
 }
 
 /* strips >= 1 consecutive strips (16 rows each; p = the first one's first block) x one activation:
- * out[0..16 strips). Assembly: GCC computes the eight
- * 64-byte addresses of a block with separate adds; here every load post-increments one pointer. Per block
- * (16 rows): loads of the activation, its scale and the 16 weight scales, 8 loads of weights, 4
- * zeroings, 32 SDOTs, 12 float ops; blocks go in pairs (one loop branch and one load of the two
- * activation scales per pair), an odd last block alone: 60 instructions per block. Registers v0-v7
- * and v16-v31 only (v8-v15 are callee-saved). */
+ * out[0..16 strips). Assembly: GCC computes the eight 64-byte addresses of a block with separate adds;
+ * here every load post-increments one pointer. Per block (16 rows): loads of the activation and the 16
+ * weight scales, 8 loads of weights, 4 zeroings, 32 SDOTs, 12 float ops, and in FG_PK_VEC_LOOP half a
+ * scale load and a loop branch: 60 instructions per block. */
 static void fg_pk_vec16(const uint8_t *p, size_t strips, const int8_t *xq0, const float *xd0, size_t nblk, float *out) {
 #  define FG_PK_GROUP(acc)                                                                                  \
     "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                             \
@@ -961,7 +1008,7 @@ static void fg_pk_vec16(const uint8_t *p, size_t strips, const int8_t *xq0, cons
     "sdot " acc ".4s, v29.16b, v1.4b[1]\n\t"                                                                \
     "sdot " acc ".4s, v30.16b, v1.4b[2]\n\t"                                                                \
     "sdot " acc ".4s, v31.16b, v1.4b[3]\n\t"
-  /* one block; dx: the activation scale as an element (v2.s[0] or v2.s[1]) */
+  /* one block; dx: the activation scale as an element of v8 */
 #  define FG_PK_BLOCK16(dx)                                                                                 \
     "ld1 {v0.16b, v1.16b}, [%[xq]], #32\n\t"                                                                \
     "ld1 {v4.4s, v5.4s, v6.4s, v7.4s}, [%[p]], #64\n\t"                                                     \
@@ -989,34 +1036,12 @@ static void fg_pk_vec16(const uint8_t *p, size_t strips, const int8_t *xq0, cons
   const int8_t *xq;
   const float *xd;
   size_t np;
-  __asm__ volatile(
-      "0:\n\t"
-      "mov %[xq], %[xq0]\n\t"
-      "mov %[xd], %[xd0]\n\t"
-      "mov %[np], %[pairs]\n\t"
-      "movi v16.4s, #0\n\t"
-      "movi v17.4s, #0\n\t"
-      "movi v18.4s, #0\n\t"
-      "movi v19.4s, #0\n\t"
-      "cbz %[np], 2f\n\t"
-      "1:\n\t"
-      "ld1 {v2.2s}, [%[xd]], #8\n\t"
-      FG_PK_BLOCK16("v2.s[0]")
-      FG_PK_BLOCK16("v2.s[1]")
-      "subs %[np], %[np], #1\n\t"
-      "b.ne 1b\n\t"
-      "2:\n\t"
-      "cbz %[odd], 3f\n\t"
-      "ld1 {v2.s}[0], [%[xd]]\n\t"
-      FG_PK_BLOCK16("v2.s[0]")
-      "3:\n\t"
-      "st1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[out]], #64\n\t"
-      "subs %[strips], %[strips], #1\n\t"
-      "b.ne 0b\n\t"
-      : [p] "+r"(p), [xq] "=&r"(xq), [xd] "=&r"(xd), [np] "=&r"(np), [strips] "+r"(strips), [out] "+r"(out)
-      : [xq0] "r"(xq0), [xd0] "r"(xd0), [pairs] "r"(pairs), [odd] "r"(odd)
-      : "cc", "memory", "v0", "v1", "v2", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21", "v22",
-        "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+  __asm__ volatile(FG_PK_VEC_LOOP(FG_PK_BLOCK16, "v16", "v17", "v18", "v19")
+                   : [p] "+r"(p), [xq] "=&r"(xq), [xd] "=&r"(xd), [np] "=&r"(np), [strips] "+r"(strips),
+                     [out] "+r"(out)
+                   : [xq0] "r"(xq0), [xd0] "r"(xd0), [pairs] "r"(pairs), [odd] "r"(odd)
+                   : "cc", "memory", "v0", "v1", "v4", "v5", "v6", "v7", "v8", "v16", "v17", "v18", "v19", "v20",
+                     "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
 #  undef FG_PK_BLOCK16
 #  undef FG_PK_GROUP
 }
@@ -1029,10 +1054,7 @@ static void fg_pk_vec16(const uint8_t *p, size_t strips, const int8_t *xq0, cons
 static void fg_pk_gemm84(const uint8_t *p, size_t g, const int8_t *const xq[4], const float *const xd[4], size_t nblk,
                          float *const y[4]) {
   if (nblk == 0) {
-    for (int b = 0; b < 4; b++) {
-      vst1q_f32(y[b], vdupq_n_f32(0.0f));
-      vst1q_f32(y[b] + 4, vdupq_n_f32(0.0f));
-    }
+    fg_pk_zero84(y);
     return;
   }
   const uint8_t *pd = p + 16 * g, *pq = p + 64 + 128 * g;
@@ -1067,14 +1089,7 @@ static void fg_pk_gemm84(const uint8_t *p, size_t g, const int8_t *const xq[4], 
     "scvtf v6.4s, v6.4s\n\t"                                                                                \
     "fmla " acc1 ".4s, v7.4s, v6.4s\n\t"
   __asm__ volatile(
-      "movi v8.4s, #0\n\t"
-      "movi v9.4s, #0\n\t"
-      "movi v10.4s, #0\n\t"
-      "movi v11.4s, #0\n\t"
-      "movi v12.4s, #0\n\t"
-      "movi v13.4s, #0\n\t"
-      "movi v14.4s, #0\n\t"
-      "movi v15.4s, #0\n\t"
+      FG_PK_ZERO_V8_V15
       "1:\n\t"
       "ld1 {v4.4s, v5.4s}, [%[pd]], %[step]\n\t"
       "ld1 {v16.16b, v17.16b, v18.16b, v19.16b}, [%[pq]], #64\n\t"
@@ -1193,7 +1208,7 @@ static void fg_mm8_rows_prep(const float *x, size_t ldx, size_t cols, size_t nb,
  * form, xd: its scales): out[0..16 strips).
  * Per block: 2 loads of the activation's forms, 1 of the scales, 8 of weights, 4 zeroings, 32 SMMLAs,
  * 12 float ops; blocks in pairs as fg_pk_vec16 of neon_dotprod: 60 instructions per block. */
-static void fg_pk_vec16(const uint8_t *p, size_t strips, const uint8_t *xs0, const float *xd0, size_t nblk, float *out) {
+static void fg_pk_vec16(const uint8_t *p, size_t strips, const uint8_t *xq0, const float *xd0, size_t nblk, float *out) {
 #    define FG_MM_HALF(acc0, acc1)                                                                          \
       "ld1 {v24.16b, v25.16b, v26.16b, v27.16b}, [%[p]], #64\n\t"                                           \
       "smmla " acc0 ".4s, v24.16b, v0.16b\n\t"                                                              \
@@ -1216,8 +1231,8 @@ static void fg_pk_vec16(const uint8_t *p, size_t strips, const uint8_t *xs0, con
       "smmla " acc1 ".4s, v26.16b, v6.16b\n\t"                                                              \
       "smmla " acc1 ".4s, v27.16b, v7.16b\n\t"
 #    define FG_MM_BLOCK16(dx)                                                                               \
-      "ld1 {v0.16b, v1.16b, v2.16b, v3.16b}, [%[xs]], #64\n\t"                                              \
-      "ld1 {v4.16b, v5.16b, v6.16b, v7.16b}, [%[xs]], #64\n\t"                                              \
+      "ld1 {v0.16b, v1.16b, v2.16b, v3.16b}, [%[xq]], #64\n\t"                                              \
+      "ld1 {v4.16b, v5.16b, v6.16b, v7.16b}, [%[xq]], #64\n\t"                                              \
       "ld1 {v16.4s, v17.4s, v18.4s, v19.4s}, [%[p]], #64\n\t"                                               \
       "movi v20.4s, #0\n\t"                                                                                 \
       "movi v21.4s, #0\n\t"                                                                                 \
@@ -1238,37 +1253,15 @@ static void fg_pk_vec16(const uint8_t *p, size_t strips, const uint8_t *xs0, con
       "fmla v30.4s, v18.4s, v22.4s\n\t"                                                                     \
       "fmla v31.4s, v19.4s, v23.4s\n\t"
   const size_t pairs = nblk / 2, odd = nblk % 2;
-  const uint8_t *xs;
+  const uint8_t *xq;
   const float *xd;
   size_t np;
-  __asm__ volatile(
-      "0:\n\t"
-      "mov %[xs], %[xs0]\n\t"
-      "mov %[xd], %[xd0]\n\t"
-      "mov %[np], %[pairs]\n\t"
-      "movi v28.4s, #0\n\t"
-      "movi v29.4s, #0\n\t"
-      "movi v30.4s, #0\n\t"
-      "movi v31.4s, #0\n\t"
-      "cbz %[np], 2f\n\t"
-      "1:\n\t"
-      "ld1 {v8.2s}, [%[xd]], #8\n\t"
-      FG_MM_BLOCK16("v8.s[0]")
-      FG_MM_BLOCK16("v8.s[1]")
-      "subs %[np], %[np], #1\n\t"
-      "b.ne 1b\n\t"
-      "2:\n\t"
-      "cbz %[odd], 3f\n\t"
-      "ld1 {v8.s}[0], [%[xd]]\n\t"
-      FG_MM_BLOCK16("v8.s[0]")
-      "3:\n\t"
-      "st1 {v28.4s, v29.4s, v30.4s, v31.4s}, [%[out]], #64\n\t"
-      "subs %[strips], %[strips], #1\n\t"
-      "b.ne 0b\n\t"
-      : [p] "+r"(p), [xs] "=&r"(xs), [xd] "=&r"(xd), [np] "=&r"(np), [strips] "+r"(strips), [out] "+r"(out)
-      : [xs0] "r"(xs0), [xd0] "r"(xd0), [pairs] "r"(pairs), [odd] "r"(odd)
-      : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v16", "v17", "v18", "v19", "v20",
-        "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
+  __asm__ volatile(FG_PK_VEC_LOOP(FG_MM_BLOCK16, "v28", "v29", "v30", "v31")
+                   : [p] "+r"(p), [xq] "=&r"(xq), [xd] "=&r"(xd), [np] "=&r"(np), [strips] "+r"(strips),
+                     [out] "+r"(out)
+                   : [xq0] "r"(xq0), [xd0] "r"(xd0), [pairs] "r"(pairs), [odd] "r"(odd)
+                   : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v16", "v17", "v18",
+                     "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31");
 #    undef FG_MM_BLOCK16
 #    undef FG_MM_HALF
 }
@@ -1282,10 +1275,7 @@ static void fg_pk_vec16(const uint8_t *p, size_t strips, const uint8_t *xs0, con
  * the end. */
 static void fg_pk_gemm84(const uint8_t *p, size_t h, const uint8_t *ag, size_t nblk, float *const y[4]) {
   if (nblk == 0) {
-    for (int b = 0; b < 4; b++) {
-      vst1q_f32(y[b], vdupq_n_f32(0.0f));
-      vst1q_f32(y[b] + 4, vdupq_n_f32(0.0f));
-    }
+    fg_pk_zero84(y);
     return;
   }
   const uint8_t *pd = p + 32 * h, *pq = p + 64 + 256 * h;
@@ -1304,14 +1294,7 @@ static void fg_pk_gemm84(const uint8_t *p, size_t h, const uint8_t *ag, size_t n
       "scvtf " sum ".4s, " sum ".4s\n\t"                                                                    \
       "fmla " out ".4s, v24.4s, " sum ".4s\n\t"
   __asm__ volatile(
-      "movi v8.4s, #0\n\t"
-      "movi v9.4s, #0\n\t"
-      "movi v10.4s, #0\n\t"
-      "movi v11.4s, #0\n\t"
-      "movi v12.4s, #0\n\t"
-      "movi v13.4s, #0\n\t"
-      "movi v14.4s, #0\n\t"
-      "movi v15.4s, #0\n\t"
+      FG_PK_ZERO_V8_V15
       "1:\n\t"
       "ld1 {v0.4s, v1.4s}, [%[pd]], %[step]\n\t"
       "movi v16.4s, #0\n\t"
