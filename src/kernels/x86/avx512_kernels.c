@@ -612,11 +612,66 @@ FG_INLINE void fg_nq_gemm(const fg_mm_args *a, size_t i0, size_t i1, const uint3
   }
 }
 
-#define FG_NQ_KERNELS(name, type)                                                                \
-  static void fg_##name##_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_vec(a, i0, i1, type); } \
+/* Q5_0 vec without staging (decode reads each weight once): as Q4_0, four rows per zmm (one per
+ * 128-bit lane, their 16 nibble bytes) with the fifth bits of the four rows' low / high halves as
+ * two byte masks (+16): values q = v + 16 in 0..31 against x, less 16 * sum x. The same integer
+ * sums and float operations as the staged kernels. */
+FG_INLINE __m512i fg_q5_0_quad_dot(const uint8_t *r0, const uint8_t *r1, const uint8_t *r2, const uint8_t *r3, size_t k,
+                                   __m512i xlo, __m512i xhi) {
+  const size_t o = k * 22;
+  __m512i w = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(r0 + o + 6)));
+  w = _mm512_inserti32x4(w, _mm_loadu_si128((const __m128i *)(const void *)(r1 + o + 6)), 1);
+  w = _mm512_inserti32x4(w, _mm_loadu_si128((const __m128i *)(const void *)(r2 + o + 6)), 2);
+  w = _mm512_inserti32x4(w, _mm_loadu_si128((const __m128i *)(const void *)(r3 + o + 6)), 3);
+  __m128i h = _mm_cvtsi32_si128((int)fg_ld_u32(r0 + o + 2));
+  h = _mm_insert_epi32(h, (int)fg_ld_u32(r1 + o + 2), 1);
+  h = _mm_insert_epi32(h, (int)fg_ld_u32(r2 + o + 2), 2);
+  h = _mm_insert_epi32(h, (int)fg_ld_u32(r3 + o + 2), 3);
+  /* [bits 0..15 of the 4 rows | bits 16..31 of the 4 rows]: byte j of lane L <-> mask bit 16 L + j */
+  h = _mm_shuffle_epi8(h, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
+  const __mmask64 mlo = (__mmask64)(uint64_t)_mm_cvtsi128_si64(h), mhi = (__mmask64)(uint64_t)_mm_extract_epi64(h, 1);
+  const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
+  const __m512i wlo = _mm512_and_si512(w, m4), whi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
+  const __m512i qlo = _mm512_mask_add_epi8(wlo, mlo, wlo, b4), qhi = _mm512_mask_add_epi8(whi, mhi, whi, b4);
+  return _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), qlo, xlo), qhi, xhi);
+}
+
+static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  fg_pf_first(a, i0, i1, 16);
+  for (size_t t0 = i0; t0 < i1; t0 += 16) {
+    const size_t nr = FG_MIN((size_t)16, i1 - t0);
+    const __mmask16 m = fg_mask16(nr);
+    const uint8_t *rp[16];
+    fg_tile_rows(a, t0, nr, 16, rp);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m512 acc = _mm512_setzero_ps();
+      for (size_t k = 0; k < nblk; k++) {
+        if (b == 0) fg_pf_step(&pf);
+        const __m512i xlo = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)(xr.qs + k * 32)));
+        const __m512i xhi = _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(const void *)(xr.qs + k * 32 + 16)));
+        __m512i z[4];
+        for (int e = 0; e < 4; e++) z[e] = fg_q5_0_quad_dot(rp[e], rp[4 + e], rp[8 + e], rp[12 + e], k, xlo, xhi);
+        const __m512i idot = _mm512_add_epi32(fg_reduce_rows4x4(z), _mm512_set1_epi32(-16 * xr.isum[k]));
+        const __m512 scale = _mm512_mul_ps(fg_scales16(rp, k * 22), _mm512_set1_ps(xr.d[k]));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(idot), scale, acc);
+      }
+      _mm512_mask_storeu_ps(a->y + b * a->ldy + t0, m, acc);
+    }
+  }
+}
+
+#define FG_NQ_GEMM(name, type) \
   static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_gemm(a, i0, i1, type); }
+#define FG_NQ_KERNELS(name, type)                                                                         \
+  static void fg_##name##_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_vec(a, i0, i1, type); } \
+  FG_NQ_GEMM(name, type)
 FG_NQ_KERNELS(q4_1, FG_TYPE_Q4_1)
-FG_NQ_KERNELS(q5_0, FG_TYPE_Q5_0)
+FG_NQ_GEMM(q5_0, FG_TYPE_Q5_0) /* vec: fg_q5_0_vec_direct */
 FG_NQ_KERNELS(q5_1, FG_TYPE_Q5_1)
 FG_NQ_KERNELS(q2_k, FG_TYPE_Q2_K)
 FG_NQ_KERNELS(q3_k, FG_TYPE_Q3_K)
@@ -806,7 +861,7 @@ static const fg_kernels k_avx512 = {
             [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q4_1] = {fg_q4_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
-            [FG_TYPE_Q5_0] = {fg_q5_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
+            [FG_TYPE_Q5_0] = {fg_q5_0_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
