@@ -2,10 +2,6 @@
 # The session contract and the F16 KV cache on the real google/gemma-3-270m Q4_K_M
 # (tests/real/real_session.c). The file comes from scripts/setup.sh (FG_REAL_MODEL); without it the
 # test fails and says so, it is never skipped.
-if(NOT DEFINED FG_REAL_MODEL)
-  set(FG_REAL_MODEL ${PROJECT_SOURCE_DIR}/.cache/models/gemma-3-270m-q4_k_m.gguf CACHE FILEPATH
-      "the real google/gemma-3-270m Q4_K_M GGUF (scripts/setup.sh fetches it)")
-endif()
 add_executable(real_session ${CMAKE_CURRENT_SOURCE_DIR}/real/real_session.c ${CMAKE_CURRENT_SOURCE_DIR}/testutil.c)
 target_include_directories(real_session PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(real_session PRIVATE _FILE_OFFSET_BITS=64 _GNU_SOURCE
