@@ -249,10 +249,51 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
   }
 }
 
+/* Q5_0 vec without staging: as Q4_0 (values q = v + 16 in 0..31 unsigned against x, maddubs exact:
+ * 2 * 31 * 127 < 2^15), less 16 * sum x. The same integer sums and float operations as the staged
+ * kernels. */
+FG_INLINE __m256i fg_dot_q5_0(const uint8_t *blk, __m256i xq) {
+  const __m256i q = _mm256_or_si256(fg_qs_nibbles(blk + 6), fg_qs_bit4(fg_qs_u32(blk + 2)));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(q, xq), _mm256_set1_epi16(1));
+}
+
+static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  float dws[FG_Q_KSEG * 8] __attribute__((aligned(32))); /* (k, row) */
+  fg_pf_first(a, i0, i1, 8);
+  for (size_t t0 = i0; t0 < i1; t0 += 8) {
+    const size_t nr = FG_MIN((size_t)8, i1 - t0);
+    const uint8_t *rp[8];
+    fg_tile_rows(a, t0, nr, 8, rp);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 8, i1, 8, nblk);
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_Q_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_Q_KSEG, nblk);
+      for (size_t r = 0; r < 8; r++)
+        for (size_t k = k0; k < k1; k++) dws[(k - k0) * 8 + r] = fg_h2f(rp[r] + k * 22);
+      for (size_t k = k0; k < k1; k++) fg_pf_step(&pf);
+      for (size_t b = 0; b < a->nb; b++) {
+        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+        float *yb = a->y + b * a->ldy + t0;
+        __m256 acc = k0 == 0 ? _mm256_setzero_ps() : fg_load_rows(yb, nr);
+        for (size_t k = k0; k < k1; k++) {
+          const __m256i xq = _mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32));
+          __m256i v[8];
+          for (int r = 0; r < 8; r++) v[r] = fg_dot_q5_0(rp[r] + k * 22, xq);
+          const __m256i idot = _mm256_add_epi32(fg_reduce_rows8(v), _mm256_set1_epi32(-16 * xr.isum[k]));
+          const __m256 scale = _mm256_mul_ps(_mm256_load_ps(&dws[(k - k0) * 8]), _mm256_set1_ps(xr.d[k]));
+          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), scale, acc);
+        }
+        fg_store_rows(yb, nr, acc);
+      }
+    }
+  }
+}
+
 #define FG_NQ_KERNELS(name, type) \
   static void fg_##name##_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_vec(a, i0, i1, type); }
 FG_NQ_KERNELS(q4_1, FG_TYPE_Q4_1)
-FG_NQ_KERNELS(q5_0, FG_TYPE_Q5_0)
 FG_NQ_KERNELS(q5_1, FG_TYPE_Q5_1)
 FG_NQ_KERNELS(q2_k, FG_TYPE_Q2_K)
 FG_NQ_KERNELS(q3_k, FG_TYPE_Q3_K)
@@ -368,7 +409,7 @@ static const fg_kernels k_avx2 = {
             [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q4_1] = {fg_q4_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
-            [FG_TYPE_Q5_0] = {fg_q5_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q5_0] = {fg_q5_0_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
