@@ -9,7 +9,13 @@
  *    r holds row r's exact integer dot, then scaled and accumulated in block order.
  *  - Q8_0/Q4_0 gemm: lanes = 16 activations, repacked once per call as 4-byte groups; a broadcast
  *    weight group feeds vpdpbusd for 16 activations; 8 rows × 16 activations register-blocked (a last
- *    tile of <= 8 activations runs in ymm registers: same lanes, same operations, half the cost). */
+ *    tile of <= 8 activations runs in ymm registers: same lanes, same operations, half the cost).
+ *  - Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS (q8 spec with half-block scales and minimums): a
+ *    tile's rows are decoded once per column segment into v + 128 and their scales (q8w_stage.h), then
+ *    the Q8_0 cores above read them: vec 16 rows in the lanes (the reduction stopped one step early
+ *    gives the half-block sums for sa * ia + sb * ib), gemm 8 rows × 16 activations from activation
+ *    tiles that also carry each block's sum and first-half sum (the +128 bias and the minimum's
+ *    multiplicand). Q5_0 decode skips the staging: Q4_0's vec path plus the fifth bits as byte masks. */
 #include "kernels/kernels.h"
 #include "kernels/x86/q8w_stage.h"
 
@@ -629,7 +635,9 @@ FG_INLINE __m512i fg_q5_0_quad_dot(const uint8_t *r0, const uint8_t *r1, const u
   h = _mm_insert_epi32(h, (int)fg_ld_u32(r3 + o + 2), 3);
   /* [bits 0..15 of the 4 rows | bits 16..31 of the 4 rows]: byte j of lane L <-> mask bit 16 L + j */
   h = _mm_shuffle_epi8(h, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
-  const __mmask64 mlo = (__mmask64)(uint64_t)_mm_cvtsi128_si64(h), mhi = (__mmask64)(uint64_t)_mm_extract_epi64(h, 1);
+  uint64_t hm[2]; /* through memory: no 64-bit general registers needed (i686 builds) */
+  _mm_storeu_si128((__m128i *)(void *)hm, h);
+  const __mmask64 mlo = (__mmask64)hm[0], mhi = (__mmask64)hm[1];
   const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
   const __m512i wlo = _mm512_and_si512(w, m4), whi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
   const __m512i qlo = _mm512_mask_add_epi8(wlo, mlo, wlo, b4), qhi = _mm512_mask_add_epi8(whi, mhi, whi, b4);
