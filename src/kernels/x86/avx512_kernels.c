@@ -673,6 +673,87 @@ static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
   }
 }
 
+/* Q4_K vec without staging: 16 rows in the lanes as Q8_0 (two rows per zmm, 32 nibble bytes each, the
+ * values 0..15 unsigned: no bias), the super-block's fp16 d / dmin and 6-bit scales and minimums of
+ * the 16 rows gathered once per super-block and decoded in the lanes (fg_k4_scale_min four bytes at a
+ * time): dw = d * (float)sc and mw = -(dmin * (float)m) as fg_q8w_decode computes them. */
+
+/* dword at byte offset off of the 16 rows' super-block sb (lane i = row i) */
+FG_INLINE __m512i fg_gather_rows16(const uint8_t *const rp[16], const __m512i rel_lo, const __m512i rel_hi, size_t off) {
+  const uint8_t *base = rp[0] + off;
+  const __m256i lo = _mm512_i64gather_epi32(rel_lo, (const void *)base, 1);
+  const __m256i hi = _mm512_i64gather_epi32(rel_hi, (const void *)base, 1);
+  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+}
+
+static void fg_q4_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  fg_pf_first(a, i0, i1, 16);
+  for (size_t t0 = i0; t0 < i1; t0 += 16) {
+    const size_t nr = FG_MIN((size_t)16, i1 - t0);
+    const __mmask16 m = fg_mask16(nr);
+    const uint8_t *rp[16], *sp[16];
+    fg_tile_rows(a, t0, nr, 16, rp);
+    for (int s = 0; s < 16; s++) sp[s] = rp[k_q8_slot_row[s]];
+    int64_t rel[16]; /* rows relative to row 0, for the gathers */
+    for (int r = 0; r < 16; r++) rel[r] = (int64_t)(rp[r] - rp[0]);
+    const __m512i rel_lo = _mm512_loadu_si512(rel), rel_hi = _mm512_loadu_si512(rel + 8);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m512 acc = _mm512_setzero_ps();
+      for (size_t k0 = 0; k0 < nblk; k0 += 8) {
+        const size_t so = (k0 / 8) * 144;
+        const __m512i dd = fg_gather_rows16(rp, rel_lo, rel_hi, so);
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
+        const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
+        const __m512i p0 = fg_gather_rows16(rp, rel_lo, rel_hi, so + 4);
+        const __m512i p1 = fg_gather_rows16(rp, rel_lo, rel_hi, so + 8);
+        const __m512i p2 = fg_gather_rows16(rp, rel_lo, rel_hi, so + 12);
+        const __m512i c3f = _mm512_set1_epi32(0x3f3f3f3f), c0f = _mm512_set1_epi32(0x0f0f0f0f), c03 = _mm512_set1_epi32(0x03030303);
+        /* bytes: sc 0..3 | sc 4..7, m 0..3 | m 4..7 */
+        const __m512i wsc[2] = {_mm512_and_si512(p0, c3f),
+                                _mm512_or_si512(_mm512_and_si512(p2, c0f), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(p0, 6), c03), 4))};
+        const __m512i wm[2] = {_mm512_and_si512(p1, c3f),
+                               _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(p2, 4), c0f),
+                                               _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(p1, 6), c03), 4))};
+        const __m512 sign = _mm512_set1_ps(-0.0f);
+        for (size_t jp = 0; jp < 4; jp++) {
+          /* blocks 2jp (low nibbles) and 2jp + 1 (high nibbles) of the 32 bytes qs[32 jp ..] */
+          __m512i w[8];
+          for (int p = 0; p < 8; p++) {
+            const __m256i wa = _mm256_loadu_si256((const __m256i *)(const void *)(sp[2 * p] + so + 16 + 32 * jp));
+            const __m256i wb = _mm256_loadu_si256((const __m256i *)(const void *)(sp[2 * p + 1] + so + 16 + 32 * jp));
+            w[p] = _mm512_inserti64x4(_mm512_castsi256_si512(wa), wb, 1);
+          }
+          if (b == 0) fg_pf_step(&pf), fg_pf_step(&pf);
+          for (int h = 0; h < 2; h++) {
+            const size_t k = k0 + 2 * jp + (size_t)h;
+            const int j = (int)(2 * jp) + h;
+            const __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32)));
+            __m512i z[8];
+            for (int p = 0; p < 8; p++) {
+              const __m512i u = _mm512_and_si512(h ? _mm512_srli_epi16(w[p], 4) : w[p], _mm512_set1_epi8(0x0f));
+              z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, xv);
+            }
+            const __m512i idot = fg_reduce_rows16(z);
+            const __m512i sc = _mm512_and_si512(_mm512_srlv_epi32(wsc[j / 4], _mm512_set1_epi32(8 * (j % 4))), _mm512_set1_epi32(0xff));
+            const __m512i mm = _mm512_and_si512(_mm512_srlv_epi32(wm[j / 4], _mm512_set1_epi32(8 * (j % 4))), _mm512_set1_epi32(0xff));
+            const __m512 dw = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+            const __m512 mw = _mm512_xor_ps(_mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mm)), sign);
+            const __m512 dx = _mm512_set1_ps(xr.d[k]);
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(idot), _mm512_mul_ps(dw, dx), acc);
+            acc = _mm512_fmadd_ps(_mm512_set1_ps((float)xr.isum[k]), _mm512_mul_ps(mw, dx), acc);
+          }
+        }
+      }
+      _mm512_mask_storeu_ps(a->y + b * a->ldy + t0, m, acc);
+    }
+  }
+}
+
 #define FG_NQ_GEMM(name, type) \
   static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_gemm(a, i0, i1, type); }
 #define FG_NQ_KERNELS(name, type)                                                                         \
@@ -683,7 +764,7 @@ FG_NQ_GEMM(q5_0, FG_TYPE_Q5_0) /* vec: fg_q5_0_vec_direct */
 FG_NQ_KERNELS(q5_1, FG_TYPE_Q5_1)
 FG_NQ_KERNELS(q2_k, FG_TYPE_Q2_K)
 FG_NQ_KERNELS(q3_k, FG_TYPE_Q3_K)
-FG_NQ_KERNELS(q4_k, FG_TYPE_Q4_K)
+FG_NQ_GEMM(q4_k, FG_TYPE_Q4_K) /* vec: fg_q4_k_vec_direct */
 FG_NQ_KERNELS(q5_k, FG_TYPE_Q5_K)
 FG_NQ_KERNELS(q6_k, FG_TYPE_Q6_K)
 FG_NQ_KERNELS(iq4_nl, FG_TYPE_IQ4_NL)
@@ -873,7 +954,7 @@ static const fg_kernels k_avx512 = {
             [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
-            [FG_TYPE_Q4_K] = {fg_q4_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
+            [FG_TYPE_Q4_K] = {fg_q4_k_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q5_K] = {fg_q5_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q6_K] = {fg_q6_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_IQ4_NL] = {fg_iq4_nl_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
