@@ -754,6 +754,73 @@ static void fg_q4_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
   }
 }
 
+/* Q6_K vec without staging: 16 rows in the lanes as Q8_0 (two rows per zmm), values q = v + 32 in
+ * 0..63 from ql / qh per sub-block, half-block sums less 32 * the activation's half sums, the int8
+ * half-block scales and fp16 d of the 16 rows gathered once per super-block. */
+FG_INLINE __m512i fg_pair256(const uint8_t *ra, const uint8_t *rb, size_t off) {
+  const __m256i wa = _mm256_loadu_si256((const __m256i *)(const void *)(ra + off));
+  const __m256i wb = _mm256_loadu_si256((const __m256i *)(const void *)(rb + off));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(wa), wb, 1);
+}
+
+static void fg_q6_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  fg_pf_first(a, i0, i1, 16);
+  for (size_t t0 = i0; t0 < i1; t0 += 16) {
+    const size_t nr = FG_MIN((size_t)16, i1 - t0);
+    const __mmask16 m = fg_mask16(nr);
+    const uint8_t *rp[16], *sp[16];
+    fg_tile_rows(a, t0, nr, 16, rp);
+    for (int s = 0; s < 16; s++) sp[s] = rp[k_q8_slot_row[s]];
+    int64_t rel[16]; /* rows relative to row 0, for the gathers */
+    for (int r = 0; r < 16; r++) rel[r] = (int64_t)(rp[r] - rp[0]);
+    const __m512i rel_lo = _mm512_loadu_si512(rel), rel_hi = _mm512_loadu_si512(rel + 8);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m512 acc = _mm512_setzero_ps();
+      for (size_t k0 = 0; k0 < nblk; k0 += 8) {
+        const size_t so = (k0 / 8) * 210;
+        /* bytes 206..209: scales 14, 15 and d (no byte past the block is read) */
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(fg_gather_rows16(rp, rel_lo, rel_hi, so + 206), 16)));
+        __m512i scw[4]; /* scales 4t .. 4t + 3 of the 16 rows */
+        for (int t = 0; t < 4; t++) scw[t] = fg_gather_rows16(rp, rel_lo, rel_hi, so + 192 + 4 * (size_t)t);
+        for (int sub = 0; sub < 8; sub++) {
+          const size_t k = k0 + (size_t)sub;
+          const int h = sub / 4, s = sub % 4;
+          if (b == 0) fg_pf_step(&pf);
+          const __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32)));
+          const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+          __m512i z[8];
+          for (int p = 0; p < 8; p++) {
+            const __m512i ql = fg_pair256(sp[2 * p], sp[2 * p + 1], so + 64 * (size_t)h + 32 * (size_t)(s & 1));
+            const __m512i qh = fg_pair256(sp[2 * p], sp[2 * p + 1], so + 128 + 32 * (size_t)h);
+            const __m512i lo = _mm512_and_si512(s < 2 ? ql : _mm512_srli_epi16(ql, 4), m4);
+            /* bits 2s, 2s + 1 of qh to bits 4, 5 */
+            const __m512i hi = _mm512_and_si512(s < 2 ? _mm512_slli_epi16(qh, 4 - 2 * s) : _mm512_srli_epi16(qh, 2 * s - 4), m30);
+            z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_or_si512(lo, hi), xv);
+          }
+          __m512i ha, hb;
+          fg_reduce_rows16_halves(z, &ha, &hb);
+          const int32_t xa = fg_qs_half_sum(xr.qs + k * 32), xb = xr.isum[k] - xa;
+          ha = _mm512_add_epi32(ha, _mm512_set1_epi32(-32 * xa));
+          hb = _mm512_add_epi32(hb, _mm512_set1_epi32(-32 * xb));
+          /* sa = scales[2 sub], sb = scales[2 sub + 1], sign-extended */
+          const __m512i w = scw[sub / 2];
+          const int ba = (2 * sub) % 4;
+          const __m512i sa = _mm512_srai_epi32(_mm512_slli_epi32(w, (unsigned)(24 - 8 * ba)), 24);
+          const __m512i sb = _mm512_srai_epi32(_mm512_slli_epi32(w, (unsigned)(16 - 8 * ba)), 24);
+          const __m512i idot = _mm512_add_epi32(_mm512_mullo_epi32(ha, sa), _mm512_mullo_epi32(hb, sb));
+          acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(idot), _mm512_mul_ps(d, _mm512_set1_ps(xr.d[k])), acc);
+        }
+      }
+      _mm512_mask_storeu_ps(a->y + b * a->ldy + t0, m, acc);
+    }
+  }
+}
+
 #define FG_NQ_GEMM(name, type) \
   static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_gemm(a, i0, i1, type); }
 #define FG_NQ_KERNELS(name, type)                                                                         \
@@ -766,7 +833,7 @@ FG_NQ_KERNELS(q2_k, FG_TYPE_Q2_K)
 FG_NQ_KERNELS(q3_k, FG_TYPE_Q3_K)
 FG_NQ_GEMM(q4_k, FG_TYPE_Q4_K) /* vec: fg_q4_k_vec_direct */
 FG_NQ_KERNELS(q5_k, FG_TYPE_Q5_K)
-FG_NQ_KERNELS(q6_k, FG_TYPE_Q6_K)
+FG_NQ_GEMM(q6_k, FG_TYPE_Q6_K) /* vec: fg_q6_k_vec_direct */
 FG_NQ_KERNELS(iq4_nl, FG_TYPE_IQ4_NL)
 FG_NQ_KERNELS(iq4_xs, FG_TYPE_IQ4_XS)
 
@@ -956,7 +1023,7 @@ static const fg_kernels k_avx512 = {
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q4_K] = {fg_q4_k_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q5_K] = {fg_q5_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
-            [FG_TYPE_Q6_K] = {fg_q6_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
+            [FG_TYPE_Q6_K] = {fg_q6_k_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_IQ4_NL] = {fg_iq4_nl_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_IQ4_XS] = {fg_iq4_xs_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
         },
