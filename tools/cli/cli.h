@@ -87,6 +87,7 @@ int cmd_prompt(int argc, char **argv);
 int cmd_call(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
 int cmd_requant_head(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
