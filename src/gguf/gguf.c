@@ -20,49 +20,6 @@
 #define FG_GGUF_NAME_SHOWN 64u       /* longest key/tensor name quoted in a message */
 
 // ----------------------------------------------------------------------------------------------------
-// GGML type sizes
-//
-// The project's own types come from tensor/dtype.h (fg_type_row_bytes). Other GGML types are accepted
-// by the parser when their block layout is known, so that a file carrying e.g. a Q6_K tensor parses
-// and the model loader can reject it by name; the facts below are the published GGML block sizes.
-
-typedef struct fg_ggml_size {
-  const char *name;
-  uint16_t block_size; /* elements per block */
-  uint16_t type_size;  /* bytes per block */
-} fg_ggml_size;
-
-static const fg_ggml_size k_ggml_sizes[FG_TYPE_COUNT] = {
-  [3] = {"q4_1", 32, 20},      [6] = {"q5_0", 32, 22},      [7] = {"q5_1", 32, 24},
-  [9] = {"q8_1", 32, 36},      [10] = {"q2_K", 256, 84},    [11] = {"q3_K", 256, 110},
-  [12] = {"q4_K", 256, 144},   [13] = {"q5_K", 256, 176},   [14] = {"q6_K", 256, 210},
-  [15] = {"q8_K", 256, 292},   [16] = {"iq2_xxs", 256, 66}, [17] = {"iq2_xs", 256, 74},
-  [18] = {"iq3_xxs", 256, 98}, [19] = {"iq1_s", 256, 50},   [20] = {"iq4_nl", 32, 18},
-  [21] = {"iq3_s", 256, 110},  [22] = {"iq2_s", 256, 82},   [23] = {"iq4_xs", 256, 136},
-  [24] = {"i8", 1, 1},         [25] = {"i16", 1, 2},        [26] = {"i32", 1, 4},
-  [27] = {"i64", 1, 8},        [28] = {"f64", 1, 8},        [29] = {"iq1_m", 256, 56},
-  [34] = {"tq1_0", 256, 54},   [35] = {"tq2_0", 256, 66},   [39] = {"mxfp4", 32, 17},
-};
-
-/* Block geometry of a GGML type id; false for ids nobody knows. */
-static bool ggml_type_geometry(uint32_t type, uint32_t *block_size, uint32_t *type_size, const char **name) {
-  const fg_type_traits *t = fg_type_traits_get(type);
-  if (t) {
-    *block_size = t->block_size;
-    *type_size = t->type_size;
-    *name = t->name;
-    return true;
-  }
-  if (type < FG_TYPE_COUNT && k_ggml_sizes[type].name) {
-    *block_size = k_ggml_sizes[type].block_size;
-    *type_size = k_ggml_sizes[type].type_size;
-    *name = k_ggml_sizes[type].name;
-    return true;
-  }
-  return false;
-}
-
-// ----------------------------------------------------------------------------------------------------
 // Value types
 
 static const char *const k_type_names[FG_GGUF_TYPE_COUNT] = {
@@ -341,10 +298,10 @@ static fg_status parse_tensor_info(fg_rd *r, uint64_t index, uint64_t alignment,
   }
 
   if ((st = rd_u32(r, &t->type, "type")) != FG_OK) return st;
-  uint32_t bs, ts;
-  const char *tname;
-  if (!ggml_type_geometry(t->type, &bs, &ts, &tname))
-    return fg_err(r->err, FG_ERR_UNSUPPORTED, "%s: unknown tensor type id %" PRIu32, r->where, t->type);
+  const fg_type_traits *geo = fg_ggml_type_geometry(t->type);
+  if (!geo) return fg_err(r->err, FG_ERR_UNSUPPORTED, "%s: unknown tensor type id %" PRIu32, r->where, t->type);
+  const uint32_t bs = geo->block_size, ts = geo->type_size;
+  const char *tname = geo->name;
   if (t->ne[0] % bs != 0)
     return fg_err(r->err, FG_ERR_FORMAT, "%s: row length %" PRIu64 " is not a multiple of the %s block size %" PRIu32,
                   r->where, t->ne[0], tname, bs);

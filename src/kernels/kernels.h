@@ -20,8 +20,10 @@
  *           p = l, l+16, ... (columns 2p, 2p+1): s_l += w[2p+1]*x[2p+1]; s_l += w[2p]*x[2p] (the
  *           vdpbf16ps order; each product exact in f32, each add rounded; denormal inputs/outputs
  *           flushed to zero); then the same tree
- *   q8      (Q8_0/Q4_0 weights, x quantized to fg_act_q8 blocks): per 32-block k, the integer dot
- *           i_k = sum_j qw_j * qx_j (exact), then s = fmaf(dw_k * dx_k, (float)i_k, s) in block order
+ *   q8      (quantized weights, x quantized to fg_act_q8 blocks of 32): per 32-block k, the integer dot
+ *           i_k = sum_j qw_j * qx_j (exact), then s = fmaf(dw_k * dx_k, (float)i_k, s) in block order;
+ *           the types beyond Q8_0/Q4_0 scale each half-block's integer dot by an integer sub-scale and
+ *           may add a second fmaf for their minimum (fg_spec_block_q8, fg_q8w in tensor/dtype.h)
  * The ref table itself does not use these: it computes exactly fg_vec_dot_ref per output. */
 #ifndef FG_KERNELS_H
 #define FG_KERNELS_H
@@ -191,8 +193,17 @@ fg_act_q8_row fg_act_q8_row_at(void *base, size_t cols);
  * nearest even; NaN -> -127), isum = sum q. */
 #define FG_ACT_Q8_MIN_AMAX 0x1p-119f
 void fg_spec_quantize_act_q8(const float *FG_RESTRICT x, size_t cols, fg_act_q8_row out);
-/* q8 spec for a Q8_0 or Q4_0 weight row. */
+/* q8 spec for a weight row of any quantized type (every type whose blocks are multiples of 32). */
 float fg_spec_dot_q8(uint32_t type, const void *FG_RESTRICT w, fg_act_q8_row x, size_t cols);
+/* One 32-block step of the q8 spec for the types beyond Q8_0/Q4_0 (q from fg_q8w_decode, qx and dx the
+ * activation block): isum = sa * sum_{j<16} v_j qx_j + sb * sum_{j>=16} v_j qx_j (exact),
+ * s = fmaf(dw * dx, (float)isum, s); then, with a minimum, msum = ma * sum_{j<16} qx_j + mb * sum_{j>=16} qx_j
+ * and s = fmaf(mw * dx, (float)msum, s). Returns the new s. For Q8_0/Q4_0 (sa = sb = 1, no minimum) it
+ * is the same as their own step. */
+float fg_spec_block_q8(const fg_q8w *FG_RESTRICT q, const int8_t *FG_RESTRICT qx, float dx, float s);
+/* The portable q8 kernel (plain C, the spec itself): used by ops for a quantized type that a SIMD table
+ * has no kernel of its own for. NULL for types without 32-element blocks. */
+const fg_mm_kernel *fg_kernel_q8_generic(uint32_t type);
 /* fma spec for an F32, F16 or BF16 weight row (16 strided lanes + halving tree). */
 float fg_spec_dot_fma(uint32_t type, const void *FG_RESTRICT w, const float *FG_RESTRICT x, size_t cols);
 /* bf16dp spec: w and xb are bf16 rows of cols elements (16 strided pair lanes + halving tree). */

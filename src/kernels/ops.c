@@ -213,7 +213,8 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   const uint32_t type = in->type;
   const fg_mm_kernel *kern = &k->vec[type];
   if (k->gemm[type].run && in->nb >= k->gemm_min_nb[type]) kern = &k->gemm[type];
-  if (!kern->run) return FG_ERR_UNSUPPORTED;
+  if (!kern->run) kern = fg_kernel_q8_generic(type); /* a quantized type this table has no kernel for */
+  if (!kern || !kern->run) return FG_ERR_UNSUPPORTED;
 
   int expected = 0;
   const bool owner = atomic_compare_exchange_strong(&ops->busy, &expected, 1);

@@ -29,6 +29,16 @@ static const fg_kernels k_ref = {
             [FG_TYPE_BF16] = FG_REF_VEC,
             [FG_TYPE_Q8_0] = FG_REF_VEC,
             [FG_TYPE_Q4_0] = FG_REF_VEC,
+            [FG_TYPE_Q4_1] = FG_REF_VEC,
+            [FG_TYPE_Q5_0] = FG_REF_VEC,
+            [FG_TYPE_Q5_1] = FG_REF_VEC,
+            [FG_TYPE_Q2_K] = FG_REF_VEC,
+            [FG_TYPE_Q3_K] = FG_REF_VEC,
+            [FG_TYPE_Q4_K] = FG_REF_VEC,
+            [FG_TYPE_Q5_K] = FG_REF_VEC,
+            [FG_TYPE_Q6_K] = FG_REF_VEC,
+            [FG_TYPE_IQ4_NL] = FG_REF_VEC,
+            [FG_TYPE_IQ4_XS] = FG_REF_VEC,
         },
 };
 
