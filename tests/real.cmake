@@ -15,8 +15,7 @@
 #                      below: one line per further file)
 # Label "real" for the tests on the real file, "dequant" for every dequantization check.
 
-set(FG_REAL_MODEL ${PROJECT_SOURCE_DIR}/.cache/models/gemma-3-270m-q4_k_m.gguf CACHE FILEPATH
-  "google/gemma-3-270m Q4_K_M GGUF for the tests labelled 'real' (scripts/setup.sh fetches it)")
+# FG_REAL_MODEL (the file) is defined in tests/CMakeLists.txt.
 set(FG_ORACLE_VENV ${PROJECT_SOURCE_DIR}/.cache/venv-oracle CACHE PATH
   "venv with gguf==0.19.0 for the dequantization oracle (scripts/setup.sh makes it)")
 set(FG_REAL_THREADS 2 CACHE STRING "threads for llama.cpp and fgemma in the tests on the real model")
