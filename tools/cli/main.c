@@ -20,6 +20,7 @@ static const command k_commands[] = {
     {"logits", cmd_logits, "write raw next-token logits at chosen positions (for oracles)"},
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
+    {"perplexity", cmd_perplexity, "perplexity of a model over a text file, in windows"},
     {"eval", cmd_eval, "logit agreement of a model (and head) with its F32 reference"},
     {"convert", cmd_convert, "convert a Hugging Face Gemma 3 checkpoint (or a GGUF) to a GGUF"},
     {"requant-head", cmd_requant_head, "copy a GGUF with a quantized output.weight (LM head)"},
