@@ -241,7 +241,8 @@ FG_API const char *fg_convert_type_names(void);
 /* params may be NULL (defaults); err may be NULL. */
 FG_API fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert_params *params, fg_error *err);
 
-/* Name of a GGML type id ("f32", "q8_0", ...); "?" when unknown. */
+/* Name of a GGML type id ("f32", "q8_0", "q4_k", ...; also the GGML types fgemma cannot compute with, e.g.
+ * "iq2_xxs"); "?" for ids GGML does not define. */
 FG_API const char *fg_type_name(uint32_t type);
 
 /* ------------------------------------------------------------------------------------------------

@@ -79,3 +79,12 @@ add_test(NAME arm_gen_270m_q8_0
 set_tests_properties(arm_gen_270m_q8_0 PROPERTIES FIXTURES_SETUP arm_270m_q8_0 TIMEOUT 300)
 fg_arm_ids(270m_q8_0 270m-q8_0.gguf "--preset 270m --type q8_0 --seed 1" 262144 520 8 600 1800)
 set_tests_properties(arm_ids_270m_q8_0 test_arm_memory PROPERTIES FIXTURES_REQUIRED arm_270m_q8_0)
+
+# The real google/gemma-3-270m Q4_K_M (scripts/setup.sh; Q5_0, Q4_K, Q6_K, Q8_0 and F32 tensors): a
+# 24-token prompt + 8 greedy ids. The new block types run the q8 spec on both sides (its portable
+# kernel here, avx2 on the host), so the ids must be equal.
+add_test(NAME arm_ids_real_q4_k_m
+  COMMAND bash ${FG_ARM_IDS} --host "${FG_HOST_FGEMMA}" --model ${FG_REAL_MODEL} --gen none
+          --vocab 262144 --prompt 24 --steps 8 --seed 5 --threads 2 --isa ${FG_ARM_IDS_ISA} --host-isa avx2
+          -- ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:fgemma>)
+set_tests_properties(arm_ids_real_q4_k_m PROPERTIES LABELS arm_ids TIMEOUT 1200)

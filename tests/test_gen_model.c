@@ -778,7 +778,7 @@ static void test_errors(void) {
     fg_status want;
   } cases[] = {
       {"huge", FG_TYPE_F32, FG_GEN_HEAD_TIED, NULL, FG_ERR_INVALID_ARG},
-      {"tiny", 3, FG_GEN_HEAD_TIED, NULL, FG_ERR_UNSUPPORTED},
+      {"tiny", 16, FG_GEN_HEAD_TIED, NULL, FG_ERR_UNSUPPORTED}, /* IQ2_XXS: no quantizer */
       {"tiny", FG_TYPE_F32, 12345, NULL, FG_ERR_UNSUPPORTED},
       {"tiny", FG_TYPE_F32, FG_GEN_HEAD_TIED, "/nonexistent/tokenizer.json", FG_ERR_IO},
       {"tiny", FG_TYPE_F32, FG_GEN_HEAD_TIED, model_path("bad1.json"), FG_ERR_FORMAT},

@@ -791,6 +791,12 @@ static void test_corruptions(void) {
     {1, {48}, FG_TYPE_Q4_0, 0, FG_ERR_FORMAT, "block size 32"},
     {1, {32}, 99, 0, FG_ERR_UNSUPPORTED, "99"},
     {1, {32}, 4, 0, FG_ERR_UNSUPPORTED, "type id 4"}, /* removed Q4_2 */
+    {1, {32}, 31, 0, FG_ERR_UNSUPPORTED, "type id 31"},
+    {2, {640, 1}, FG_TYPE_Q4_K, 0, FG_ERR_FORMAT, "not a multiple of the q4_k block size 256"},
+    {2, {640, 1}, FG_TYPE_IQ4_XS, 0, FG_ERR_FORMAT, "iq4_xs block size 256"},
+    {1, {48}, FG_TYPE_Q5_0, 0, FG_ERR_FORMAT, "q5_0 block size 32"},
+    {2, {256, 1}, FG_TYPE_Q6_K, 0, FG_ERR_FORMAT, "past end of file"},  /* 210 bytes of 128: truncated block */
+    {2, {32, 7}, FG_TYPE_Q4_1, 0, FG_ERR_FORMAT, "past end of file"},   /* 140 bytes of 128 */
     {1, {32}, FG_TYPE_F32, 16, FG_ERR_FORMAT, "offset 16"},
     {1, {32}, FG_TYPE_F32, 64, FG_ERR_FORMAT, "past end of file"},
     {2, {32, 2}, FG_TYPE_F32, 0, FG_ERR_FORMAT, "past end of file"},

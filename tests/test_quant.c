@@ -277,13 +277,14 @@ static void test_traits(void) {
     CHECK(fg_type_row_bytes(k[i].type, 0, &rb) && rb == 0);
     CHECK(fg_type_row_bytes(k[i].type, 640, &rb) && rb == 640 / k[i].bs * k[i].ts);
   }
-  static const uint32_t unsupported[] = {3, 6, 7, 9, 10, 12, 29, 31, 39, 40, 1000, UINT32_MAX};
+  /* GGML types without kernels (named: tests/test_quant_blocks.c) and ids nobody knows */
+  static const uint32_t unsupported[] = {4, 5, 9, 15, 16, 29, 31, 39, 40, 1000, UINT32_MAX};
   for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
     uint64_t rb;
     CHECK(fg_type_traits_get(unsupported[i]) == NULL);
     CHECK(!fg_type_row_bytes(unsupported[i], 32, &rb));
-    CHECK(strcmp(fg_type_name(unsupported[i]), "?") == 0);
   }
+  CHECK(strcmp(fg_type_name(31), "?") == 0 && strcmp(fg_type_name(UINT32_MAX), "?") == 0);
   uint64_t rb;
   CHECK(!fg_type_row_bytes(FG_TYPE_Q8_0, 33, &rb));                  /* not a whole block */
   CHECK(!fg_type_row_bytes(FG_TYPE_Q4_0, 16, &rb));

@@ -174,10 +174,7 @@ static const gen_preset *gen_find_preset(const char *name) {
   return NULL;
 }
 
-static bool gen_type_ok(uint32_t type) {
-  return type == FG_TYPE_F32 || type == FG_TYPE_F16 || type == FG_TYPE_BF16 || type == FG_TYPE_Q8_0 ||
-         type == FG_TYPE_Q4_0;
-}
+static bool gen_type_ok(uint32_t type) { return fg_type_traits_get(type) != NULL; }
 
 /* ------------------------------------------------------------------------------------------------
  * Vocabulary: synthetic, or Gemma 3's tokenizer.json with FunctionGemma's control tokens
@@ -356,6 +353,7 @@ static fg_status gen_plan_add(gen_plan *p, const char *name, const char *hf, uin
   memset(t, 0, sizeof *t);
   memcpy(t->name, name, strlen(name) + 1);
   memcpy(t->hf, hf, strlen(hf) + 1);
+  if (n_dims == 2) type = fg_type_fallback(type, ne0); /* e.g. Q4_K rows of 640 are written as Q5_0 */
   t->type = type;
   t->n_dims = n_dims;
   t->ne[0] = ne0;
@@ -599,12 +597,12 @@ fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_error *
   const bool hf = params->format == FG_GEN_FORMAT_HF;
   if (params->format != FG_GEN_FORMAT_GGUF && !hf)
     return fg_err(err, FG_ERR_INVALID_ARG, "gen: unknown format %u (0 GGUF, 1 Hugging Face)", params->format);
-  if (!gen_type_ok(params->type) || (hf && (params->type == FG_TYPE_Q8_0 || params->type == FG_TYPE_Q4_0)))
+  const bool float_type = params->type == FG_TYPE_F32 || params->type == FG_TYPE_F16 || params->type == FG_TYPE_BF16;
+  if (!gen_type_ok(params->type) || (hf && !float_type))
     return fg_err(err, FG_ERR_UNSUPPORTED, "gen: weight type %u is not one of %s", params->type,
-                  hf ? "f32 f16 bf16 (a checkpoint's dtype)" : "f32 f16 bf16 q8_0 q4_0");
+                  hf ? "f32 f16 bf16 (a checkpoint's dtype)" : "the supported types (fg_type_name)");
   if (params->head_type != FG_GEN_HEAD_TIED && !gen_type_ok(params->head_type))
-    return fg_err(err, FG_ERR_UNSUPPORTED, "gen: head type %u is not one of f32 f16 bf16 q8_0 q4_0",
-                  params->head_type);
+    return fg_err(err, FG_ERR_UNSUPPORTED, "gen: head type %u is not a supported type", params->head_type);
   if (hf && params->hf_config != 0 && params->hf_config != 4 && params->hf_config != 5)
     return fg_err(err, FG_ERR_INVALID_ARG, "gen: hf_config %u is not 4 or 5", params->hf_config);
   if (hf && params->hf_shards > 64) return fg_err(err, FG_ERR_INVALID_ARG, "gen: %u shards is too many", params->hf_shards);

@@ -157,6 +157,10 @@ typedef struct fg_type_traits {
 
 /* NULL for types fgemma does not support. */
 const fg_type_traits *fg_type_traits_get(uint32_t type);
+/* The type llama-quantize writes instead of `type` for rows of n elements that do not fit its blocks:
+ * IQ4_XS -> IQ4_NL, Q2_K/Q3_K -> Q4_0, Q4_K -> Q5_0, Q5_K -> Q5_1, Q6_K -> Q8_0, then F16 when even that
+ * does not fit; `type` itself when it fits. */
+uint32_t fg_type_fallback(uint32_t type, uint64_t n);
 /* Also GGML types fgemma does not compute with (their block geometry only); NULL for unknown ids. */
 const fg_type_traits *fg_ggml_type_geometry(uint32_t type);
 /* Bytes of a row of n elements; false if the type is unsupported, n is not a multiple of the block

@@ -49,7 +49,23 @@ const fg_type_traits *fg_type_traits_get(uint32_t type) {
 const char *fg_type_name(uint32_t type) {
   const fg_type_traits *t = fg_type_traits_get(type);
   if (!t) t = fg_ggml_type_geometry(type);
-  return t ? t->name : "unknown";
+  return t ? t->name : "?";
+}
+
+uint32_t fg_type_fallback(uint32_t type, uint64_t n) {
+  const fg_type_traits *t = fg_type_traits_get(type);
+  if (!t || n % t->block_size == 0) return type;
+  uint32_t f;
+  switch (type) {
+    case FG_TYPE_IQ4_XS: f = FG_TYPE_IQ4_NL; break;
+    case FG_TYPE_Q2_K:
+    case FG_TYPE_Q3_K: f = FG_TYPE_Q4_0; break;
+    case FG_TYPE_Q4_K: f = FG_TYPE_Q5_0; break;
+    case FG_TYPE_Q5_K: f = FG_TYPE_Q5_1; break;
+    case FG_TYPE_Q6_K: f = FG_TYPE_Q8_0; break;
+    default: f = type; break;
+  }
+  return n % fg_type_traits_get(f)->block_size == 0 ? f : FG_TYPE_F16;
 }
 
 bool fg_type_row_bytes(uint32_t type, uint64_t n, uint64_t *out) {

@@ -16,6 +16,8 @@
 # does the same for the host: avx2 follows the same numerical specs as NEON (the fma and q8 specs of
 # src/kernels/kernels.h), while AVX-512's BF16 kernels follow the bf16dp spec and the reference
 # kernels quantize no activations, so those may pick other ids.
+# --gen none: the model is a given file (the real Gemma 3 270M from scripts/setup.sh), never generated;
+# a missing one fails the check with a message.
 # Exit 0 when both runs succeed and print the same ids, 1 otherwise (both id lists are printed).
 set -euo pipefail
 
@@ -51,6 +53,10 @@ if [ ! -x "$host" ]; then
 fi
 
 # ---- model: generated natively if missing -------------------------------------------------------
+if [ ! -s "$model" ] && [ "$gen" = none ]; then
+  echo "compare_ids.sh: $model is missing (run scripts/setup.sh: it fetches the real model)" >&2
+  exit 1
+fi
 if [ ! -s "$model" ]; then
   tmp="$model.tmp.$$"
   # shellcheck disable=SC2086  # GEN-MODEL ARGS are words

@@ -12,10 +12,13 @@ static int want_help(const cli_opt *opts, const cli_args *a) { return cli_has(op
 
 static bool parse_type(const char *opt, const char *s, uint32_t *out) {
   static const struct { const char *name; uint32_t id; } k[] = {
-      {"f32", 0}, {"f16", 1}, {"bf16", 30}, {"q8_0", 8}, {"q4_0", 2}};
+      {"f32", 0},   {"f16", 1},   {"bf16", 30}, {"q8_0", 8},  {"q4_0", 2},    {"q4_1", 3},     {"q5_0", 6},
+      {"q5_1", 7},  {"q2_k", 10}, {"q3_k", 11}, {"q4_k", 12}, {"q5_k", 13},   {"q6_k", 14},    {"iq4_nl", 20},
+      {"iq4_xs", 23}};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++)
     if (strcmp(s, k[i].name) == 0) return *out = k[i].id, true;
-  cli_error("%s: unknown type '%s' (f32, f16, bf16, q8_0, q4_0)", opt, s);
+  cli_error("%s: unknown type '%s' (f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, "
+            "iq4_nl, iq4_xs)", opt, s);
   return false;
 }
 

@@ -42,7 +42,7 @@ static int find_opt(const cli_opt *opts, const char *name, size_t len, char shor
 }
 
 // ----------------------------------------------------------------------------------------------
-// Options every command of a kind takes without listing them: --head-type, --head-rows, --repack (commands that load a
+// Options every command of a kind takes without listing them: --head-type, --head-rows, --repack, --check-tensors (commands that load a
 // model: their table has "model") and --kv-type (commands that run sessions: their table has
 // "threads"). cli_parse takes them, cli_usage documents them, cli_load_model and
 // cli_session_params_init apply them.
@@ -79,6 +79,13 @@ static bool parse_repack(const char *s) {
   return false;
 }
 
+static bool parse_check_tensors(const char *s) {
+  if (strcmp(s, "on") == 0) return g_model_params.flags |= FG_MODEL_CHECK_TENSORS, true;
+  if (strcmp(s, "off") == 0) return g_model_params.flags &= ~FG_MODEL_CHECK_TENSORS, true;
+  cli_error("--check-tensors: unknown value '%s' (on or off)", s);
+  return false;
+}
+
 static bool parse_kv_type(const char *s) {
   if (strcmp(s, "f32") == 0) return g_kv_type = 0, true;
   if (strcmp(s, "f16") == 0) return g_kv_type = 1, true;
@@ -98,6 +105,9 @@ static const struct cli_global {
     {"repack", "model", parse_repack,
      "copy matrices into the kernels' own layout at load where they have one (aarch64 dot product, Q8_0): "
      "on (default) | off"},
+    {"check-tensors", "model", parse_check_tensors,
+     "dequantize every weight at load and refuse NaN/Inf values or scales: on | off (default; costs a read of "
+     "the whole file)"},
     {"kv-type", "threads", parse_kv_type, "KV cache element type: f32 (default) | f16 (half the KV memory)"},
 };
 
