@@ -229,8 +229,9 @@ int cmd_convert(int argc, char **argv) {
               "q5_k_m q6_k iq4_nl iq4_xs, each with the per-tensor types llama-quantize gives a Gemma 3 in that\n"
               "mix (e.g. q4_k_m: attn_v and ffn_down Q6_K in the first, last and every third layer, the tied\n"
               "embedding Q6_K; rows of 640 values fall back to Q5_0/Q5_1/Q8_0/Q4_0/IQ4_NL as llama-quantize does).\n"
-              "f32..q8_0 and q4_0 matrices use the reference quantizers (llama.cpp's bytes), the others searched\n"
-              "least-squares fits. Norm vectors stay F32. Streams one chunk of rows at a time; nothing is left at\n"
+              "Tensors that become F32, F16, BF16, Q8_0 or Q4_0 get the reference quantizers (llama.cpp's bytes),\n"
+              "the other types searched least-squares fits (bench/quant-quality measures them against\n"
+              "llama-quantize). Norm vectors stay F32. Streams one chunk of rows at a time; nothing is left at\n"
               "OUT when it fails.",
               opts);
     return 0;
