@@ -89,5 +89,6 @@ int cmd_bench(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_requant_head(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif
