@@ -553,11 +553,24 @@ static engine *engine_acquire(server *s, cat_entry *e, job *j) {
   return g;
 }
 
-/* Keeps the engine for the next request of this kind, within 2 per worker over all catalogs. */
+/* Keeps the engine for the next request of this kind, within 2 per worker (plus 2) over all
+ * catalogs: when they are all kept, one of the least recently used catalog's goes. */
 static void engine_release(server *s, cat_entry *e, engine *g) {
   atomic_store(&g->job, NULL);
+  engine *drop = NULL;
   pthread_mutex_lock(&s->cat_mu);
   const uint32_t cap = 2 * s->cfg->parallel + 2;
+  if (e->listed && s->n_idle >= cap) {
+    cat_entry *lru = NULL;
+    for (cat_entry *x = s->cats; x; x = x->next)
+      if (x->n_idle && (!lru || x->last_used < lru->last_used)) lru = x;
+    if (lru) {
+      drop = lru->idle;
+      lru->idle = drop->next;
+      lru->n_idle--;
+      s->n_idle--;
+    }
+  }
   if (e->listed && s->n_idle < cap) {
     g->next = e->idle;
     e->idle = g;
@@ -567,6 +580,7 @@ static void engine_release(server *s, cat_entry *e, engine *g) {
   }
   pthread_mutex_unlock(&s->cat_mu);
   engine_free(g);
+  engine_free(drop);
 }
 
 // ----------------------------------------------------------------------------------------------
