@@ -10,15 +10,15 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-#define N_UTT 12
+#define N_UTT 4 /* of the 12 demo utterances */
 #define N_THREADS 3
 
 static char *g_utts[N_UTT];
 
+/* answer + raw + stop of one ask, malloc'd; "" when the ask fails (no CHECK here: it runs on threads) */
 static char *answer(fg_nlu *e, const char *utt) {
   fg_nlu_result r;
   fg_status st = fg_nlu_ask(e, utt, strlen(utt), &r);
-  CHECK_MSG(st == FG_OK, "fg_nlu_ask: %s (%s)", fg_status_str(st), fg_nlu_errmsg(e));
   if (st != FG_OK) return strdup("");
   size_t n = strlen(r.json) + strlen(r.raw) + strlen(r.stop) + 8;
   char *s = malloc(n);
@@ -68,8 +68,9 @@ int main(void) {
   snprintf(path, sizeof path, "%s/tests/data/nlu/utterances-de.txt", FG_SOURCE_DIR);
   size_t ul;
   char *text = fg_test_read_file(path, &ul);
-  int n_utt = 0;
-  for (char *line = strtok(text, "\n"); line && n_utt < N_UTT; line = strtok(NULL, "\n")) g_utts[n_utt++] = line;
+  int n_utt = 0, n_lines = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"), n_lines++)
+    if (n_lines % 3 == 0 && n_utt < N_UTT) g_utts[n_utt++] = line;
   CHECK_EQ_INT(n_utt, N_UTT);
 
   fg_nlu_params base_p;
@@ -85,7 +86,7 @@ int main(void) {
   for (int k = 0; k < 3; k++) {
     fg_nlu_params p = base_p;
     p.constrain = modes[k];
-    p.max_tokens = 16;
+    p.max_tokens = 10;
     fg_nlu *fresh = NULL, *fork = NULL, *fork2 = NULL;
     CHECK_OK(fg_nlu_create(m, c, &p, &fresh, &err));
     CHECK_OK(fg_nlu_fork(base, &p, &fork, &err));
@@ -97,6 +98,7 @@ int main(void) {
     char *expected[N_UTT];
     for (int i = 0; i < N_UTT; i++) {
       expected[i] = answer(fresh, g_utts[i]);
+      CHECK_MSG(expected[i][0] == '{', "mode %u, '%s': the fresh engine failed", modes[k], g_utts[i]);
       char *a = answer(fork, g_utts[i]);
       CHECK_MSG(strcmp(a, expected[i]) == 0, "mode %u, '%s': fork %s, fresh engine %s", modes[k], g_utts[i], a,
                 expected[i]);
