@@ -30,6 +30,7 @@ import socket
 import subprocess
 import sys
 import threading
+import tempfile
 import time
 
 import openai
@@ -37,6 +38,7 @@ import openai
 KEY = "test-key-0123456789"
 failures = []
 checks = 0
+SERVERS = []
 
 
 def check(cond, what):
@@ -50,16 +52,22 @@ def check(cond, what):
 
 class Server:
     def __init__(self, fgemma, model, *extra):
+        # stderr (the sanitizers' reports) goes to a file, shown when a check fails or the server dies
+        self.err = tempfile.TemporaryFile(mode="w+")
         self.proc = subprocess.Popen([fgemma, "serve", "-m", model, "--port", "0", *extra],
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                     stdout=subprocess.PIPE, stderr=self.err, text=True)
         line = self.proc.stdout.readline()  # "fgemma serve: listening on http://127.0.0.1:PORT ..."
         m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
         if not m:
             self.proc.kill()
-            raise SystemExit("server did not start: %r %s" % (line, self.proc.stderr.read()))
+            raise SystemExit("server did not start: %r %s" % (line, self.stderr_text()))
         self.port = int(m.group(1))
-        self.stderr = []
-        threading.Thread(target=lambda: self.stderr.extend(self.proc.stderr), daemon=True).start()
+        SERVERS.append(self)
+
+    def stderr_text(self):
+        self.err.flush()
+        self.err.seek(0)
+        return self.err.read()
 
     def request(self, method, path, body=None, headers=None, timeout=60):
         c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
@@ -388,11 +396,17 @@ def test_limits(args):
     tools = tools_of(catalog)
     srv = Server(args.fgemma, args.model, "--parallel", "1", "--queue", "1", "--threads", "1", "--timeout", "1")
     try:
-        # a catalog so long that its prefill takes more than the 1 s timeout: the answer is a 503
-        big = json.loads(json.dumps(tools))
-        big[0]["function"]["description"] = " ".join("Kanal %d ist ein Sender." % i for i in range(900))
+        # a catalog whose prefill takes more than the 1 s timeout: the answer is a 503. A new variant of
+        # the catalog first (past 1 s already in the sanitizer builds), else one 7 times as long
+        probe = json.loads(json.dumps(tools))
+        probe[0]["function"]["description"] += " (timeout probe)"
         st, body, _ = srv.request("POST", "/v1/chat/completions",
-                                  {"messages": [{"role": "user", "content": "Ton aus"}], "tools": big})
+                                  {"messages": [{"role": "user", "content": "Ton aus"}], "tools": probe}, timeout=300)
+        if st == 200:
+            big = json.loads(json.dumps(tools))
+            big[0]["function"]["description"] = " ".join("Kanal %d ist ein Sender." % i for i in range(900))
+            st, body, _ = srv.request("POST", "/v1/chat/completions",
+                                      {"messages": [{"role": "user", "content": "Ton aus"}], "tools": big}, timeout=300)
         ok, why = error_ok(st, body, 503, "timeout")
         check(ok, "timeout: " + why)
         # one worker, one queue slot: of 6 requests with new catalogs at once, some get 429
@@ -448,6 +462,8 @@ def main():
     ap.add_argument("--requests", type=int, default=50)
     ap.add_argument("--rss-slack-mb", type=float, default=24,
                     help="allowed RSS growth over the second round; 0 = not checked (sanitizers)")
+    ap.add_argument("--quick", action="store_true",
+                    help="sanitizer runs: 4 demo utterances, one round of hostile clients and of concurrency")
     ap.add_argument("--cli", help="the fgemma binary that answers the /v1/nlu comparison (default --fgemma)")
     args = ap.parse_args()
     catalog = json.load(open(args.tools))
@@ -460,12 +476,14 @@ def main():
     try:
         client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % srv.port, api_key=KEY, max_retries=0,
                                timeout=120)
-        answers = test_openai(srv, client, tools, expected, model_id)
+        answers = test_openai(srv, client, tools, expected[:4] if args.quick else expected, model_id)
         print("openai: %.1f s" % (time.time() - t0), flush=True)
-        test_nlu(srv, args, catalog, expected)
+        test_nlu(srv, args, catalog, expected[:2] if args.quick else expected[:4])
         test_concurrent(srv, client, tools, answers, model_id, args.threads, args.requests)
         test_hostile(srv, tools)
         print("hostile: %.1f s" % (time.time() - t0), flush=True)
+        if args.quick:
+            return finish(srv, args, t0)
         # the catalog cache is full now (--max-catalogs 4): another round of everything keeps RSS flat
         rss0 = srv.metric("fgemma_process_resident_bytes")
         test_hostile(srv, tools)
@@ -475,14 +493,31 @@ def main():
               (rss0 / 2 ** 20, args.threads * max(1, args.requests // 2), rss1 / 2 ** 20), flush=True)
         if args.rss_slack_mb > 0:
             check(rss1 - rss0 < args.rss_slack_mb * 2 ** 20, "RSS grew by %.1f MiB" % ((rss1 - rss0) / 2 ** 20))
-        check(srv.metric('fgemma_requests_total{endpoint="chat_completions",status="500"}') == 0, "500s were answered")
-    finally:
-        rc = srv.stop()
-    check(rc == 0, "exit status %s; stderr: %s" % (rc, "".join(srv.stderr)[-2000:]))
+    except BaseException:
+        srv.stop()
+        raise
+    return finish(srv, args, t0)
+
+
+def finish(srv, args, t0):
+    check(srv.metric('fgemma_requests_total{endpoint="chat_completions",status="500"}') == 0, "500s were answered")
+    check(srv.stop() == 0, "exit status %s" % srv.proc.returncode)
     test_limits(args)
     print("test_serve: %d checks, %d failed, %.1f s" % (checks, len(failures), time.time() - t0), flush=True)
     return 1 if failures else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        rc = main()
+    except BaseException:
+        rc = 1
+        raise
+    finally:
+        for srv in SERVERS:
+            if srv.proc.poll() is None:
+                srv.proc.kill()
+                srv.proc.wait()
+            if rc or srv.proc.returncode:
+                print("---- server stderr (exit %s):\n%s" % (srv.proc.returncode, srv.stderr_text()[-6000:]), flush=True)
+    sys.exit(rc)

@@ -443,22 +443,30 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
 
   /* parse and prefill outside the lock; requests for other catalogs go on meanwhile */
   fg_error err = {0};
-  fg_status st = fg_catalog_parse(j->cat_json, strlen(j->cat_json), &e->catalog, &err);
+  fg_catalog *catalog = NULL;
+  fg_nlu *base = NULL;
+  uint32_t prefix_tokens = 0;
+  uint64_t kv_bytes = 0;
+  fg_status st = fg_catalog_parse(j->cat_json, strlen(j->cat_json), &catalog, &err);
   if (st == FG_OK) {
     fg_nlu_params p = s->cfg->nlu;
-    st = fg_nlu_create(s->model, e->catalog, &p, &e->base, &err);
+    st = fg_nlu_create(s->model, catalog, &p, &base, &err);
   }
   if (st == FG_OK) {
     fg_nlu_info info;
-    fg_nlu_get_info(e->base, &info);
-    e->prefix_tokens = info.prefix_tokens;
+    fg_nlu_get_info(base, &info);
+    prefix_tokens = info.prefix_tokens;
     fg_session *probe = NULL;
     fg_session_stats stats;
-    if (fg_session_fork(fg_nlu_snapshot(e->base), NULL, &probe, NULL) == FG_OK && fg_session_get_stats(probe, &stats) == FG_OK)
-      e->kv_bytes = stats.kv_bytes_global + stats.kv_bytes_sliding;
+    if (fg_session_fork(fg_nlu_snapshot(base), NULL, &probe, NULL) == FG_OK && fg_session_get_stats(probe, &stats) == FG_OK)
+      kv_bytes = stats.kv_bytes_global + stats.kv_bytes_sliding;
     fg_session_free(probe);
   }
   pthread_mutex_lock(&s->cat_mu);
+  e->catalog = catalog;
+  e->base = base;
+  e->prefix_tokens = prefix_tokens;
+  e->kv_bytes = kv_bytes;
   if (st == FG_OK) {
     e->state = CAT_READY;
     pthread_mutex_lock(&s->met_mu);
