@@ -210,7 +210,8 @@ static bool convert_progress(uint64_t done, uint64_t total, void *ud) {
 int cmd_convert(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"output", 'o', true, "output GGUF (required; written as OUT.tmp.<pid>, then renamed)"},
-      {"type", 0, true, "f32 | f16 | bf16 | q8_0 | q4_0: the weight matrices (default: the input's own)"},
+      {"type", 0, true, "the weight matrices: a llama-quantize mix (below; default: the input's own types)"},
+      {"pure", 0, false, "every matrix of the --type's main type (as llama-quantize --pure; rows must fit its block)"},
       {"head-type", 0, true, "q8_0 | q4_0: also write output.weight (the LM head) of this type"},
       {"name", 0, true, "general.name (default: the checkpoint's name or directory)"},
       HELP_OPT,
@@ -218,14 +219,20 @@ int cmd_convert(int argc, char **argv) {
   cli_args a;
   if (cli_parse("convert", opts, argc - 1, argv + 1, &a)) return 2;
   if (want_help(opts, &a)) {
-    cli_usage(stdout, "convert", "HF_DIR|IN.gguf -o OUT.gguf [--type T] [--head-type q8_0|q4_0] [--name NAME]",
+    cli_usage(stdout, "convert", "HF_DIR|IN.gguf -o OUT.gguf [--type T [--pure]] [--head-type q8_0|q4_0] [--name NAME]",
               "Converts a Hugging Face Gemma3ForCausalLM checkpoint (a directory with config.json, model.safetensors\n"
               "or its shards and model.safetensors.index.json, tokenizer.json, tokenizer_config.json) to a gemma3\n"
               "GGUF that fgemma and llama.cpp load: tensors renamed as llama.cpp names them, norm weights + 1,\n"
-              "every gemma3.* key, the tokenizer and chat template. A GGUF input (F32, F16, BF16 or Q8_0) is\n"
-              "re-typed: CI derives the Q8_0 and Q4_0 siblings of a model this way. Matrices are quantized with\n"
-              "the reference quantizers; norm vectors stay F32. Streams one chunk of rows at a time; nothing is\n"
-              "left at OUT when it fails.",
+              "every gemma3.* key, the tokenizer and chat template. A GGUF input of any type fgemma reads is\n"
+              "re-typed (a quantized tensor given another quantized type is re-quantized, with a warning).\n"
+              "--type T: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s\n"
+              "q5_k_m q6_k iq4_nl iq4_xs, each with the per-tensor types llama-quantize gives a Gemma 3 in that\n"
+              "mix (e.g. q4_k_m: attn_v and ffn_down Q6_K in the first, last and every third layer, the tied\n"
+              "embedding Q6_K; rows of 640 values fall back to Q5_0/Q5_1/Q8_0/Q4_0/IQ4_NL as llama-quantize does).\n"
+              "Tensors that become F32, F16, BF16, Q8_0 or Q4_0 get the reference quantizers (llama.cpp's bytes),\n"
+              "the other types searched least-squares fits (bench/quant-quality measures them against\n"
+              "llama-quantize). Norm vectors stay F32. Streams one chunk of rows at a time; nothing is left at\n"
+              "OUT when it fails.",
               opts);
     return 0;
   }
@@ -235,7 +242,9 @@ int cmd_convert(int argc, char **argv) {
   fg_convert_params p;
   fg_convert_params_init(&p);
   const char *t = cli_get(opts, &a, "type"), *ht = cli_get(opts, &a, "head-type");
-  if (t && !parse_type("--type", t, &p.type)) return 2;
+  if (t && fg_convert_type_parse(t, cli_has(opts, &a, "pure"), &p.type) != FG_OK)
+    return cli_error("--type: unknown type '%s' (%s)", t, fg_convert_type_names()), 2;
+  if (!t && cli_has(opts, &a, "pure")) return cli_error("convert: --pure needs --type"), 2;
   if (ht) {
     if (!parse_type("--head-type", ht, &p.head_type)) return 2;
     if (p.head_type != 8 && p.head_type != 2) return cli_error("convert: --head-type must be q8_0 or q4_0, not %s", ht), 2;
@@ -256,8 +265,10 @@ int cmd_convert(int argc, char **argv) {
 int cmd_generate(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"model", 'm', true, "GGUF file"},
-      {"ids", 0, true, "prompt token ids, space or comma separated (required)"},
+      {"ids", 0, true, "prompt token ids, space or comma separated (required unless --batch)"},
       {"n", 'n', true, "tokens to generate (default 16)"},
+      {"batch", 0, true, "many prompts in one run: FILE has one per line, 'IDS [| POSITIONS]' (see below)"},
+      {"logits-out", 0, true, "with --batch: raw f32 logits rows at the lines' POSITIONS, in order"},
       {"reference", 0, false, "use the no-cache reference path (slow; the oracle)"},
       {"chunk", 0, true, "feed the prompt in chunks of N positions (default 64)"},
       {"snapshot-at", 0, true, "snapshot after K prompt tokens, fork, continue in the fork"},
@@ -269,15 +280,30 @@ int cmd_generate(int argc, char **argv) {
   if (cli_parse("generate", opts, argc - 1, argv + 1, &a)) return 2;
   if (want_help(opts, &a)) {
     cli_usage(stdout, "generate", "-m MODEL.gguf --ids \"2 105 ...\" [-n N] [--reference] [--chunk N] [--snapshot-at K]",
-              "Greedy-decodes N tokens after the prompt ids and prints them, space separated, on one line.", opts);
+              "Greedy-decodes N tokens after the prompt ids and prints them, space separated, on one line.\n"
+              "With --batch FILE, every line of FILE is a prompt ('2 105 ...'), optionally followed by '|' and\n"
+              "increasing positions p: the logits after ids[0..p], or for p = n_prompt - 1 + k (k >= 1) after\n"
+              "the k-th generated id, go to --logits-out. One line of greedy ids per prompt; a prefix shared\n"
+              "with the next line is prefilled once (snapshot and restore, the same results).", opts);
     return 0;
   }
-  const char *ids_s = cli_get(opts, &a, "ids");
-  if (!ids_s) return cli_error("generate: --ids is required"), 2;
+  const char *ids_s = cli_get(opts, &a, "ids"), *batch = cli_get(opts, &a, "batch");
+  if (!ids_s && !batch) return cli_error("generate: --ids or --batch is required"), 2;
+  if (ids_s && batch) return cli_error("generate: give --ids or --batch, not both"), 2;
+  if (cli_get(opts, &a, "logits-out") && !batch) return cli_error("generate: --logits-out needs --batch"), 2;
   uint32_t n_gen = 16;
   if (cli_get(opts, &a, "n") && !cli_u32("-n", cli_get(opts, &a, "n"), 0, 1u << 20, &n_gen)) return 2;
   fg_session_params sp;
   if (!session_params_from(opts, &a, &sp)) return 2;
+  if (batch) {
+    if (cli_has(opts, &a, "reference") || cli_get(opts, &a, "snapshot-at"))
+      return cli_error("generate: --batch runs the session path (no --reference, --snapshot-at)"), 2;
+    fg_model *bm = cli_load_model(cli_get(opts, &a, "model"));
+    if (!bm) return 1;
+    int brc = cli_generate_batch(bm, &sp, batch, n_gen, cli_get(opts, &a, "logits-out"));
+    fg_model_free(bm);
+    return brc;
+  }
   int32_t *ids;
   size_t n;
   if (!cli_ids("--ids", ids_s, &ids, &n)) return 2;
