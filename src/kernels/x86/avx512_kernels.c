@@ -675,15 +675,25 @@ static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
 
 /* Q4_K vec without staging: 16 rows in the lanes as Q8_0 (two rows per zmm, 32 nibble bytes each, the
  * values 0..15 unsigned: no bias), the super-block's fp16 d / dmin and 6-bit scales and minimums of
- * the 16 rows gathered once per super-block and decoded in the lanes (fg_k4_scale_min four bytes at a
+ * the 16 rows loaded and transposed once per super-block and decoded in the lanes (fg_k4_scale_min four bytes at a
  * time): dw = d * (float)sc and mw = -(dmin * (float)m) as fg_q8w_decode computes them. */
 
-/* dword at byte offset off of the 16 rows' super-block sb (lane i = row i) */
-FG_INLINE __m512i fg_gather_rows16(const uint8_t *const rp[16], const __m512i rel_lo, const __m512i rel_hi, size_t off) {
-  const uint8_t *base = rp[0] + off;
-  const __m256i lo = _mm512_i64gather_epi32(rel_lo, (const void *)base, 1);
-  const __m256i hi = _mm512_i64gather_epi32(rel_hi, (const void *)base, 1);
-  return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+/* The 16 bytes at offset off of 16 rows as four dwords per row: t[d] lane i = dword d of row i. Loads
+ * and a 4 x 4 transpose (no gathers: slow where the gather data sampling mitigation is on). */
+FG_INLINE void fg_rows16_x4(const uint8_t *const rp[16], size_t off, __m512i t[4]) {
+  __m512i z[4]; /* z[q] 128-bit lane L = row 4 L + q */
+  for (int q = 0; q < 4; q++) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(rp[q] + off)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(rp[4 + q] + off)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(rp[8 + q] + off)), 2);
+    z[q] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(rp[12 + q] + off)), 3);
+  }
+  const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]), a1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]), a3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  t[0] = _mm512_unpacklo_epi64(a0, a2);
+  t[1] = _mm512_unpackhi_epi64(a0, a2);
+  t[2] = _mm512_unpacklo_epi64(a1, a3);
+  t[3] = _mm512_unpackhi_epi64(a1, a3);
 }
 
 static void fg_q4_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
@@ -696,9 +706,6 @@ static void fg_q4_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
     const uint8_t *rp[16], *sp[16];
     fg_tile_rows(a, t0, nr, 16, rp);
     for (int s = 0; s < 16; s++) sp[s] = rp[k_q8_slot_row[s]];
-    int64_t rel[16]; /* rows relative to row 0, for the gathers */
-    for (int r = 0; r < 16; r++) rel[r] = (int64_t)(rp[r] - rp[0]);
-    const __m512i rel_lo = _mm512_loadu_si512(rel), rel_hi = _mm512_loadu_si512(rel + 8);
     fg_pf pf;
     fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
     for (size_t b = 0; b < a->nb; b++) {
@@ -706,12 +713,11 @@ static void fg_q4_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
       __m512 acc = _mm512_setzero_ps();
       for (size_t k0 = 0; k0 < nblk; k0 += 8) {
         const size_t so = (k0 / 8) * 144;
-        const __m512i dd = fg_gather_rows16(rp, rel_lo, rel_hi, so);
-        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(dd));
-        const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(dd, 16)));
-        const __m512i p0 = fg_gather_rows16(rp, rel_lo, rel_hi, so + 4);
-        const __m512i p1 = fg_gather_rows16(rp, rel_lo, rel_hi, so + 8);
-        const __m512i p2 = fg_gather_rows16(rp, rel_lo, rel_hi, so + 12);
+        __m512i hd[4]; /* d | dmin, then the 12 bytes of scales and minimums */
+        fg_rows16_x4(rp, so, hd);
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hd[0]));
+        const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hd[0], 16)));
+        const __m512i p0 = hd[1], p1 = hd[2], p2 = hd[3];
         const __m512i c3f = _mm512_set1_epi32(0x3f3f3f3f), c0f = _mm512_set1_epi32(0x0f0f0f0f), c03 = _mm512_set1_epi32(0x03030303);
         /* bytes: sc 0..3 | sc 4..7, m 0..3 | m 4..7 */
         const __m512i wsc[2] = {_mm512_and_si512(p0, c3f),
@@ -756,7 +762,7 @@ static void fg_q4_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
 
 /* Q6_K vec without staging: 16 rows in the lanes as Q8_0 (two rows per zmm), values q = v + 32 in
  * 0..63 from ql / qh per sub-block, half-block sums less 32 * the activation's half sums, the int8
- * half-block scales and fp16 d of the 16 rows gathered once per super-block. */
+ * half-block scales and fp16 d of the 16 rows loaded once per super-block. */
 FG_INLINE __m512i fg_pair256(const uint8_t *ra, const uint8_t *rb, size_t off) {
   const __m256i wa = _mm256_loadu_si256((const __m256i *)(const void *)(ra + off));
   const __m256i wb = _mm256_loadu_si256((const __m256i *)(const void *)(rb + off));
@@ -773,9 +779,6 @@ static void fg_q6_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
     const uint8_t *rp[16], *sp[16];
     fg_tile_rows(a, t0, nr, 16, rp);
     for (int s = 0; s < 16; s++) sp[s] = rp[k_q8_slot_row[s]];
-    int64_t rel[16]; /* rows relative to row 0, for the gathers */
-    for (int r = 0; r < 16; r++) rel[r] = (int64_t)(rp[r] - rp[0]);
-    const __m512i rel_lo = _mm512_loadu_si512(rel), rel_hi = _mm512_loadu_si512(rel + 8);
     fg_pf pf;
     fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
     for (size_t b = 0; b < a->nb; b++) {
@@ -783,10 +786,9 @@ static void fg_q6_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
       __m512 acc = _mm512_setzero_ps();
       for (size_t k0 = 0; k0 < nblk; k0 += 8) {
         const size_t so = (k0 / 8) * 210;
-        /* bytes 206..209: scales 14, 15 and d (no byte past the block is read) */
-        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(fg_gather_rows16(rp, rel_lo, rel_hi, so + 206), 16)));
+        const __m512 d = fg_scales16(rp, so + 208);
         __m512i scw[4]; /* scales 4t .. 4t + 3 of the 16 rows */
-        for (int t = 0; t < 4; t++) scw[t] = fg_gather_rows16(rp, rel_lo, rel_hi, so + 192 + 4 * (size_t)t);
+        fg_rows16_x4(rp, so + 192, scw);
         for (int sub = 0; sub < 8; sub++) {
           const size_t k = k0 + (size_t)sub;
           const int h = sub / 4, s = sub % 4;
