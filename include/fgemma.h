@@ -192,13 +192,15 @@ FG_API fg_status fg_model_requant_head(const char *in_path, const char *out_path
  * in_path is either a checkpoint directory of a Gemma3ForCausalLM (config.json with model_type
  * gemma3_text, as transformers 4.x or 5.x writes it; model.safetensors or shards listed in
  * model.safetensors.index.json, tensors F32, F16 or BF16; tokenizer.json; optionally
- * tokenizer_config.json and chat_template.jinja), or a gemma3 GGUF file (tensors F32, F16, BF16 or
- * Q8_0; Q4_0 only kept as it is). The output follows llama.cpp's conventions: tensor names, norm
+ * tokenizer_config.json and chat_template.jinja), or a gemma3 GGUF file (tensors of any type fgemma
+ * reads; a quantized tensor given another quantized type is re-quantized from its dequantized values,
+ * with a warning, since that adds the new rounding to the old). The output follows llama.cpp's conventions: tensor names, norm
  * weights with Gemma's +1 folded in (F32), every gemma3.* key (both RoPE bases, window, pattern,
  * epsilon, head sizes, context length), the tokenizer as tokenizer.ggml.* (FunctionGemma's control
  * tokens typed CONTROL), the chat template when the checkpoint has one, and general.* provenance;
- * a GGUF input keeps its metadata. Matrices are quantized with the reference quantizers (the bytes
- * gen-model and llama.cpp's quantizer give for the same values); norm vectors stay F32.
+ * a GGUF input keeps its metadata. F32/F16/BF16/Q8_0/Q4_0 matrices are quantized with the reference
+ * quantizers (the bytes gen-model and llama.cpp's quantizer give for the same values), the other
+ * types with searched least-squares fits (src/tensor/quant_search.c); norm vectors stay F32.
  *
  * Streaming: one chunk of rows at a time (a 270M checkpoint converts in well under 200 MiB of
  * memory). The file is written to out_path + ".tmp.<pid>" and renamed at the end, so a failed or
@@ -207,9 +209,17 @@ FG_API fg_status fg_model_requant_head(const char *in_path, const char *out_path
 typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
 
 #define FG_CONVERT_TYPE_AUTO 0xffffffffu
+/* llama-quantize's per-tensor mix for llama.cpp's llama_ftype `ftype` (15 = Q4_K_M, ...): the types
+ * llama-quantize gives each tensor of a Gemma 3 (attn_v / ffn_down bumps by layer, the head Q6_K or
+ * Q8_0, 32-block fallbacks for rows that are not a multiple of 256). fg_convert_type_parse names them. */
+#define FG_CONVERT_MIX_BASE 0x1000u
+#define FG_CONVERT_MIX(ftype) (FG_CONVERT_MIX_BASE + (uint32_t)(ftype))
 
 typedef struct fg_convert_params {
-  uint32_t type;          /* GGML type of the weight matrices: 0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0, or
+  uint32_t type;          /* FG_CONVERT_MIX(ftype): llama-quantize's mix; or one GGML type for every
+                             weight matrix (0 F32, 1 F16, 30 BF16, 8 Q8_0, 2 Q4_0, 3 Q4_1, 6 Q5_0,
+                             7 Q5_1, 10 Q2_K .. 14 Q6_K, 20 IQ4_NL, 23 IQ4_XS: rows must be a
+                             multiple of its block, as llama-quantize --pure); or
                              FG_CONVERT_TYPE_AUTO (set by fg_convert_params_init): the input's own (a
                              checkpoint's dtype when all matrices share it, else F32; a GGUF's types
                              kept per tensor). Note that {0} asks for F32. */
@@ -223,10 +233,16 @@ typedef struct fg_convert_params {
 } fg_convert_params;
 
 FG_API void fg_convert_params_init(fg_convert_params *p);
+/* A --type name ("q4_k_m", "iq4_xs", "f16", ...) as fg_convert_params.type: the mix of that name, or
+ * with `pure` the mix's main GGML type for every matrix. FG_ERR_INVALID_ARG for an unknown name. */
+FG_API fg_status fg_convert_type_parse(const char *name, bool pure, uint32_t *type);
+/* The names fg_convert_type_parse accepts, comma separated (static text). */
+FG_API const char *fg_convert_type_names(void);
 /* params may be NULL (defaults); err may be NULL. */
 FG_API fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert_params *params, fg_error *err);
 
-/* Name of a GGML type id ("f32", "q8_0", ...); "?" when unknown. */
+/* Name of a GGML type id ("f32", "q8_0", "q4_k", ...; also the GGML types fgemma cannot compute with, e.g.
+ * "iq2_xxs"); "?" for ids GGML does not define. */
 FG_API const char *fg_type_name(uint32_t type);
 
 /* ------------------------------------------------------------------------------------------------
@@ -417,6 +433,15 @@ FG_API void fg_nlu_params_init(fg_nlu_params *p);
 FG_API fg_status fg_nlu_create(const fg_model *model, const fg_catalog *catalog, const fg_nlu_params *params,
                                fg_nlu **out, fg_error *err);
 FG_API void fg_nlu_free(fg_nlu *nlu);
+/* A new engine for src's model and catalog that starts from src's prefix state: its prefix snapshot
+ * shares src's KV blocks (no prefill, no file, nothing copied), so a server keeps one prefilled engine
+ * per catalog and forks one per request or per worker, each with its own params (constraint,
+ * max_tokens, flags, speculation, session.n_threads, session.abort_cb). params NULL = src's params.
+ * From params, session.kv_type is ignored (src's is used), and so are snapshot_path and progress.
+ * The fork keeps model and catalog alive and outlives src. Several threads may fork one src at once
+ * as long as no thread is in fg_nlu_ask on src. Answers equal those of an engine made with
+ * fg_nlu_create and the same params. */
+FG_API fg_status fg_nlu_fork(const fg_nlu *src, const fg_nlu_params *params, fg_nlu **out, fg_error *err);
 
 typedef struct fg_nlu_result {
   const char *json;       /* {"calls":[...],"text":"..."}; borrowed until the next fg_nlu_ask */

@@ -3,7 +3,7 @@
 # setup.sh: install what building and testing fgemma needs, on Debian 12 (run as root). Idempotent:
 # installs only what is missing, and runs `apt-get update` only when something is.
 #
-#   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev clang time,
+#   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev libmicrohttpd-dev clang time,
 #      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
 #      (tests/utf8_emitters.py) when none is on PATH, python3-venv + python3-dev (the Python
 #      package's build and tests, scripts/test-python.sh), xz-utils (unpacks the committed tv-mini
@@ -36,6 +36,8 @@ is_installed() {
 }
 
 packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev xz-utils)
+# `fgemma serve` (tools/serve/): the HTTP library
+packages+=(libmicrohttpd-dev)
 # the Python package (bindings/python, scripts/test-python.sh): venv and the interpreter's C headers
 packages+=(python3 python3-venv python3-dev)
 missing=()

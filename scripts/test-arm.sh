@@ -72,17 +72,17 @@ for t in "${targets[@]}"; do
     -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$models" -DFG_HOST_FGEMMA="$host_fgemma" >/dev/null
   timed "$t build" cmake --build "build-$t" -j "$jobs"
 
-  step "$t: ctest under $qemu (without label oracle)"
+  step "$t: ctest under $qemu (without labels oracle and real)"
   # test_arm_kernels checks that the dispatcher's default here is a NEON table
   exclude=()
   regex=${FG_ARM_EXCLUDE:-}
   if [ -n "$target_exclude" ]; then regex=${regex:+$regex|}$target_exclude; fi
   if [ -n "$regex" ]; then
     echo "test-arm.sh: $t: NOT running tests matching '$regex':"
-    ctest --test-dir "build-$t" -N -LE oracle -R "$regex" | sed -n 's/^ *Test *#[0-9]*: /  /p'
+    ctest --test-dir "build-$t" -N -LE '^(oracle|real)$' -R "$regex" | sed -n 's/^ *Test *#[0-9]*: /  /p'
     exclude=(-E "$regex")
   fi
-  if timed "$t ctest" ctest --test-dir "build-$t" -j "$jobs" -LE oracle "${exclude[@]}" --output-on-failure \
+  if timed "$t ctest" ctest --test-dir "build-$t" -j "$jobs" -LE '^(oracle|real)$' "${exclude[@]}" --output-on-failure \
       --timeout 3600; then
     echo "$t: all tests passed"
   else

@@ -284,7 +284,7 @@ static void test_traits(void) {
     CHECK(fg_type_traits_get(unsupported[i]) == NULL);
     CHECK(!fg_type_row_bytes(unsupported[i], 32, &rb));
   }
-  CHECK(strcmp(fg_type_name(31), "unknown") == 0 && strcmp(fg_type_name(UINT32_MAX), "unknown") == 0);
+  CHECK(strcmp(fg_type_name(31), "?") == 0 && strcmp(fg_type_name(UINT32_MAX), "?") == 0);
   uint64_t rb;
   CHECK(!fg_type_row_bytes(FG_TYPE_Q8_0, 33, &rb));                  /* not a whole block */
   CHECK(!fg_type_row_bytes(FG_TYPE_Q4_0, 16, &rb));

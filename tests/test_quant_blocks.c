@@ -283,7 +283,7 @@ static void test_traits(void) {
   }
   /* known GGML types fgemma does not compute with are named, unknown ids say so */
   static const struct { uint32_t type; const char *name; } other[] = {
-      {9, "q8_1"}, {15, "q8_k"}, {16, "iq2_xxs"}, {29, "iq1_m"}, {39, "mxfp4"}, {31, "unknown"}, {40, "unknown"}};
+      {9, "q8_1"}, {15, "q8_k"}, {16, "iq2_xxs"}, {29, "iq1_m"}, {39, "mxfp4"}, {31, "?"}, {40, "?"}};
   for (size_t i = 0; i < sizeof other / sizeof other[0]; i++) {
     uint64_t rb;
     CHECK(fg_type_traits_get(other[i].type) == NULL && !fg_type_row_bytes(other[i].type, 256, &rb));

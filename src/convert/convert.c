@@ -19,6 +19,7 @@
 #include "convert/safetensors.h"
 #include "gguf/gguf.h"
 #include "tensor/dtype.h"
+#include "tensor/quant_search.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -62,6 +63,9 @@ typedef struct cv_ctx {
   size_t n_t, cap_t;
   fg_gguf_writer *w;
   uint64_t done, total;
+  fg_g3_mix_model mix;   /* the model as the mix rules see it (p->type a FG_CONVERT_MIX) */
+  size_t n_requant;      /* tensors re-quantized from quantized values */
+  char requant[128];     /* the first of them, "name (q5_0 -> q4_k)" */
 } cv_ctx;
 
 // ----------------------------------------------------------------------------------------------------
@@ -158,9 +162,26 @@ static cv_tensor *add_tensor(cv_ctx *c) {
   return t;
 }
 
+static bool is_float(uint32_t type) { return type == FG_TYPE_F32 || type == FG_TYPE_F16 || type == FG_TYPE_BF16; }
+
+/* a type (or mix) fg_convert writes */
 static bool type_ok(uint32_t type) {
-  return type == FG_TYPE_F32 || type == FG_TYPE_F16 || type == FG_TYPE_BF16 || type == FG_TYPE_Q8_0 ||
-         type == FG_TYPE_Q4_0;
+  if (type >= FG_CONVERT_MIX_BASE) return type - FG_CONVERT_MIX_BASE < 64 && fg_g3_mix_of(type - FG_CONVERT_MIX_BASE);
+  for (size_t i = 0; i < fg_g3_n_mixes; i++)
+    if (fg_g3_mixes[i].type == type) return true;
+  return false;
+}
+
+/* the type of the weight matrix `name` (rows of ne0 values): the mix's choice, or `plain` */
+static uint32_t matrix_type(const cv_ctx *c, const char *name, uint64_t ne0, uint32_t plain) {
+  if (c->p->type == FG_CONVERT_TYPE_AUTO || c->p->type < FG_CONVERT_MIX_BASE) return plain;
+  return fg_g3_mix_type(c->p->type - FG_CONVERT_MIX_BASE, &c->mix, name, ne0);
+}
+
+/* general.file_type of the output */
+static uint32_t file_type(const cv_ctx *c, uint32_t plain) {
+  return c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE ? c->p->type - FG_CONVERT_MIX_BASE
+                                                                                 : fg_g3_file_type(plain);
 }
 
 /* Row sizes of a planned tensor; FG_ERR_UNSUPPORTED when its rows do not fit the output type. */
@@ -177,9 +198,9 @@ static fg_status plan_sizes(cv_ctx *c, cv_tensor *t, const char *where) {
                   fg_type_traits_get(t->out_type)->block_size);
   if (!fg_mul_u64(t->out_row_bytes, rows, &t->out_bytes) || !fg_add_u64(c->total, t->out_bytes, &c->total))
     return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' is too large", where, t->src_name);
-  if (t->src_type == FG_TYPE_Q4_0 && t->out_type != FG_TYPE_Q4_0)
-    return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' is q4_0; re-quantizing 4-bit weights to %s would only "
-                  "lose precision: convert from the F32/BF16 original", where, t->src_name, fg_type_name(t->out_type));
+  if (!is_float(t->src_type) && t->src_type != t->out_type && !is_float(t->out_type) && !c->n_requant++)
+    snprintf(c->requant, sizeof c->requant, "%.60s (%s -> %s)", t->src_name, fg_type_name(t->src_type),
+             fg_type_name(t->out_type));
   return FG_OK;
 }
 
@@ -771,14 +792,21 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
     if (type == UINT32_MAX) type = FG_TYPE_F32;
   }
   const uint64_t E = hp->n_embd, V = cf.n_vocab;
-  st = plan_hf_tensor(c, FG_G3_HF_EMBED, "token_embd.weight", E, V, false, type, config_path);
+  c->mix.n_layer = hp->n_layer;
+  c->mix.n_gqa = hp->n_head_kv ? hp->n_head / hp->n_head_kv : 1;
+  c->mix.tied = cf.tied;
+  if (c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE)
+    type = fg_g3_mix_of(c->p->type - FG_CONVERT_MIX_BASE)->type;
+  st = plan_hf_tensor(c, FG_G3_HF_EMBED, "token_embd.weight", E, V, false, matrix_type(c, "token_embd.weight", E, type),
+                      config_path);
   for (uint32_t l = 0; l < hp->n_layer && st == FG_OK; l++) {
     for (size_t i = 0; i < FG_G3_LAYER_TENSORS && st == FG_OK; i++) {
       const fg_g3_layer_tensor *lt = &fg_g3_layer_tensors[i];
       char hf[96], gguf[64];
       snprintf(hf, sizeof hf, "model.layers.%u.%s.weight", l, lt->hf);
       snprintf(gguf, sizeof gguf, "blk.%u.%s.weight", l, lt->gguf);
-      st = plan_hf_tensor(c, hf, gguf, fg_g3_dim(hp, lt->in), fg_g3_dim(hp, lt->out), lt->out == 0, type, config_path);
+      st = plan_hf_tensor(c, hf, gguf, fg_g3_dim(hp, lt->in), fg_g3_dim(hp, lt->out), lt->out == 0,
+                          matrix_type(c, gguf, fg_g3_dim(hp, lt->in), type), config_path);
     }
   }
   if (st == FG_OK) st = plan_hf_tensor(c, FG_G3_HF_NORM, "output_norm.weight", E, 1, true, type, config_path);
@@ -787,7 +815,7 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   if (st == FG_OK && !cf.tied && !has_head)
     st = fg_err(c->err, FG_ERR_FORMAT, "missing tensor '%s' (%.100s says tie_word_embeddings false)", FG_G3_HF_HEAD,
                 config_path);
-  const uint32_t head_type = c->p->head_type ? c->p->head_type : type;
+  const uint32_t head_type = c->p->head_type ? c->p->head_type : matrix_type(c, "output.weight", E, type);
   if (st == FG_OK && !cf.tied) st = plan_hf_tensor(c, FG_G3_HF_HEAD, "output.weight", E, V, false, head_type, config_path);
   if (st == FG_OK && cf.tied && has_head)
     fg_log(FG_LOG_INFO, "convert: %s ignored: the model ties it to the embedding (tie_word_embeddings)", FG_G3_HF_HEAD);
@@ -837,7 +865,7 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   CV_KV(fg_gguf_writer_set_str(w, "general.type", "model"), "general.type");
   CV_KV(fg_gguf_writer_set_str(w, "general.name", name), "general.name");
   CV_KV(fg_gguf_writer_set_str(w, "general.description", desc), "general.description");
-  CV_KV(fg_gguf_writer_set_u32(w, "general.file_type", fg_g3_file_type(type)), "general.file_type");
+  CV_KV(fg_gguf_writer_set_u32(w, "general.file_type", file_type(c, type)), "general.file_type");
   CV_KV(fg_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
   CV_KV(fg_gguf_writer_set_u32(w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT), "general.alignment");
   fg_error e;
@@ -866,6 +894,14 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   if ((st = add_file(c, path, &fi)) != FG_OK) return st;
   const uint32_t type = c->p->type;
   const bool auto_type = type == FG_CONVERT_TYPE_AUTO;
+  uint32_t n_head = 1, n_head_kv = 1;
+  if ((st = fg_gguf_get_u32_or(g, "gemma3.block_count", 0, &c->mix.n_layer, &e)) != FG_OK ||
+      (st = fg_gguf_get_u32_or(g, "gemma3.attention.head_count", 1, &n_head, &e)) != FG_OK ||
+      (st = fg_gguf_get_u32_or(g, "gemma3.attention.head_count_kv", 1, &n_head_kv, &e)) != FG_OK)
+    return fg_err(c->err, st, "%.100s: %s", path, e.msg);
+  c->mix.n_gqa = n_head_kv ? n_head / n_head_kv : 1;
+  c->mix.tied = !fg_gguf_find_tensor(g, "output.weight");
+  const uint32_t plain = !auto_type && type >= FG_CONVERT_MIX_BASE ? fg_g3_mix_of(type - FG_CONVERT_MIX_BASE)->type : type;
   bool has_output = false;
   size_t embd = SIZE_MAX;
   for (size_t i = 0; i < g->n_tensors && st == FG_OK; i++) {
@@ -886,7 +922,10 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
     const bool is_out = strcmp(t->name, "output.weight") == 0;
     const bool matrix = s->n_dims >= 2 && s->ne[1] > 1;
     has_output |= is_out;
-    t->out_type = !matrix ? s->type : is_out && c->p->head_type ? c->p->head_type : auto_type ? s->type : type;
+    t->out_type = !matrix                        ? s->type
+                  : is_out && c->p->head_type    ? c->p->head_type
+                  : auto_type                    ? s->type
+                                                 : matrix_type(c, t->name, s->ne[0], plain);
     t->file = fi;
     t->offset = g->data_offset + s->offset;
     st = plan_sizes(c, t, path);
@@ -905,7 +944,7 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   /* metadata: every key as it is, then the file type (kept in place) and the quantization version */
   for (size_t i = 0; i < g->n_kv && st == FG_OK; i++) st = fg_gguf_writer_copy_kv(c->w, &g->kv[i]);
   if (st != FG_OK) return fg_err(c->err, st, "%.120s: cannot copy its metadata", path);
-  if (!auto_type) CV_KV(fg_gguf_writer_set_u32(c->w, "general.file_type", fg_g3_file_type(type)), "general.file_type");
+  if (!auto_type) CV_KV(fg_gguf_writer_set_u32(c->w, "general.file_type", file_type(c, plain)), "general.file_type");
   CV_KV(fg_gguf_writer_set_u32(c->w, "general.quantization_version", 2), "general.quantization_version");
   if (c->p->name) CV_KV(fg_gguf_writer_set_str(c->w, "general.name", c->p->name), "general.name");
   return st;
@@ -945,7 +984,7 @@ static fg_status stream(cv_ctx *c, FILE *out) {
           fg_dequantize_row(t->src_type, in + r * srb, row, n);
           if (t->add_one)
             for (size_t j = 0; j < n; j++) row[j] += 1.0f;
-          fg_quantize_row(t->out_type, row, outb + r * orb, n);
+          fg_quantize_row_searched(t->out_type, row, outb + r * orb, n);
         }
       }
       if ((st = fg_gguf_writer_tensor_part(c->w, out, copy ? in : outb, k * orb, c->err)) != FG_OK) break;
@@ -961,6 +1000,21 @@ static fg_status stream(cv_ctx *c, FILE *out) {
 
 // ----------------------------------------------------------------------------------------------------
 // Public
+
+fg_status fg_convert_type_parse(const char *name, bool pure, uint32_t *type) {
+  for (size_t i = 0; name && i < fg_g3_n_mixes; i++)
+    if (strcmp(name, fg_g3_mixes[i].name) == 0) {
+      if (type) *type = pure ? fg_g3_mixes[i].type : FG_CONVERT_MIX(fg_g3_mixes[i].ftype);
+      return FG_OK;
+    }
+  return FG_ERR_INVALID_ARG;
+}
+
+const char *fg_convert_type_names(void) {
+  /* fg_g3_mixes in order (test_convert checks that they agree) */
+  return "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k_s, q3_k_m, q3_k_l, q4_k_s, q4_k_m, q5_k_s, q5_k_m, "
+         "q6_k, iq4_nl, iq4_xs";
+}
 
 void fg_convert_params_init(fg_convert_params *p) {
   if (!p) return;
@@ -979,8 +1033,8 @@ fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert
   if (!in_path || !*in_path || !out_path || !*out_path)
     return fg_err(err, FG_ERR_INVALID_ARG, "fg_convert: in_path and out_path must be given");
   if (params->type != FG_CONVERT_TYPE_AUTO && !type_ok(params->type))
-    return fg_err(err, FG_ERR_UNSUPPORTED, "convert: type %u is not one of f32 (0), f16 (1), bf16 (30), q8_0 (8), q4_0 (2)",
-                  params->type);
+    return fg_err(err, FG_ERR_UNSUPPORTED, "convert: type %u is neither a GGML type fgemma writes nor FG_CONVERT_MIX of "
+                  "one of %s", params->type, fg_convert_type_names());
   if (params->head_type && params->head_type != FG_TYPE_Q8_0 && params->head_type != FG_TYPE_Q4_0)
     return fg_err(err, FG_ERR_UNSUPPORTED, "convert: head type %u (%s) is not supported: use q8_0 (8) or q4_0 (2)",
                   params->head_type, fg_type_name(params->head_type));
@@ -1014,6 +1068,10 @@ fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert
                     "that holds config.json)", in_path);
     }
   }
+  if (st == FG_OK && c.n_requant)
+    fg_log(FG_LOG_WARN, "convert: %zu tensor%s re-quantized from quantized values, e.g. %s: the new rounding adds to the "
+           "old; convert from the F32/BF16 original where there is one", c.n_requant, c.n_requant == 1 ? " is" : "s are",
+           c.requant);
   for (size_t i = 0; i < c.n_t && st == FG_OK; i++) {
     const uint64_t ne[FG_GGUF_MAX_DIMS] = {c.t[i].ne[0], c.t[i].ne[1], c.t[i].ne[2], c.t[i].ne[3]};
     if ((st = fg_gguf_writer_add_tensor(c.w, c.t[i].name, c.t[i].out_type, c.t[i].n_dims, ne)) != FG_OK)

@@ -32,6 +32,34 @@ fg_status fg_g3_write_hparams(fg_gguf_writer *w, const fg_g3_hparams *hp, fg_err
 /* llama.cpp's general.file_type (llama_ftype) for files whose matrices have GGML type `type`. */
 uint32_t fg_g3_file_type(uint32_t type);
 
+/* llama-quantize's mixes (llama_ftype ids, include/llama.h of llama.cpp) */
+enum {
+  FG_G3_FTYPE_F32 = 0, FG_G3_FTYPE_F16 = 1, FG_G3_FTYPE_Q4_0 = 2, FG_G3_FTYPE_Q4_1 = 3, FG_G3_FTYPE_Q8_0 = 7,
+  FG_G3_FTYPE_Q5_0 = 8, FG_G3_FTYPE_Q5_1 = 9, FG_G3_FTYPE_Q2_K = 10, FG_G3_FTYPE_Q3_K_S = 11, FG_G3_FTYPE_Q3_K_M = 12,
+  FG_G3_FTYPE_Q3_K_L = 13, FG_G3_FTYPE_Q4_K_S = 14, FG_G3_FTYPE_Q4_K_M = 15, FG_G3_FTYPE_Q5_K_S = 16,
+  FG_G3_FTYPE_Q5_K_M = 17, FG_G3_FTYPE_Q6_K = 18, FG_G3_FTYPE_IQ4_NL = 25, FG_G3_FTYPE_IQ4_XS = 30, FG_G3_FTYPE_BF16 = 32
+};
+
+/* The mixes fgemma writes: name ("q4_k_m"), llama_ftype, the GGML type of most matrices. */
+typedef struct fg_g3_mix {
+  const char *name;
+  uint32_t ftype, type;
+} fg_g3_mix;
+extern const fg_g3_mix fg_g3_mixes[];
+extern const size_t fg_g3_n_mixes;
+const fg_g3_mix *fg_g3_mix_of(uint32_t ftype); /* NULL when fgemma does not write it */
+
+/* What the model looks like to the mix rules. */
+typedef struct fg_g3_mix_model {
+  uint32_t n_layer; /* gemma3.block_count */
+  uint32_t n_gqa;   /* head_count / head_count_kv */
+  bool tied;        /* no output.weight: token_embd is the head too */
+} fg_g3_mix_model;
+
+/* The type llama-quantize gives the 2-D tensor `name` (rows of ne0 values) in mix `ftype` (see
+ * gemma3.c for the rules and where they come from). */
+uint32_t fg_g3_mix_type(uint32_t ftype, const fg_g3_mix_model *m, const char *name, uint64_t ne0);
+
 /* Per-layer tensors in GGUF file order. Dimensions by letter: E n_embd, Q n_head*head_dim,
  * K n_head_kv*head_dim, F n_ff, H head_dim; out == 0 marks a norm vector of length `in`.
  * A matrix is stored with ne = {in, out} in GGUF and as [out, in] (row-major) in PyTorch. */

@@ -131,6 +131,10 @@ static fg_status bind_mat(const fg_model *m, const char *name, uint64_t cols, ui
   if (!fg_type_row_bytes(t->type, cols, &rb))
     return fg_err(err, FG_ERR_UNSUPPORTED, "tensor '%s' has type %s (id %u), not supported for matrices", name,
                   fg_type_name(t->type), t->type);
+  /* the kernels read f32 values and the blocks' fp16 fields in place */
+  const size_t align = t->type == FG_TYPE_F32 ? 4 : 2;
+  if ((uintptr_t)t->data % align != 0)
+    return fg_err(err, FG_ERR_FORMAT, "tensor '%s' data is not %zu-byte aligned", name, align);
   out->type = t->type;
   out->rows = (uint32_t)rows;
   out->cols = (uint32_t)cols;

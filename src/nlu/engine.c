@@ -166,8 +166,10 @@ static fg_status spec_create(fg_nlu *e) {
   return FG_OK;
 }
 
-fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, fg_nlu **out,
-                        fg_error *err) {
+/* fg_nlu_create, or with `from` (fg_nlu_fork) an engine whose prefix state is a new snapshot over the
+ * blocks of `from` instead of a prefill or a snapshot file. */
+static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, const fg_snapshot *from,
+                        fg_nlu **out, fg_error *err) {
   fg_err_clear(err);
   if (out) *out = NULL;
   if (!m || !c || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_create: model, catalog and out are required");
@@ -187,6 +189,11 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   e->catalog = fg_catalog_retain(c);
   fg_nlu_params_init(&e->params);
   if (params) e->params = *params;
+  if (from) { /* the prefix comes from `from`: no file, no prefill, its KV type */
+    e->params.snapshot_path = NULL;
+    e->params.progress = NULL;
+    e->params.session.kv_type = from->kv.type;
+  }
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;
   e->spec = e->params.speculate != FG_NLU_SPECULATE_OFF;
   e->max_draft = e->params.max_draft ? e->params.max_draft : FG_NLU_DEFAULT_DRAFT;
@@ -232,7 +239,12 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
       fg_snapshot_free(snap); /* missing, damaged, other model or stale: prefill and rewrite */
     }
   }
-  if (st == FG_OK && !e->prefix) {
+  if (st == FG_OK && from) {
+    if (from->pos != e->n_prefix || memcmp(from->tokens, e->prefix_ids, e->n_prefix * sizeof(int32_t)) != 0)
+      st = fg_err(&e->err, FG_ERR_INTERNAL, "fg_nlu_fork: the source's prefix state is not this catalog's prefix");
+    if (st == FG_OK) st = fg_session_restore(e->session, from);
+    if (st == FG_OK) st = fg_session_snapshot(e->session, &e->prefix);
+  } else if (st == FG_OK && !e->prefix) {
     st = prefill_prefix(e);
     if (st == FG_OK) st = fg_session_snapshot(e->session, &e->prefix);
     if (st == FG_OK && e->params.snapshot_path) {
@@ -257,6 +269,20 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   }
   *out = e;
   return FG_OK;
+}
+
+fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, fg_nlu **out,
+                        fg_error *err) {
+  return create(m, c, params, NULL, out, err);
+}
+
+fg_status fg_nlu_fork(const fg_nlu *src, const fg_nlu_params *params, fg_nlu **out, fg_error *err) {
+  if (out) *out = NULL;
+  fg_err_clear(err);
+  if (!src || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_fork: %s is NULL", src ? "out" : "the source engine");
+  fg_nlu_params p = src->params;
+  if (params) p = *params;
+  return create(src->model, src->catalog, &p, src->prefix, out, err);
 }
 
 static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {

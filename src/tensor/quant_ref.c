@@ -49,7 +49,7 @@ const fg_type_traits *fg_type_traits_get(uint32_t type) {
 const char *fg_type_name(uint32_t type) {
   const fg_type_traits *t = fg_type_traits_get(type);
   if (!t) t = fg_ggml_type_geometry(type);
-  return t ? t->name : "unknown";
+  return t ? t->name : "?";
 }
 
 uint32_t fg_type_fallback(uint32_t type, uint64_t n) {

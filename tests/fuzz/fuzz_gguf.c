@@ -7,9 +7,10 @@
  * Build (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Isrc -Iinclude \
  *     tests/fuzz/fuzz_gguf.c src/gguf/gguf.c src/core/alloc.c src/core/status.c src/core/sys.c \
- *     src/tensor/quant_ref.c -lm -o fuzz_gguf
+ *     src/tensor/quant_ref.c src/tensor/quant_blocks.c -lm -o fuzz_gguf
  *   ./fuzz_gguf -max_total_time=300 tests/fuzz/corpus/gguf */
 #include "gguf/gguf.h"
+#include "tensor/dtype.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -101,6 +102,15 @@ static void walk_tensor(const fg_gguf *g, const fg_gguf_tensor *t) {
   FUZZ_CHECK(inside(g, t->data, t->nbytes));
   touch(t->data, 1);
   touch(t->data + t->nbytes - 1, 1);
+  /* the first row of a type fgemma computes with dequantizes from any bytes (UBSan: no undefined shift
+   * or overflow in the block decoders), and its byte size is what the parser claimed */
+  uint64_t rb;
+  if (t->ne[0] <= 4096 && (uintptr_t)t->data % 4 == 0 && fg_type_row_bytes(t->type, t->ne[0], &rb)) {
+    FUZZ_CHECK(rb <= t->nbytes);
+    float row[4096];
+    fg_dequantize_row(t->type, t->data, row, (size_t)t->ne[0]);
+    touch(row, (size_t)t->ne[0] * sizeof(float));
+  }
   char name[256];
   if (t->name.len < sizeof name && memchr(t->name.ptr, '\0', t->name.len) == NULL) {
     memcpy(name, t->name.ptr, t->name.len);

@@ -93,5 +93,6 @@ int cli_generate_batch(const fg_model *m, const fg_session_params *sp, const cha
                        const char *logits_path);
 int cmd_requant_head(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

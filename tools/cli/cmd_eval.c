@@ -86,7 +86,27 @@ typedef struct eval_acc {
   double sum_cos, min_cos;
   uint64_t top1;
   uint64_t top10; /* sum of overlaps (0..10 per position) */
+  double sum_kl, max_kl; /* KL(reference || model) of the next-token distributions, nats */
 } eval_acc;
+
+/* KL(P || Q) in nats of the softmax distributions P of logits ref and Q of logits a */
+static double kl_div(const float *a, const float *ref, size_t n) {
+  double ma = -INFINITY, mr = -INFINITY;
+  for (size_t i = 0; i < n; i++) {
+    ma = fmax(ma, a[i]);
+    mr = fmax(mr, ref[i]);
+  }
+  double za = 0.0, zr = 0.0, s = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    za += exp((double)a[i] - ma);
+    const double er = exp((double)ref[i] - mr);
+    zr += er;
+    s += er * ((double)ref[i] - (double)a[i]);
+  }
+  /* sum p (lr - la) with lr = ref - mr - log zr, la = a - ma - log za */
+  const double kl = s / zr - (mr + log(zr)) + (ma + log(za));
+  return kl > 0.0 ? kl : 0.0; /* rounding can leave -1e-16 */
+}
 
 /* Indices of the k largest values, largest first (first index on ties). */
 static void topk(const float *x, size_t n, int32_t *idx, int k) {
@@ -119,9 +139,12 @@ static void compare(const float *a, const float *ref, size_t n, eval_acc *groups
   int overlap = 0;
   for (int i = 0; i < EVAL_TOPK; i++)
     for (int j = 0; j < EVAL_TOPK; j++) overlap += ta[i] == tr[j];
+  const double kl = kl_div(a, ref, n);
   const int gs[2] = {g, G_ALL};
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 2 && groups; k++) {
     eval_acc *e = &groups[gs[k]];
+    e->sum_kl += kl;
+    e->max_kl = fmax(e->max_kl, kl);
     e->min_cos = e->n == 0 ? cos : fmin(e->min_cos, cos);
     e->n++;
     e->sum_cos += cos;
@@ -681,6 +704,113 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// eval --text: next-token agreement over a text, several models against one reference
+
+static int eval_text(const cli_opt *opts, const cli_args *a, const char *models_arg, const char *ref_path,
+                     const fg_session_params *sp) {
+  uint32_t n_pos = 512;
+  if (cli_get(opts, a, "positions") && !cli_u32("--positions", cli_get(opts, a, "positions"), 1, 1u << 20, &n_pos))
+    return 2;
+  char *models_buf = strdup(models_arg), *paths[64];
+  if (!models_buf) return cli_error("eval: out of memory");
+  size_t n_models = split_list(models_buf, paths, 64);
+  size_t text_len = 0;
+  char *text = cli_read_file(cli_get(opts, a, "text"), &text_len);
+  int rc = text ? 0 : 1;
+  fg_model *ref = NULL, *ms[64] = {0};
+  fg_session *r = NULL, *ss[64] = {0};
+  eval_acc acc[64];
+  memset(acc, 0, sizeof acc);
+  int32_t *ids = NULL;
+  size_t n_ids = 0;
+  fg_error err = {0};
+  fg_status st;
+  if (!rc && (st = fg_model_load(ref_path, NULL, &ref, &err)) != FG_OK) rc = cli_status_error(st, "cannot load the reference", err.msg);
+  fg_model_info ri, mi;
+  if (!rc) fg_model_get_info(ref, &ri);
+  for (size_t i = 0; i < n_models && !rc; i++) {
+    if (!(ms[i] = cli_load_model(paths[i]))) rc = 1;
+    else {
+      fg_model_get_info(ms[i], &mi);
+      if (mi.n_vocab != ri.n_vocab || mi.n_embd != ri.n_embd || mi.n_layer != ri.n_layer)
+        rc = cli_error("eval: %s and the reference %s have different shapes", paths[i], ref_path);
+    }
+  }
+  if (!rc && !ri.has_vocab) rc = cli_error("eval: %s has no tokenizer metadata (--text is text)", ref_path);
+  if (!rc && (st = tokenize(ref, text, text_len, FG_TOKENIZE_ADD_BOS, &ids, &n_ids)) != FG_OK)
+    rc = cli_status_error(st, "eval: tokenize", "");
+  if (!rc && n_ids < 2) rc = cli_error("eval: the text has no tokens");
+  const size_t n = !rc ? (n_ids - 1 < n_pos ? n_ids - 1 : n_pos) : 0; /* positions measured: after ids[0..n) */
+  fg_session_params p = *sp;
+  if (p.n_ctx == 0 || p.n_ctx < n + 1) p.n_ctx = (uint32_t)n + 1;
+  if (!rc && (st = fg_session_create(ref, &p, &r, NULL)) != FG_OK) rc = cli_status_error(st, "eval: session", "");
+  for (size_t i = 0; i < n_models && !rc; i++)
+    if ((st = fg_session_create(ms[i], &p, &ss[i], NULL)) != FG_OK) rc = cli_status_error(st, "eval: session", "");
+  const bool tty = !cli_has(opts, a, "json") && cli_stderr_is_tty();
+  const double t0 = cli_now();
+  for (size_t k = 0; k < n && !rc; k++) {
+    if ((st = fg_session_prefill(r, ids + k, 1, NULL)) != FG_OK) {
+      rc = cli_status_error(st, "eval: reference", fg_session_errmsg(r));
+      break;
+    }
+    for (size_t i = 0; i < n_models && !rc; i++) {
+      if ((st = fg_session_prefill(ss[i], ids + k, 1, NULL)) != FG_OK) {
+        rc = cli_status_error(st, "eval: model", fg_session_errmsg(ss[i]));
+        break;
+      }
+      eval_acc g[G_COUNT];
+      memset(g, 0, sizeof g);
+      compare(fg_session_logits(ss[i]), fg_session_logits(r), ri.n_vocab, g, G_PREFIX);
+      eval_acc *e = &acc[i];
+      e->min_cos = e->n == 0 ? g[0].min_cos : fmin(e->min_cos, g[0].min_cos);
+      e->n++;
+      e->sum_cos += g[0].sum_cos;
+      e->top1 += g[0].top1;
+      e->top10 += g[0].top10;
+      e->sum_kl += g[0].sum_kl;
+      e->max_kl = fmax(e->max_kl, g[0].max_kl);
+    }
+    if (tty && (k % 8 == 7 || k + 1 == n))
+      fprintf(stderr, "\reval: %zu/%zu positions, %.0f s   ", k + 1, n, cli_now() - t0);
+  }
+  if (tty) fputc('\n', stderr);
+  if (!rc) {
+    const bool json = cli_has(opts, a, "json");
+    if (json) {
+      printf("{\"reference\":");
+      cli_json_str(stdout, ref_path, strlen(ref_path));
+      printf(",\"positions\":%zu,\"models\":[", n);
+    } else {
+      printf("reference  %s (weights %s), %zu positions of %s\n\n", ref_path, fg_type_name(ri.weight_type), n,
+             cli_get(opts, a, "text"));
+      printf("%-48s %12s %12s %8s %9s %12s\n", "model", "mean KL", "max KL", "top-1", "top-10", "mean cos");
+    }
+    for (size_t i = 0; i < n_models; i++) {
+      const eval_acc *e = &acc[i];
+      const double d = e->n ? (double)e->n : 1.0;
+      if (json) {
+        printf("%s{\"model\":", i ? "," : "");
+        cli_json_str(stdout, paths[i], strlen(paths[i]));
+        printf(",\"mean_kl\":%.9g,\"max_kl\":%.9g,\"top1\":%.6f,\"top10\":%.6f,\"mean_cos\":%.9f}", e->sum_kl / d,
+               e->max_kl, (double)e->top1 / d, (double)e->top10 / (10.0 * d), e->sum_cos / d);
+      } else {
+        printf("%-48s %12.6f %12.6f %7.2f%% %8.2f%% %12.6f\n", paths[i], e->sum_kl / d, e->max_kl,
+               100.0 * (double)e->top1 / d, 100.0 * (double)e->top10 / (10.0 * d), e->sum_cos / d);
+      }
+    }
+    if (json) printf("]}\n");
+    else printf("\n%zu positions x %zu models in %.1f s\n", n, n_models, cli_now() - t0);
+  }
+  fg_session_free(r);
+  for (size_t i = 0; i < n_models; i++) fg_session_free(ss[i]), fg_model_free(ms[i]);
+  fg_model_free(ref);
+  free(ids);
+  free(text);
+  free(models_buf);
+  return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
 // eval
 
 int cmd_eval(int argc, char **argv) {
@@ -698,6 +828,8 @@ int cmd_eval(int argc, char **argv) {
       {"max-tokens", 0, true, "--calls: generated tokens per utterance (default 64)"},
       {"details", 0, true, "--calls: write every answer and its scores to this JSONL file"},
       {"speculate", 0, true, "--calls: on | off: verify drafted tokens in batches (default on; same answers)"},
+      {"text", 0, true, "next-token agreement over this text file (with -m M1.gguf,M2.gguf,... and --reference)"},
+      {"positions", 0, true, "--text: positions measured, from the start of the text (default 512)"},
       {"json", 0, false, "print one JSON object instead of the table"},
       {"help", 'h', false, "show this help"},
       {0}};
@@ -706,14 +838,19 @@ int cmd_eval(int argc, char **argv) {
   if (cli_has(opts, &a, "help")) {
     cli_usage(stdout, "eval",
               "-m MODEL.gguf [--reference MODEL_F32.gguf] [--head-type q8_0|q4_0] [--json]\n"
+              "       fgemma eval --text FILE.txt -m M1.gguf[,M2.gguf...] --reference F32.gguf [--positions N] [--json]\n"
               "       fgemma eval --calls DATA.jsonl --tools CATALOG.json -m M1.gguf[,M2.gguf...] [--heads file,q8_0]\n"
               "                   [--constrained off,call-only,call-or-text] [--speculate on|off] [--details FILE.jsonl] [--json]",
               "Logit agreement (first form): compares the next-token logits of MODEL (with its head, or a\n"
               "replacement head made at load) with an F32 reference on a fixed prompt set: the small TV catalog\n"
               "as FunctionGemma prefix (measured every 32 tokens), then 12 German utterances (every token) and 16\n"
               "answer tokens chosen by the reference (every token). Prints per part the mean and minimum cosine\n"
-              "similarity, the top-1 agreement and the top-10 overlap. Both models must share the vocabulary and\n"
-              "the shape.\n\n"
+              "similarity, the top-1 agreement, the top-10 overlap and the mean KL divergence KL(reference ||\n"
+              "model) of the next-token distributions (nats). Both models must share the vocabulary and the shape.\n\n"
+              "Text agreement (--text): the text (tokenized with <bos>) is fed one token at a time to the\n"
+              "reference and to every model; after each of the first --positions tokens the next-token\n"
+              "distributions are compared: mean and max KL(reference || model) in nats, top-1 agreement (same\n"
+              "argmax), top-10 overlap, mean logit cosine, one row per model (bench/quant-quality uses it).\n\n"
               "Call accuracy (--calls): DATA.jsonl holds one {\"utterance\": \"...\", \"expected\": {\"calls\":\n"
               "[{\"name\": \"...\", \"args\": {...}}]}} or {..., \"expected\": {\"text\": \"...\"}} per line (other keys are\n"
               "ignored). Every utterance is answered by the NLU engine (catalog prefix prefilled once, greedy) for\n"
@@ -738,6 +875,7 @@ int cmd_eval(int argc, char **argv) {
   }
   if (a.n_pos) return cli_error("eval: unexpected argument '%s'", a.pos[0]), 2;
   if (cli_has(opts, &a, "calls")) return eval_calls(opts, &a);
+  if (cli_has(opts, &a, "positions") && !cli_has(opts, &a, "text")) return cli_error("eval: --positions needs --text"), 2;
   static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details", "speculate"};
   for (size_t i = 0; i < sizeof calls_only / sizeof calls_only[0]; i++)
     if (cli_has(opts, &a, calls_only[i])) return cli_error("eval: --%s needs --calls", calls_only[i]), 2;
@@ -752,6 +890,10 @@ int cmd_eval(int argc, char **argv) {
     return 2;
   char ref_buf[4096];
   const char *ref_path = cli_get(opts, &a, "reference");
+  if (cli_has(opts, &a, "text")) {
+    if (!ref_path) return cli_error("eval: --text needs --reference F32.gguf"), 2;
+    return eval_text(opts, &a, model_path, ref_path, &sp);
+  }
   if (!ref_path) {
     if (!sibling_f32(model_path, ref_buf, sizeof ref_buf))
       return cli_error("eval: no reference: pass --reference MODEL_F32.gguf (MODEL's name has no -TYPE.gguf "
@@ -900,9 +1042,10 @@ int cmd_eval(int argc, char **argv) {
     for (int g = 0; g < G_COUNT; g++) {
       const eval_acc *e = &c.acc[g];
       const double n = e->n ? (double)e->n : 1.0;
-      printf("%s\"%s\":{\"positions\":%llu,\"mean_cos\":%.9f,\"min_cos\":%.9f,\"top1\":%.4f,\"top10\":%.4f}",
+      printf("%s\"%s\":{\"positions\":%llu,\"mean_cos\":%.9f,\"min_cos\":%.9f,\"top1\":%.4f,\"top10\":%.4f,"
+             "\"mean_kl\":%.9g}",
              g ? "," : "", k_group_names[g], (unsigned long long)e->n, e->sum_cos / n, e->n ? e->min_cos : 1.0,
-             (double)e->top1 / n, (double)e->top10 / (10.0 * n));
+             (double)e->top1 / n, (double)e->top10 / (10.0 * n), e->sum_kl / n);
     }
     printf("}}\n");
   } else {
@@ -910,13 +1053,13 @@ int cmd_eval(int argc, char **argv) {
     printf("reference  %s (weights %s, head %s)\n", ref_path, fg_type_name(ri.weight_type), fg_type_name(ri.head_type));
     if (mi.head_copy_bytes) printf("head copy  %.1f MiB, quantized at load in %.0f ms\n",
                                    (double)mi.head_copy_bytes / (1024.0 * 1024.0), mi.head_copy_ms);
-    printf("\n%-10s %9s %12s %12s %8s %9s\n", "part", "positions", "mean cos", "min cos", "top-1", "top-10");
+    printf("\n%-10s %9s %12s %12s %8s %9s %10s\n", "part", "positions", "mean cos", "min cos", "top-1", "top-10", "mean KL");
     for (int g = 0; g < G_COUNT; g++) {
       const eval_acc *e = &c.acc[g];
       const double n = e->n ? (double)e->n : 1.0;
-      printf("%-10s %9llu %12.6f %12.6f %7.1f%% %8.1f%%\n", k_group_names[g], (unsigned long long)e->n,
+      printf("%-10s %9llu %12.6f %12.6f %7.1f%% %8.1f%% %10.6f\n", k_group_names[g], (unsigned long long)e->n,
              e->sum_cos / n, e->n ? e->min_cos : 1.0, 100.0 * (double)e->top1 / n,
-             100.0 * (double)e->top10 / (10.0 * n));
+             100.0 * (double)e->top10 / (10.0 * n), e->sum_kl / n);
     }
     printf("\n%llu positions in %.1f s (load %.1f s)\n", (unsigned long long)c.acc[G_ALL].n, run_s, load_s);
   }

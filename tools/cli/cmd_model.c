@@ -210,7 +210,8 @@ static bool convert_progress(uint64_t done, uint64_t total, void *ud) {
 int cmd_convert(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"output", 'o', true, "output GGUF (required; written as OUT.tmp.<pid>, then renamed)"},
-      {"type", 0, true, "f32 | f16 | bf16 | q8_0 | q4_0: the weight matrices (default: the input's own)"},
+      {"type", 0, true, "the weight matrices: a llama-quantize mix (below; default: the input's own types)"},
+      {"pure", 0, false, "every matrix of the --type's main type (as llama-quantize --pure; rows must fit its block)"},
       {"head-type", 0, true, "q8_0 | q4_0: also write output.weight (the LM head) of this type"},
       {"name", 0, true, "general.name (default: the checkpoint's name or directory)"},
       HELP_OPT,
@@ -218,14 +219,20 @@ int cmd_convert(int argc, char **argv) {
   cli_args a;
   if (cli_parse("convert", opts, argc - 1, argv + 1, &a)) return 2;
   if (want_help(opts, &a)) {
-    cli_usage(stdout, "convert", "HF_DIR|IN.gguf -o OUT.gguf [--type T] [--head-type q8_0|q4_0] [--name NAME]",
+    cli_usage(stdout, "convert", "HF_DIR|IN.gguf -o OUT.gguf [--type T [--pure]] [--head-type q8_0|q4_0] [--name NAME]",
               "Converts a Hugging Face Gemma3ForCausalLM checkpoint (a directory with config.json, model.safetensors\n"
               "or its shards and model.safetensors.index.json, tokenizer.json, tokenizer_config.json) to a gemma3\n"
               "GGUF that fgemma and llama.cpp load: tensors renamed as llama.cpp names them, norm weights + 1,\n"
-              "every gemma3.* key, the tokenizer and chat template. A GGUF input (F32, F16, BF16 or Q8_0) is\n"
-              "re-typed: CI derives the Q8_0 and Q4_0 siblings of a model this way. Matrices are quantized with\n"
-              "the reference quantizers; norm vectors stay F32. Streams one chunk of rows at a time; nothing is\n"
-              "left at OUT when it fails.",
+              "every gemma3.* key, the tokenizer and chat template. A GGUF input of any type fgemma reads is\n"
+              "re-typed (a quantized tensor given another quantized type is re-quantized, with a warning).\n"
+              "--type T: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s\n"
+              "q5_k_m q6_k iq4_nl iq4_xs, each with the per-tensor types llama-quantize gives a Gemma 3 in that\n"
+              "mix (e.g. q4_k_m: attn_v and ffn_down Q6_K in the first, last and every third layer, the tied\n"
+              "embedding Q6_K; rows of 640 values fall back to Q5_0/Q5_1/Q8_0/Q4_0/IQ4_NL as llama-quantize does).\n"
+              "Tensors that become F32, F16, BF16, Q8_0 or Q4_0 get the reference quantizers (llama.cpp's bytes),\n"
+              "the other types searched least-squares fits (bench/quant-quality measures them against\n"
+              "llama-quantize). Norm vectors stay F32. Streams one chunk of rows at a time; nothing is left at\n"
+              "OUT when it fails.",
               opts);
     return 0;
   }
@@ -235,7 +242,9 @@ int cmd_convert(int argc, char **argv) {
   fg_convert_params p;
   fg_convert_params_init(&p);
   const char *t = cli_get(opts, &a, "type"), *ht = cli_get(opts, &a, "head-type");
-  if (t && !parse_type("--type", t, &p.type)) return 2;
+  if (t && fg_convert_type_parse(t, cli_has(opts, &a, "pure"), &p.type) != FG_OK)
+    return cli_error("--type: unknown type '%s' (%s)", t, fg_convert_type_names()), 2;
+  if (!t && cli_has(opts, &a, "pure")) return cli_error("convert: --pure needs --type"), 2;
   if (ht) {
     if (!parse_type("--head-type", ht, &p.head_type)) return 2;
     if (p.head_type != 8 && p.head_type != 2) return cli_error("convert: --head-type must be q8_0 or q4_0, not %s", ht), 2;

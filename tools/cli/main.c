@@ -13,6 +13,7 @@ typedef struct command {
 
 static const command k_commands[] = {
     {"call", cmd_call, "answer utterances with function calls from a tool catalog (the NLU engine)"},
+    {"serve", cmd_serve, "serve the model over HTTP: OpenAI-compatible chat completions with tools, /v1/nlu"},
     {"prompt", cmd_prompt, "print the FunctionGemma prompt rendered from a tool catalog"},
     {"bench", cmd_bench, "measure the NLU scenario and prefill/chunk/decode speed"},
     {"info", cmd_info, "print a model's architecture, dimensions, types and sizes"},
