@@ -56,14 +56,19 @@ endif()
 set(FG_REAL_PY ${FG_ORACLE_VENV}/bin/python)
 set(FG_REAL_MISSING_WHAT "the tests on the real model need it.")
 
-# fg_dequant_oracle(<test> <file.gguf> [FIXTURE <fixture>] [LABELS <labels>]): one test that compares
-# fgemma's dequantization of every tensor of <file.gguf> with gguf's numpy dequantizers, bit for bit.
+# fg_dequant_oracle(<test> <file.gguf> [FIXTURE <fixture>] [LABELS <labels>] [ROWS <n>]): one test
+# that compares fgemma's dequantization of every tensor of <file.gguf> (with ROWS: of its first n
+# rows) with gguf's numpy dequantizers, bit for bit.
 function(fg_dequant_oracle name file)
-  cmake_parse_arguments(D "" "FIXTURE" "LABELS" ${ARGN})
+  cmake_parse_arguments(D "" "FIXTURE;ROWS" "LABELS" ${ARGN})
+  set(rows)
+  if(D_ROWS)
+    set(rows --rows ${D_ROWS})
+  endif()
   add_test(NAME ${name}
     COMMAND ${CMAKE_COMMAND} "-DREQUIRE=${FG_REAL_PY}|${file}" "-DWHAT=${FG_REAL_MISSING_WHAT}"
             -P ${FG_REAL_RUN_SCRIPT} --
-            ${FG_REAL_PY} ${PROJECT_SOURCE_DIR}/tests/oracle/gguf_dequant.py --tool $<TARGET_FILE:dequant_dump> ${file})
+            ${FG_REAL_PY} ${PROJECT_SOURCE_DIR}/tests/oracle/gguf_dequant.py --tool $<TARGET_FILE:dequant_dump> ${rows} ${file})
   set_tests_properties(${name} PROPERTIES LABELS "dequant;${D_LABELS}" TIMEOUT 600)
   if(D_FIXTURE)
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ${D_FIXTURE})
@@ -108,3 +113,13 @@ add_test(NAME real_perplexity
           --text ${FG_REAL_DATA}/gpl-3.0.txt --ctx 512 --stride 256 --tokens ${FG_REAL_PPL_TOKENS}
           --max-rel 0.001 --threads ${FG_REAL_THREADS})
 set_tests_properties(real_parity real_perplexity PROPERTIES LABELS "real;oracle" TIMEOUT 900 RUN_SERIAL TRUE)
+
+# ---- synthetic files of every further block type (gen-model's quantizers and type mix) ----------
+# The small preset (width 128): rows of 1024 (attn_output) and 512 (ffn_down) take the K-quants and
+# IQ4_XS, the 128-wide rows llama-quantize's 32-block fallbacks, so each file holds several types.
+foreach(type q4_1 q5_0 q5_1 q2_k q3_k q4_k q5_k q6_k iq4_nl iq4_xs)
+  fg_oracle_model(dequant_small_${type} dequant-small-${type}.gguf --preset small --type ${type} --seed 1)
+  set_tests_properties(oracle_gen_dequant_small_${type} PROPERTIES LABELS "oracle;dequant")
+  fg_dequant_oracle(dequant_small_${type} ${FG_TEST_MODELS}/dequant-small-${type}.gguf
+    FIXTURE oracle_dequant_small_${type})
+endforeach()
