@@ -43,18 +43,17 @@ typedef struct qs_grid {
 static float grid_val(const qs_grid *g, int i) { return g->tab ? (float)g->tab[i] : (float)(g->lo + i); }
 static int grid_n(const qs_grid *g) { return g->tab ? 16 : g->hi - g->lo + 1; }
 
+/* the midpoints between IQ4's neighbouring levels (fg_iq4_values): the nearest level of v is the
+ * number of midpoints below v (the lower level at a midpoint) */
+static const float iq4_mids[15] = {-115.5f, -93.5f, -74.0f, -57.0f, -42.0f, -28.5f, -16.0f, -4.5f,
+                                   7.0f,    19.0f,  31.5f,  45.5f,  61.0f,  79.0f,  101.0f};
+
 /* the index of the level nearest v */
 static int grid_index(const qs_grid *g, float v) {
   if (!g->tab) return clampi((int)lrintf(v), g->lo, g->hi) - g->lo;
-  if (v <= (float)g->tab[0]) return 0;
-  if (v >= (float)g->tab[15]) return 15;
-  int a = 0, b = 15; /* tab[a] < v < tab[b] */
-  while (b - a > 1) {
-    const int c = (a + b) / 2;
-    if (v < (float)g->tab[c]) b = c;
-    else a = c;
-  }
-  return v - (float)g->tab[a] <= (float)g->tab[b] - v ? a : b;
+  int i = 0;
+  for (int k = 0; k < 15; k++) i += iq4_mids[k] < v;
+  return i;
 }
 
 static void elem_weights(const float *x, int n, float *w) {
