@@ -21,9 +21,12 @@
  *    total error goes down. Values are always requantized with the stored (fp16, integer) scales,
  *    exactly as fg_dequantize_row will compute them.
  *
- * Element weights: w = 1 (the plain squared error, which is what a per-type RMSE measures) blended
- * with the value's magnitude, w = rms + |x| where rms is the block's root mean square: large weights
- * matter more to a matrix product; see bench/quant-quality for the measured effect. */
+ * Element weights (the importance of each value's error): on the grids with a minimum (Q4_1, Q5_1,
+ * Q2_K, Q4_K, Q5_K) w = rms + |x|, rms the block's root mean square; on the signed grids (Q5_0, Q3_K,
+ * Q6_K, IQ4_NL, IQ4_XS) w = x^2, which keeps the block's largest values nearly exact. Measured on
+ * gemma-3-270m (bench/quant-quality): the plain squared error (w = 1) or rms + |x| on the signed grids
+ * gives a lower weight RMSE but a higher next-token KL divergence (Q3_K: twice llama.cpp's), since the
+ * few large weights carry the output. */
 #include "tensor/quant_search.h"
 
 #include <math.h>
@@ -56,11 +59,17 @@ static int grid_index(const qs_grid *g, float v) {
   return i;
 }
 
+/* affine grids (a minimum): w = rms + |x| */
 static void elem_weights(const float *x, int n, float *w) {
   float s = 0.0f;
   for (int j = 0; j < n; j++) s += x[j] * x[j];
   const float rms = sqrtf(s / (float)n);
   for (int j = 0; j < n; j++) w[j] = rms + fabsf(x[j]);
+}
+
+/* signed grids: w = x^2, the large values first (see the header comment) */
+static void elem_weights_sym(const float *x, int n, float *w) {
+  for (int j = 0; j < n; j++) w[j] = x[j] * x[j];
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -358,7 +367,7 @@ static void ksym_fit(const float *x, qs_ksym *k) {
   const int n = k->nsub * k->sub;
   float w[FG_QK_K], s[16], amax = 0.0f, max = 0.0f;
   for (int j = 0; j < k->nsub; j++) {
-    elem_weights(x + j * k->sub, k->sub, w + j * k->sub);
+    elem_weights_sym(x + j * k->sub, k->sub, w + j * k->sub);
     s[j] = sym_search(x + j * k->sub, w + j * k->sub, k->sub, &k->g, k->L + j * k->sub);
     if (fabsf(s[j]) > amax) {
       amax = fabsf(s[j]);
@@ -475,7 +484,7 @@ static void quant_sym32(const float *x, bool iq4, void *dst, size_t nb) {
     const float *xb = x + 32 * i;
     float w[32];
     uint8_t L[32];
-    elem_weights(xb, 32, w);
+    elem_weights_sym(xb, 32, w);
     const uint16_t d0 = fg_f32_to_fp16(sym_search(xb, w, 32, g, L));
     uint16_t d16 = d0;
     float best = INFINITY;
