@@ -125,10 +125,12 @@ FG_JVM_SETUP=0 timed "JVM binding and install" bash scripts/test-jvm.sh "${jvm_a
 
 if [ "$arm" = 1 ]; then
   step "ARM: armv7 and aarch64 under qemu-user (scripts/test-arm.sh)"
-  # Left out of both emulated runs (the x86 runs above keep it): test_session_270m (see the
-  # header). test_constrain runs its emulated subset there (tiny preset, 3 utterances).
+  # Left out of both emulated runs (the x86 runs above keep them): test_session_270m (see the
+  # header) and test_nlu_fork (engine forks: portable engine code whose parts test_engine,
+  # test_spec and test_constrain run there; it would add minutes of emulation). test_constrain runs
+  # its emulated subset there (tiny preset, 3 utterances).
   FG_ARM_SETUP=0 FG_HOST_FGEMMA="$root/build/fgemma" FG_ARM_MODELS="$root/build/models" \
-    FG_ARM_EXCLUDE='^test_session_270m$' timed "ARM (both targets)" \
+    FG_ARM_EXCLUDE='^(test_session_270m|test_nlu_fork)$' timed "ARM (both targets)" \
     bash scripts/test-arm.sh armv7 aarch64
 fi
 step "done"

@@ -30,7 +30,8 @@ static char *answer(fg_nlu *e, const char *utt) {
 typedef struct job {
   const fg_nlu *src;
   fg_nlu_params params;
-  char **expected; /* (N_UTT) */
+  char **expected; /* (n_use) */
+  int n_use;
   int failures;
 } job;
 
@@ -43,7 +44,7 @@ static void *run_fork(void *arg) {
     return NULL;
   }
   for (int round = 0; round < 1; round++)
-    for (int i = 0; i < N_UTT; i++) {
+    for (int i = 0; i < j->n_use; i++) {
       char *a = answer(f, g_utts[i]);
       if (strcmp(a, j->expected[i]) != 0) j->failures++;
       free(a);
@@ -61,6 +62,7 @@ static bool abort_after(void *ud) {
 /* argument "threads" (the TSan run): only the call-or-text mode, the one that exercises every part */
 int main(int argc, char **argv) {
   const bool only_one = argc > 1 && strcmp(argv[1], "threads") == 0;
+  const int n_use = only_one ? 2 : N_UTT; /* utterances asked per engine */
   if (fg_test_ensure_model("tiny-vocab-f32.gguf", "tiny", "f32", 1) != 0) return 1;
   fg_model *m = NULL;
   fg_error err;
@@ -108,7 +110,7 @@ int main(int argc, char **argv) {
     CHECK(!fi.prefix_from_file && !fi.snapshot_written);
     CHECK_EQ_INT(fg_snapshot_position(fg_nlu_snapshot(fork)), bi.prefix_tokens);
     char *expected[N_UTT];
-    for (int i = 0; i < N_UTT; i++) {
+    for (int i = 0; i < n_use; i++) {
       expected[i] = answer(fresh, g_utts[i]);
       CHECK_MSG(expected[i][0] == '{', "mode %u, '%s': the fresh engine failed", modes[k], g_utts[i]);
       char *a = answer(fork, g_utts[i]);
@@ -119,7 +121,7 @@ int main(int argc, char **argv) {
     /* a fork of a fork (params NULL = the source's), then the source freed first */
     CHECK_OK(fg_nlu_fork(fork, NULL, &fork2, &err));
     fg_nlu_free(fork);
-    for (int i = 0; i < N_UTT; i++) {
+    for (int i = 0; i < n_use; i++) {
       char *a = answer(fork2, g_utts[i]);
       CHECK_MSG(strcmp(a, expected[i]) == 0, "fork of a fork, mode %u: %s vs %s", modes[k], a, expected[i]);
       free(a);
@@ -137,14 +139,14 @@ int main(int argc, char **argv) {
     pthread_t th[N_THREADS];
     job jobs[N_THREADS];
     for (int t = 0; t < N_THREADS && modes[k] == FG_NLU_CONSTRAIN_CALL_OR_TEXT; t++) {
-      jobs[t] = (job){base, p, expected, 0};
+      jobs[t] = (job){base, p, expected, n_use, 0};
       CHECK(pthread_create(&th[t], NULL, run_fork, &jobs[t]) == 0);
     }
     for (int t = 0; t < N_THREADS && modes[k] == FG_NLU_CONSTRAIN_CALL_OR_TEXT; t++) {
       pthread_join(th[t], NULL);
       CHECK_MSG(jobs[t].failures == 0, "mode %u, thread %d: %d answers differ", modes[k], t, jobs[t].failures);
     }
-    for (int i = 0; i < N_UTT; i++) free(expected[i]);
+    for (int i = 0; i < n_use; i++) free(expected[i]);
     fg_nlu_free(fresh);
     fg_nlu_free(fork2);
   }
