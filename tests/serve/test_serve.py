@@ -423,6 +423,15 @@ def test_limits(args):
         check(all(st in (200, 429, 503) for st, _ in res), "queue full statuses %s" % [st for st, _ in res])
     finally:
         srv.stop()
+    # a catalog longer than the context: 400, before any prefill
+    srv = Server(args.fgemma, args.model, "--ctx", "1000", "--threads", "1")
+    try:
+        ok, why = error_ok(*srv.request("POST", "/v1/chat/completions",
+                                        {"messages": [{"role": "user", "content": "Ton aus"}], "tools": tools})[:2],
+                           400, "context_length_exceeded")
+        check(ok, "catalog past the context: " + why)
+    finally:
+        check(srv.stop() == 0, "exit status of the --ctx server")
     # SIGTERM: in-flight requests are answered, new ones get 503, exit 0
     srv = Server(args.fgemma, args.model, "--parallel", "1", "--threads", "1", "--timeout", "300")
     results = []

@@ -428,7 +428,8 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     while (e->state == CAT_BUILDING) pthread_cond_wait(&s->cat_cv, &s->cat_mu);
     if (e->state == CAT_FAILED) {
       const fg_status fs = e->fail_st;
-      job_error(j, fs == FG_ERR_FORMAT || fs == FG_ERR_INVALID_ARG ? 400 : fs == FG_ERR_ABORTED ? 503 : 500,
+      job_error(j, fs == FG_ERR_FORMAT || fs == FG_ERR_INVALID_ARG || fs == FG_ERR_CONTEXT_FULL ? 400
+                   : fs == FG_ERR_ABORTED ? 503 : 500,
                 fs == FG_ERR_FORMAT ? "invalid_catalog" : fs == FG_ERR_ABORTED ? "cancelled" : "catalog_failed",
                 "%s%s", e->fail_msg, fs == FG_ERR_ABORTED ? " (the request that started the prefill was cancelled; retry)" : "");
       if (--e->refs == 0) cat_free(e);
@@ -520,6 +521,8 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     cat_unlist(s, e);
     if (st == FG_ERR_ABORTED && atomic_load(&j->timed_out))
       job_error(j, 503, "timeout", "the catalog prefill took longer than the %u s timeout", s->cfg->timeout_s);
+    else if (st == FG_ERR_CONTEXT_FULL)
+      job_error(j, 400, "context_length_exceeded", "%s", e->fail_msg);
     else
       job_error(j, st == FG_ERR_FORMAT || st == FG_ERR_INVALID_ARG ? 400 : st == FG_ERR_ABORTED ? 503 : 500,
                 st == FG_ERR_FORMAT ? "invalid_catalog" : st == FG_ERR_ABORTED ? "cancelled" : "catalog_failed", "%s",
