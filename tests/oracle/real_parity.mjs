@@ -17,7 +17,7 @@
 //             ids 16 and steps-1 (compared while fgemma's greedy ids equal llama.cpp's, so both sides
 //             hold the same sequence): max |diff| over the whole vocabulary (entries where llama.cpp
 //             is above FLOOR = -80; below it fgemma must be below FLOOR + 10) and over llama.cpp's
-//             top-K; top-1 equal unless llama.cpp's own gap between the two ids is within --tol.
+//             top-K; top-1 equal unless llama.cpp's own gap between the two ids is within --tie-tol.
 // llama.cpp: F32 KV cache, flash attention off, one sequence, one context sized for the longest
 // prompt (cleared between prompts). Exit status: 0 pass, 1 mismatch or failure, 2 usage error.
 
@@ -208,7 +208,7 @@ function compareRow(oracle, mine, o) {
   for (const i of topK(oracle, o.top)) maxTop = Math.max(maxTop, Math.abs(m[i] - oracle[i]));
   const oTop1 = argmax(oracle), mTop1 = argmax(m);
   const gap = oracle[oTop1] - oracle[mTop1];
-  const ok = maxAll <= o.tol && maxTop <= o.tolTop && floorViolations === 0 && (oTop1 === mTop1 || gap <= o.tol);
+  const ok = maxAll <= o.tol && maxTop <= o.tolTop && floorViolations === 0 && (oTop1 === mTop1 || gap <= o.tieTol);
   return { ok, maxAll, argAll, maxTop, oTop1, mTop1, gap, floorViolations };
 }
 

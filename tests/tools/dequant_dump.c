@@ -4,8 +4,9 @@
  *   dequant_dump --list FILE.gguf        one line per tensor, in file order:
  *                                        NAME<TAB>TYPE_ID<TAB>TYPE_NAME<TAB>NE0,NE1,NE2,NE3<TAB>SUPPORTED
  *                                        (TYPE_NAME "?" and SUPPORTED 0 for a type fgemma cannot dequantize)
- *   dequant_dump FILE.gguf NAME          the tensor as raw little-endian f32 on stdout, row after row
- *                                        (fg_dequantize_row per row of NE0 elements)
+ *   dequant_dump FILE.gguf NAME [ROWS]   the tensor as raw little-endian f32 on stdout, row after row
+ *                                        (fg_dequantize_row per row of NE0 elements); with ROWS, only
+ *                                        the first ROWS rows
  *
  * Exit status: 0 done, 1 I/O or format error, 2 usage, 3 the tensor's type is not supported by fgemma,
  * 4 no such tensor. */
@@ -18,7 +19,7 @@
 #include <string.h>
 
 static int usage(void) {
-  fprintf(stderr, "usage: dequant_dump --list FILE.gguf | dequant_dump FILE.gguf TENSOR_NAME\n");
+  fprintf(stderr, "usage: dequant_dump --list FILE.gguf | dequant_dump FILE.gguf TENSOR_NAME [ROWS]\n");
   return 2;
 }
 
@@ -46,7 +47,7 @@ static void list(const fg_gguf *g) {
   }
 }
 
-static int dump(const fg_gguf *g, const char *name) {
+static int dump(const fg_gguf *g, const char *name, uint64_t max_rows) {
   const fg_gguf_tensor *t = fg_gguf_find_tensor(g, name);
   if (!t) {
     fprintf(stderr, "dequant_dump: no tensor '%s'\n", name);
@@ -58,7 +59,8 @@ static int dump(const fg_gguf *g, const char *name) {
             t->type);
     return 3;
   }
-  const uint64_t n_rows = t->ne[1] * t->ne[2] * t->ne[3]; /* the parser checked the product */
+  uint64_t n_rows = t->ne[1] * t->ne[2] * t->ne[3]; /* the parser checked the product */
+  if (max_rows && max_rows < n_rows) n_rows = max_rows;
   float *row = malloc((size_t)t->ne[0] * sizeof *row);    /* (ne0) */
   if (!row) {
     fprintf(stderr, "dequant_dump: out of memory\n");
@@ -77,7 +79,13 @@ static int dump(const fg_gguf *g, const char *name) {
 
 int main(int argc, char **argv) {
   const bool listing = argc == 3 && strcmp(argv[1], "--list") == 0;
-  if (!listing && (argc != 3 || argv[1][0] == '-')) return usage();
+  if (!listing && (argc < 3 || argc > 4 || argv[1][0] == '-')) return usage();
+  uint64_t max_rows = 0;
+  if (argc == 4) {
+    char *end = NULL;
+    max_rows = strtoull(argv[3], &end, 10);
+    if (!end || *end || max_rows == 0) return usage();
+  }
   fg_mapfile map = {0};
   fg_gguf g = {0};
   if (!open_gguf(argv[listing ? 2 : 1], &map, &g)) return 1;
@@ -85,7 +93,7 @@ int main(int argc, char **argv) {
   if (listing)
     list(&g);
   else
-    rc = dump(&g, argv[2]);
+    rc = dump(&g, argv[2], max_rows);
   if (listing && (fflush(stdout) != 0 || ferror(stdout))) rc = 1;
   fg_gguf_clear(&g);
   fg_mapfile_close(&map);
