@@ -2,6 +2,9 @@
  *
  *   bench_kernels [--isa ref|avx2|avx512] [--quick] [--cpu-time] [--hot] [--only TYPE] [--nb N]
  *
+ * Types: Q8_0, Q4_0, BF16, F16, F32, then the other quantized types (Q5_0, Q4_K, Q6_K first: the mix
+ * of a Q4_K_M file); --only q5_0 picks one.
+ *
  * --hot keeps matvec weights cache-resident (the kernels' compute ceiling, not DRAM).
  * --cpu-time times 1-thread runs with the thread's CPU clock (a busy machine steals wall time);
  * 2-thread columns are then meaningless and skipped.
@@ -194,7 +197,9 @@ int main(int argc, char **argv) {
     printf("dispatch: empty parallel_for with 2 threads %.2f us\n", bench_dispatch(ops[1]) * 1e6);
   }
 
-  static const uint32_t types[] = {FG_TYPE_Q8_0, FG_TYPE_Q4_0, FG_TYPE_BF16, FG_TYPE_F16, FG_TYPE_F32};
+  static const uint32_t types[] = {FG_TYPE_Q8_0, FG_TYPE_Q4_0, FG_TYPE_BF16, FG_TYPE_F16, FG_TYPE_F32,
+                                   FG_TYPE_Q5_0, FG_TYPE_Q4_K, FG_TYPE_Q6_K, FG_TYPE_Q4_1, FG_TYPE_Q5_1,
+                                   FG_TYPE_Q2_K, FG_TYPE_Q3_K, FG_TYPE_Q5_K, FG_TYPE_IQ4_NL, FG_TYPE_IQ4_XS};
   static const size_t shapes[][2] = {{640, 2048}, {2048, 640}, {262144, 640}};
   const double min_s = quick ? 0.05 : 0.25;
   if (mm_nb < 1 || mm_nb > 8192) mm_nb = 64;
@@ -209,6 +214,8 @@ int main(int argc, char **argv) {
     if (only && strcmp(only, fg_type_name(types[ti])) != 0) continue;
     for (size_t si = 0; si < 3; si++) {
       wset w;
+      uint64_t rb;
+      if (!fg_type_row_bytes(types[ti], shapes[si][1], &rb)) continue; /* 640 columns: no 256-element blocks */
       if (!wset_make(&w, types[ti], shapes[si][0], shapes[si][1], g_hot ? 0 : BENCH_MIN_SET)) {
         fprintf(stderr, "out of memory\n");
         return 1;
@@ -229,6 +236,8 @@ int main(int argc, char **argv) {
     if (only && strcmp(only, fg_type_name(types[ti])) != 0) continue;
     for (size_t si = 0; si < 2; si++) {
       wset w;
+      uint64_t rb;
+      if (!fg_type_row_bytes(types[ti], shapes[si][1], &rb)) continue;
       if (!wset_make(&w, types[ti], shapes[si][0], shapes[si][1], 0)) return 1;
       const size_t nb = mm_nb;
       const double flops = 2.0 * (double)w.rows * (double)w.cols * (double)nb;

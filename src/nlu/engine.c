@@ -139,13 +139,16 @@ void fg_nlu_free(fg_nlu *e) {
 
 /* Speculation's state: the drafter (with the constraint's automaton, or without a constraint a shadow
  * automaton that only feeds the drafts) and the buffers of one verification pass. */
-static fg_status spec_create(fg_nlu *e) {
+static fg_status spec_create(fg_nlu *e, const fg_constrain *shared) {
   const fg_model *m = e->model;
   fg_status st = FG_OK;
   const fg_constrain *k = e->cons;
   if (!k) { /* the grammar as a draft source; a vocabulary it cannot handle leaves the cache alone */
     fg_error ignored;
-    st = fg_constrain_create(e->catalog, m->vocab, &e->shadow_k, &ignored);
+    if (shared)
+      e->shadow_k = fg_constrain_retain(shared);
+    else
+      st = fg_constrain_create(e->catalog, m->vocab, &e->shadow_k, &ignored);
     if (st == FG_OK) st = fg_cmatch_create(e->shadow_k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, e->params.flags, &e->shadow);
     else if (st != FG_ERR_NOMEM) st = FG_OK;
     k = e->shadow_k;
@@ -166,8 +169,13 @@ static fg_status spec_create(fg_nlu *e) {
   return FG_OK;
 }
 
-fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, fg_nlu **out,
-                        fg_error *err) {
+/* fg_nlu_create, or with `src` (fg_nlu_fork) an engine whose prefix state is a new snapshot over the
+ * blocks of src's instead of a prefill or a snapshot file, and whose catalog automaton is src's (the
+ * same catalog and vocabulary compile to the same immutable automaton, so it is shared, not rebuilt). */
+static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, const fg_nlu *src,
+                        fg_nlu **out, fg_error *err) {
+  const fg_snapshot *from = src ? src->prefix : NULL;
+  const fg_constrain *shared = src ? (src->cons ? src->cons : src->shadow_k) : NULL;
   fg_err_clear(err);
   if (out) *out = NULL;
   if (!m || !c || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_create: model, catalog and out are required");
@@ -187,6 +195,11 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   e->catalog = fg_catalog_retain(c);
   fg_nlu_params_init(&e->params);
   if (params) e->params = *params;
+  if (from) { /* the prefix comes from `from`: no file, no prefill, its KV type */
+    e->params.snapshot_path = NULL;
+    e->params.progress = NULL;
+    e->params.session.kv_type = from->kv.type;
+  }
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;
   e->spec = e->params.speculate != FG_NLU_SPECULATE_OFF;
   e->max_draft = e->params.max_draft ? e->params.max_draft : FG_NLU_DEFAULT_DRAFT;
@@ -207,7 +220,10 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   e->info.prefix_tokens = (uint32_t)e->n_prefix;
   if (st == FG_OK && e->params.constrain) {
     double tc = fg_time_s();
-    st = fg_constrain_create(c, m->vocab, &e->cons, &e->err);
+    if (shared)
+      e->cons = fg_constrain_retain(shared);
+    else
+      st = fg_constrain_create(c, m->vocab, &e->cons, &e->err);
     if (st == FG_OK) st = fg_cmatch_create(e->cons, e->params.constrain, e->params.flags, &e->match);
     if (st == FG_OK) {
       e->hidden = fg_malloc_array(m->hp.n_embd, sizeof(float));
@@ -219,7 +235,7 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     fg_log(FG_LOG_DEBUG, "constraint compiled in %.1f ms", e->constrain_ms);
   }
 
-  if (st == FG_OK && e->spec && (st = spec_create(e)) != FG_OK && e->err.code != st)
+  if (st == FG_OK && e->spec && (st = spec_create(e, shared)) != FG_OK && e->err.code != st)
     fg_err(&e->err, st, "speculation: %s", fg_status_str(st));
 
   /* reuse a snapshot file when it holds exactly this prefix for this model */
@@ -232,7 +248,12 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
       fg_snapshot_free(snap); /* missing, damaged, other model or stale: prefill and rewrite */
     }
   }
-  if (st == FG_OK && !e->prefix) {
+  if (st == FG_OK && from) {
+    if (from->pos != e->n_prefix || memcmp(from->tokens, e->prefix_ids, e->n_prefix * sizeof(int32_t)) != 0)
+      st = fg_err(&e->err, FG_ERR_INTERNAL, "fg_nlu_fork: the source's prefix state is not this catalog's prefix");
+    if (st == FG_OK) st = fg_session_restore(e->session, from);
+    if (st == FG_OK) st = fg_session_snapshot(e->session, &e->prefix);
+  } else if (st == FG_OK && !e->prefix) {
     st = prefill_prefix(e);
     if (st == FG_OK) st = fg_session_snapshot(e->session, &e->prefix);
     if (st == FG_OK && e->params.snapshot_path) {
@@ -257,6 +278,20 @@ fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   }
   *out = e;
   return FG_OK;
+}
+
+fg_status fg_nlu_create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, fg_nlu **out,
+                        fg_error *err) {
+  return create(m, c, params, NULL, out, err);
+}
+
+fg_status fg_nlu_fork(const fg_nlu *src, const fg_nlu_params *params, fg_nlu **out, fg_error *err) {
+  if (out) *out = NULL;
+  fg_err_clear(err);
+  if (!src || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_fork: %s is NULL", src ? "out" : "the source engine");
+  fg_nlu_params p = src->params;
+  if (params) p = *params;
+  return create(src->model, src->catalog, &p, src, out, err);
 }
 
 static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {

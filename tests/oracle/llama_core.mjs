@@ -66,7 +66,7 @@ export function modelVocabSize(model) {
 // ----------------------------------------------------------------------------
 // Distributions
 
-function centredLogProbs(probs, nVocab) {
+export function centredLogProbs(probs, nVocab) {
   if (probs == null || probs.size !== nVocab) {
     throw new Error(`expected ${nVocab} probabilities, got ${probs == null ? "none" : probs.size}`);
   }

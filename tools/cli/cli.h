@@ -87,7 +87,12 @@ int cmd_prompt(int argc, char **argv);
 int cmd_call(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+int cmd_perplexity(int argc, char **argv);
+/* generate --batch (cmd_generate_batch.c); returns the exit status. */
+int cli_generate_batch(const fg_model *m, const fg_session_params *sp, const char *path, uint32_t n_gen,
+                       const char *logits_path);
 int cmd_requant_head(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_serve(int argc, char **argv);
 
 #endif

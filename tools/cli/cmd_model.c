@@ -267,8 +267,10 @@ int cmd_convert(int argc, char **argv) {
 int cmd_generate(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"model", 'm', true, "GGUF file"},
-      {"ids", 0, true, "prompt token ids, space or comma separated (required)"},
+      {"ids", 0, true, "prompt token ids, space or comma separated (required unless --batch)"},
       {"n", 'n', true, "tokens to generate (default 16)"},
+      {"batch", 0, true, "many prompts in one run: FILE has one per line, 'IDS [| POSITIONS]' (see below)"},
+      {"logits-out", 0, true, "with --batch: raw f32 logits rows at the lines' POSITIONS, in order"},
       {"reference", 0, false, "use the no-cache reference path (slow; the oracle)"},
       {"chunk", 0, true, "feed the prompt in chunks of N positions (default 64)"},
       {"snapshot-at", 0, true, "snapshot after K prompt tokens, fork, continue in the fork"},
@@ -280,15 +282,30 @@ int cmd_generate(int argc, char **argv) {
   if (cli_parse("generate", opts, argc - 1, argv + 1, &a)) return 2;
   if (want_help(opts, &a)) {
     cli_usage(stdout, "generate", "-m MODEL.gguf --ids \"2 105 ...\" [-n N] [--reference] [--chunk N] [--snapshot-at K]",
-              "Greedy-decodes N tokens after the prompt ids and prints them, space separated, on one line.", opts);
+              "Greedy-decodes N tokens after the prompt ids and prints them, space separated, on one line.\n"
+              "With --batch FILE, every line of FILE is a prompt ('2 105 ...'), optionally followed by '|' and\n"
+              "increasing positions p: the logits after ids[0..p], or for p = n_prompt - 1 + k (k >= 1) after\n"
+              "the k-th generated id, go to --logits-out. One line of greedy ids per prompt; a prefix shared\n"
+              "with the next line is prefilled once (snapshot and restore, the same results).", opts);
     return 0;
   }
-  const char *ids_s = cli_get(opts, &a, "ids");
-  if (!ids_s) return cli_error("generate: --ids is required"), 2;
+  const char *ids_s = cli_get(opts, &a, "ids"), *batch = cli_get(opts, &a, "batch");
+  if (!ids_s && !batch) return cli_error("generate: --ids or --batch is required"), 2;
+  if (ids_s && batch) return cli_error("generate: give --ids or --batch, not both"), 2;
+  if (cli_get(opts, &a, "logits-out") && !batch) return cli_error("generate: --logits-out needs --batch"), 2;
   uint32_t n_gen = 16;
   if (cli_get(opts, &a, "n") && !cli_u32("-n", cli_get(opts, &a, "n"), 0, 1u << 20, &n_gen)) return 2;
   fg_session_params sp;
   if (!session_params_from(opts, &a, &sp)) return 2;
+  if (batch) {
+    if (cli_has(opts, &a, "reference") || cli_get(opts, &a, "snapshot-at"))
+      return cli_error("generate: --batch runs the session path (no --reference, --snapshot-at)"), 2;
+    fg_model *bm = cli_load_model(cli_get(opts, &a, "model"));
+    if (!bm) return 1;
+    int brc = cli_generate_batch(bm, &sp, batch, n_gen, cli_get(opts, &a, "logits-out"));
+    fg_model_free(bm);
+    return brc;
+  }
   int32_t *ids;
   size_t n;
   if (!cli_ids("--ids", ids_s, &ids, &n)) return 2;

@@ -13,6 +13,7 @@ typedef struct command {
 
 static const command k_commands[] = {
     {"call", cmd_call, "answer utterances with function calls from a tool catalog (the NLU engine)"},
+    {"serve", cmd_serve, "serve the model over HTTP: OpenAI-compatible chat completions with tools, /v1/nlu"},
     {"prompt", cmd_prompt, "print the FunctionGemma prompt rendered from a tool catalog"},
     {"bench", cmd_bench, "measure the NLU scenario and prefill/chunk/decode speed"},
     {"info", cmd_info, "print a model's architecture, dimensions, types and sizes"},
@@ -20,6 +21,7 @@ static const command k_commands[] = {
     {"logits", cmd_logits, "write raw next-token logits at chosen positions (for oracles)"},
     {"tokenize", cmd_tokenize, "print the token ids of a text"},
     {"detokenize", cmd_detokenize, "print the text of token ids"},
+    {"perplexity", cmd_perplexity, "perplexity of a model over a text file, in windows"},
     {"eval", cmd_eval, "logit agreement of a model (and head) with its F32 reference"},
     {"convert", cmd_convert, "convert a Hugging Face Gemma 3 checkpoint (or a GGUF) to a GGUF"},
     {"requant-head", cmd_requant_head, "copy a GGUF with a quantized output.weight (LM head)"},

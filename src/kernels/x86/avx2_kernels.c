@@ -4,8 +4,12 @@
  * Same specs and layouts as the AVX-512 table with 8 lanes (see avx512_kernels.c): vec kernels put
  * 8 weight rows in the lanes (transpose for float types, int8 block dots reduced across lanes); the
  * float gemm puts 8 activations in the lanes. There is no bf16 dot instruction: BF16 weights follow
- * the fma spec. Int8 products use the maddubs sign trick (|w| * sign(x, w)), exact for Q8_0. */
+ * the fma spec. Int8 products use the maddubs sign trick (|w| * sign(x, w)), exact for Q8_0.
+ * The other quantized types (Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS) decode a tile's rows once
+ * per column segment into int8 values and scales (q8w_stage.h) for the same vec core; Q5_0 reads
+ * its blocks directly, as Q4_0 does. No quantized gemm on this table: vec runs for every nb. */
 #include "kernels/kernels.h"
+#include "kernels/x86/q8w_stage.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -165,6 +169,144 @@ static void fg_q8_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a,
 static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a, i0, i1, 1); }
 
 // ----------------------------------------------------------------------------
+// the other q8-spec types (Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS): 8 rows per tile, decoded
+// once per column segment into their int8 values and scales (q8w_stage.h), then per block the
+// Q8_0 core: |v| * sign(x, v) products (exact: |v| <= 127), lanes reduced to lane r = row r (per
+// half-block for the types with half-block scales: isum = sa * ia + sb * ib in int32), then
+// s = fmaf(dw * dx, isum, s) and the minimum's fmaf. Used for every nb (no gemm table entry).
+
+#define FG_NQ_KSEG 64 /* blocks per staged segment (8 rows: 16 KiB of values) */
+
+/* as fg_reduce_rows8 before the halves are added: lane i of *ha / *hb = row i's sum over elements
+ * 0..15 / 16..31 */
+FG_INLINE void fg_reduce_rows8_halves(const __m256i v[8], __m256i *ha, __m256i *hb) {
+  const __m256i t0 = _mm256_hadd_epi32(v[0], v[1]), t1 = _mm256_hadd_epi32(v[2], v[3]);
+  const __m256i t2 = _mm256_hadd_epi32(v[4], v[5]), t3 = _mm256_hadd_epi32(v[6], v[7]);
+  const __m256i u0 = _mm256_hadd_epi32(t0, t1), u1 = _mm256_hadd_epi32(t2, t3);
+  *ha = _mm256_permute2x128_si256(u0, u1, 0x20);
+  *hb = _mm256_permute2x128_si256(u0, u1, 0x31);
+}
+
+FG_INLINE __m256i fg_dot_s8(const uint8_t *v, __m256i xq) {
+  const __m256i w = _mm256_load_si256((const __m256i *)(const void *)v);
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(xq, w)), _mm256_set1_epi16(1));
+}
+
+FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type) {
+  const int fl = fg_qs_flags(type);
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  uint8_t wq[FG_NQ_KSEG * 8 * 32] __attribute__((aligned(32))); /* (k, row, 32) */
+  float dw[FG_NQ_KSEG * 8] __attribute__((aligned(32)));        /* (k, row) */
+  float mw[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
+  int32_t sa[FG_NQ_KSEG * 8] __attribute__((aligned(32))), sb[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
+  int32_t ma[FG_NQ_KSEG * 8] __attribute__((aligned(32))), mb[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
+  const __m256i noflip = _mm256_setzero_si256();
+  fg_pf_first(a, i0, i1, 8);
+  for (size_t t0 = i0; t0 < i1; t0 += 8) {
+    const size_t nr = FG_MIN((size_t)8, i1 - t0);
+    const uint8_t *rp[8];
+    fg_tile_rows(a, t0, nr, 8, rp);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 8, i1, 8, nblk);
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_NQ_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
+      for (size_t r = 0; r < 8; r++) {
+        const fg_qstage st = {wq + r * 32, 8 * 32, dw + r, mw + r, sa + r, sb + r, ma + r, mb + r, 8};
+        fg_qs_stage(type, rp[r], k0, k1, &st, noflip);
+      }
+      for (size_t k = k0; k < k1; k++) fg_pf_step(&pf);
+      for (size_t b = 0; b < a->nb; b++) {
+        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+        float *yb = a->y + b * a->ldy + t0;
+        __m256 acc = k0 == 0 ? _mm256_setzero_ps() : fg_load_rows(yb, nr);
+        for (size_t k = k0; k < k1; k++) {
+          const size_t kk = k - k0;
+          const __m256i xq = _mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32));
+          __m256i v[8];
+          for (int r = 0; r < 8; r++) v[r] = fg_dot_s8(wq + (kk * 8 + (size_t)r) * 32, xq);
+          __m256i idot;
+          if (fl & FG_QS_SUB) {
+            __m256i ha, hb;
+            fg_reduce_rows8_halves(v, &ha, &hb);
+            idot = _mm256_add_epi32(_mm256_mullo_epi32(ha, _mm256_load_si256((const __m256i *)(const void *)(sa + kk * 8))),
+                                    _mm256_mullo_epi32(hb, _mm256_load_si256((const __m256i *)(const void *)(sb + kk * 8))));
+          } else {
+            idot = fg_reduce_rows8(v);
+          }
+          const __m256 dx = _mm256_set1_ps(xr.d[k]);
+          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), _mm256_mul_ps(_mm256_load_ps(dw + kk * 8), dx), acc);
+          if (fl & FG_QS_MIN1)
+            acc = _mm256_fmadd_ps(_mm256_set1_ps((float)xr.isum[k]), _mm256_mul_ps(_mm256_load_ps(mw + kk * 8), dx), acc);
+          if (fl & FG_QS_MIN2) {
+            const int32_t xa = fg_qs_half_sum(xr.qs + k * 32), xb = xr.isum[k] - xa;
+            const __m256i ms = _mm256_add_epi32(
+                _mm256_mullo_epi32(_mm256_load_si256((const __m256i *)(const void *)(ma + kk * 8)), _mm256_set1_epi32(xa)),
+                _mm256_mullo_epi32(_mm256_load_si256((const __m256i *)(const void *)(mb + kk * 8)), _mm256_set1_epi32(xb)));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(ms), _mm256_mul_ps(_mm256_load_ps(mw + kk * 8), dx), acc);
+          }
+        }
+        fg_store_rows(yb, nr, acc);
+      }
+    }
+  }
+}
+
+/* Q5_0 vec without staging: as Q4_0 (values q = v + 16 in 0..31 unsigned against x, maddubs exact:
+ * 2 * 31 * 127 < 2^15), less 16 * sum x. The same integer sums and float operations as the staged
+ * kernels. */
+FG_INLINE __m256i fg_dot_q5_0(const uint8_t *blk, __m256i xq) {
+  const __m256i q = _mm256_or_si256(fg_qs_nibbles(blk + 6), fg_qs_bit4(fg_qs_u32(blk + 2)));
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(q, xq), _mm256_set1_epi16(1));
+}
+
+static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  float dws[FG_Q_KSEG * 8] __attribute__((aligned(32))); /* (k, row) */
+  fg_pf_first(a, i0, i1, 8);
+  for (size_t t0 = i0; t0 < i1; t0 += 8) {
+    const size_t nr = FG_MIN((size_t)8, i1 - t0);
+    const uint8_t *rp[8];
+    fg_tile_rows(a, t0, nr, 8, rp);
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 8, i1, 8, nblk);
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_Q_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_Q_KSEG, nblk);
+      for (size_t r = 0; r < 8; r++)
+        for (size_t k = k0; k < k1; k++) dws[(k - k0) * 8 + r] = fg_h2f(rp[r] + k * 22);
+      for (size_t k = k0; k < k1; k++) fg_pf_step(&pf);
+      for (size_t b = 0; b < a->nb; b++) {
+        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+        float *yb = a->y + b * a->ldy + t0;
+        __m256 acc = k0 == 0 ? _mm256_setzero_ps() : fg_load_rows(yb, nr);
+        for (size_t k = k0; k < k1; k++) {
+          const __m256i xq = _mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32));
+          __m256i v[8];
+          for (int r = 0; r < 8; r++) v[r] = fg_dot_q5_0(rp[r] + k * 22, xq);
+          const __m256i idot = _mm256_add_epi32(fg_reduce_rows8(v), _mm256_set1_epi32(-16 * xr.isum[k]));
+          const __m256 scale = _mm256_mul_ps(_mm256_load_ps(&dws[(k - k0) * 8]), _mm256_set1_ps(xr.d[k]));
+          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), scale, acc);
+        }
+        fg_store_rows(yb, nr, acc);
+      }
+    }
+  }
+}
+
+#define FG_NQ_KERNELS(name, type) \
+  static void fg_##name##_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_vec(a, i0, i1, type); }
+FG_NQ_KERNELS(q4_1, FG_TYPE_Q4_1)
+FG_NQ_KERNELS(q5_1, FG_TYPE_Q5_1)
+FG_NQ_KERNELS(q2_k, FG_TYPE_Q2_K)
+FG_NQ_KERNELS(q3_k, FG_TYPE_Q3_K)
+FG_NQ_KERNELS(q4_k, FG_TYPE_Q4_K)
+FG_NQ_KERNELS(q5_k, FG_TYPE_Q5_K)
+FG_NQ_KERNELS(q6_k, FG_TYPE_Q6_K)
+FG_NQ_KERNELS(iq4_nl, FG_TYPE_IQ4_NL)
+FG_NQ_KERNELS(iq4_xs, FG_TYPE_IQ4_XS)
+
+// ----------------------------------------------------------------------------
 // F32 / F16 / BF16 (fma spec): the 16 column lanes of the spec as two ymm (columns j..j+7, j+8..j+15);
 // R rows × B activations of accumulators; the halving tree finishes each output. BF16 weights are
 // widened to f32 (no bf16 dot product in AVX2), so they follow the fma spec.
@@ -269,6 +411,16 @@ static const fg_kernels k_avx2 = {
             [FG_TYPE_BF16] = {fg_bf16_vec, FG_SPEC_FMA, NULL, NULL, 1, 8},
             [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q4_1] = {fg_q4_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q5_0] = {fg_q5_0_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q4_K] = {fg_q4_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q5_K] = {fg_q5_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q6_K] = {fg_q6_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_IQ4_NL] = {fg_iq4_nl_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_IQ4_XS] = {fg_iq4_xs_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
         },
     .gemm =
         {
