@@ -11,9 +11,10 @@
 #   real_parity        llama.cpp on tests/data/real/prompts.jsonl: same tokenization, 64 greedy ids,
 #                      next-token logits at a few positions (tests/oracle/real_parity.mjs)
 #   real_perplexity    perplexity over tests/data/real/gpl-3.0.txt, llama.cpp vs `fgemma perplexity`
-#   dequant_tiny_*     the same bit-for-bit check on the synthetic oracle models (fg_dequant_oracle
-#                      below: one line per further file)
-# Label "real" for the tests on the real file, "dequant" for every dequantization check.
+#   dequant_tiny_*,    the same bit-for-bit check on synthetic files of every block type
+#   dequant_small_*    (fg_dequant_oracle below: one line per further file)
+# Labels: "real" for the tests on the real file, "dequant" and "oracle" for every dequantization check
+# (the ARM cross builds leave out oracle and real: the checks run host tools).
 
 # FG_REAL_MODEL (the file) is defined in tests/CMakeLists.txt.
 set(FG_ORACLE_VENV ${PROJECT_SOURCE_DIR}/.cache/venv-oracle CACHE PATH
@@ -69,7 +70,7 @@ function(fg_dequant_oracle name file)
     COMMAND ${CMAKE_COMMAND} "-DREQUIRE=${FG_REAL_PY}|${file}" "-DWHAT=${FG_REAL_MISSING_WHAT}"
             -P ${FG_REAL_RUN_SCRIPT} --
             ${FG_REAL_PY} ${PROJECT_SOURCE_DIR}/tests/oracle/gguf_dequant.py --tool $<TARGET_FILE:dequant_dump> ${rows} ${file})
-  set_tests_properties(${name} PROPERTIES LABELS "dequant;${D_LABELS}" TIMEOUT 600)
+  set_tests_properties(${name} PROPERTIES LABELS "dequant;oracle;${D_LABELS}" TIMEOUT 600)
   if(D_FIXTURE)
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ${D_FIXTURE})
   endif()
