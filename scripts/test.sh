@@ -5,12 +5,14 @@
 #   2. a release build and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
 #      call-accuracy gates: the trained test model unpacked from models/tv-mini.gguf.xz, docs/TV-MINI.md), then the
 #      Python package built from a clean clone in a fresh venv and its pytest suite (scripts/test-python.sh),
+#      `fgemma serve` against the openai client (scripts/test-serve.sh; also under ASan and TSan below),
 #   3. the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer (without
 #      test_session_270m, see below),
 #   4. ThreadSanitizer (gcc) on the threaded tests: test_kernels (thread pool), test_session
 #      (concurrent forks of one snapshot), test_reliability abort errmsg free (abort from another
 #      thread, per-thread messages, teardown), test_lifetime (models and catalogs freed while forks
-#      run on other threads), test_spec's session parts (speculative passes on 2 threads):
+#      run on other threads), test_spec's session parts (speculative passes on 2 threads),
+#      test_nlu_fork (NLU engines forked and asked on 3 threads), `fgemma serve` (scripts/test-serve.sh):
 #      docs/RELIABILITY.md "Sanitizers and threads",
 #   5. ARM under qemu-user (scripts/test-arm.sh): armv7 (NEON) and aarch64 (NEON + dot product) cross
 #      builds, each tree's ctest suite without the x86-only oracle tests, without test_session_270m
@@ -67,6 +69,10 @@ done
 step "Python package (scripts/test-python.sh)"
 timed "Python package" bash scripts/test-python.sh
 
+# fgemma serve against the official openai client (tests/serve/test_serve.py; docs/SERVER.md "Tests")
+step "fgemma serve (scripts/test-serve.sh)"
+timed "serve" bash scripts/test-serve.sh
+
 if [ "$asan" = 1 ]; then
   step "ASan + UBSan build"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_SANITIZE_ADDRESS=ON \
@@ -81,6 +87,11 @@ if [ "$asan" = 1 ]; then
   # and test_kernels
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 3600 -E '^test_session_270m$' -LE '^real$'
+  step "fgemma serve under ASan + UBSan (scripts/test-serve.sh --quick)"
+  # the server's leaks count at exit (its exit status); RSS is not checked (the allocator's quarantine)
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    timed "serve (ASan)" bash scripts/test-serve.sh --fgemma build-asan/fgemma --cli build/fgemma --quick \
+    --threads 4 --requests 5 --rss-slack-mb 0
 fi
 
 if [ "$tsan" = 1 ]; then
@@ -88,7 +99,7 @@ if [ "$tsan" = 1 ]; then
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_SANITIZE_THREAD=ON \
     -DFG_BUILD_BENCH=OFF -DFG_TEST_MODELS="$root/build/models" >/dev/null
   timed "TSan build" cmake --build build-tsan -j "$jobs" --target test_kernels test_session test_reliability \
-    test_lifetime test_spec
+    test_lifetime test_spec test_nlu_fork fgemma
   step "tests (TSan: thread pool, concurrent forks, abort from another thread)"
   # die_after_fork=0: test_session's persistence test forks a child while the pool's threads exist
   # (the child itself runs single-threaded); halt_on_error: the first report fails the step
@@ -98,6 +109,10 @@ if [ "$tsan" = 1 ]; then
   timed "TSan test_reliability" build-tsan/tests/test_reliability abort errmsg free
   timed "TSan test_lifetime" build-tsan/tests/test_lifetime
   timed "TSan test_spec" build-tsan/tests/test_spec batch rollback fail enginefail
+  timed "TSan test_nlu_fork" build-tsan/tests/test_nlu_fork threads
+  # the server: workers, libmicrohttpd's threads, the reaper, the abort callback, concurrent clients
+  timed "TSan serve" bash scripts/test-serve.sh --fgemma build-tsan/fgemma --cli build/fgemma --quick \
+    --threads 4 --requests 5 --rss-slack-mb 0
   unset TSAN_OPTIONS
 fi
 
@@ -112,11 +127,13 @@ FG_JVM_SETUP=0 timed "JVM binding and install" bash scripts/test-jvm.sh "${jvm_a
 
 if [ "$arm" = 1 ]; then
   step "ARM: armv7 and aarch64 under qemu-user (scripts/test-arm.sh)"
-  # Left out of both emulated runs (the x86 runs above keep it): test_session_270m (see the
-  # header) and the real-model tests real_* (x86 runs them; under qemu the generic block kernels of the
-  # new types would take tens of minutes). test_constrain runs its emulated subset there (tiny preset, 3 utterances).
+  # Left out of both emulated runs (the x86 runs above keep them): test_session_270m (see the
+  # header), test_nlu_fork (engine forks: portable engine code whose parts test_engine, test_spec and
+  # test_constrain run there; it would add minutes of emulation) and the real-model tests real_* (x86
+  # runs them; arm_ids_real_q4_k_m checks the ARM builds on the real file). test_constrain runs its
+  # emulated subset there (tiny preset, 3 utterances).
   FG_ARM_SETUP=0 FG_HOST_FGEMMA="$root/build/fgemma" FG_ARM_MODELS="$root/build/models" \
-    FG_ARM_EXCLUDE='^(test_session_270m|real_.*)$' timed "ARM (both targets)" \
+    FG_ARM_EXCLUDE='^(test_session_270m|test_nlu_fork|real_.*)$' timed "ARM (both targets)" \
     bash scripts/test-arm.sh armv7 aarch64
 fi
 step "done"

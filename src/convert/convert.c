@@ -1004,7 +1004,10 @@ static fg_status stream(cv_ctx *c, FILE *out) {
 fg_status fg_convert_type_parse(const char *name, bool pure, uint32_t *type) {
   for (size_t i = 0; name && i < fg_g3_n_mixes; i++)
     if (strcmp(name, fg_g3_mixes[i].name) == 0) {
-      if (type) *type = pure ? fg_g3_mixes[i].type : FG_CONVERT_MIX(fg_g3_mixes[i].ftype);
+      /* q4_0 keeps its meaning from before the mixes: every matrix Q4_0 (CI's Q4_0 siblings, tv-mini's
+       * Q4_0 file); llama-quantize's Q4_0 mix (the tied head Q6_K or Q8_0) is FG_CONVERT_MIX(2) */
+      const bool plain = pure || fg_g3_mixes[i].ftype == FG_G3_FTYPE_Q4_0;
+      if (type) *type = plain ? fg_g3_mixes[i].type : FG_CONVERT_MIX(fg_g3_mixes[i].ftype);
       return FG_OK;
     }
   return FG_ERR_INVALID_ARG;

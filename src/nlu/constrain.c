@@ -2,6 +2,7 @@
  * tables built in one pass over the vocabulary, and the per-decode matcher. */
 #include "nlu/constrain.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,7 @@ typedef struct cfunc {
 } cfunc;
 
 struct fg_constrain {
+  atomic_uint refs;    /* holders (fg_constrain_retain); the last fg_constrain_free frees */
   const fg_catalog *cat;
   const fg_vocab *voc;
   uint32_t n_vocab;
@@ -245,8 +247,16 @@ static fg_status compile_function(builder *b, uint32_t fi) {
   return st;
 }
 
+fg_constrain *fg_constrain_retain(const fg_constrain *k) {
+  fg_constrain *w = (fg_constrain *)k; /* only the count changes; the automaton stays immutable */
+  if (w) atomic_fetch_add_explicit(&w->refs, 1, memory_order_relaxed);
+  return w;
+}
+
 void fg_constrain_free(fg_constrain *k) {
   if (!k) return;
+  /* a partly built automaton (create failed) has refs 1 too */
+  if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) != 1) return;
   for (uint32_t i = 0; k->funcs && i < k->n_funcs; i++) {
     for (uint32_t j = 0; k->funcs[i].params && j < k->funcs[i].n_params; j++) fg_free(k->funcs[i].params[j].values);
     fg_free(k->funcs[i].params);
@@ -269,6 +279,7 @@ fg_status fg_constrain_create(const fg_catalog *c, const fg_vocab *v, fg_constra
     return fg_err(err, FG_ERR_UNSUPPORTED, "constrained decoding needs a vocabulary without add_space_prefix");
   fg_constrain *k = fg_calloc(1, sizeof *k);
   if (!k) return fg_err(err, FG_ERR_NOMEM, "out of memory");
+  atomic_init(&k->refs, 1);
   k->cat = c;
   k->voc = v;
   k->n_vocab = fg_vocab_size(v);

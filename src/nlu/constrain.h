@@ -48,7 +48,9 @@ typedef struct fg_cmatch fg_cmatch;
  * FG_ERR_UNSUPPORTED when the vocabulary lacks a control token of the call syntax or adds a space
  * prefix (then a piece's tokenization would depend on its context). */
 fg_status fg_constrain_create(const fg_catalog *c, const fg_vocab *v, fg_constrain **out, fg_error *err);
-void fg_constrain_free(fg_constrain *k); /* NULL-safe */
+/* Another reference to k (immutable, so holders on any threads may share it); NULL-safe. */
+fg_constrain *fg_constrain_retain(const fg_constrain *k);
+void fg_constrain_free(fg_constrain *k); /* drops one reference; NULL-safe */
 
 /* The allowed next tokens. Either a list (mask == NULL): ids (n) strictly ascending; or a mask
  * (ids == NULL): mask[id] != 0 for the n allowed ids of the vocabulary (n_vocab entries).

@@ -139,13 +139,16 @@ void fg_nlu_free(fg_nlu *e) {
 
 /* Speculation's state: the drafter (with the constraint's automaton, or without a constraint a shadow
  * automaton that only feeds the drafts) and the buffers of one verification pass. */
-static fg_status spec_create(fg_nlu *e) {
+static fg_status spec_create(fg_nlu *e, const fg_constrain *shared) {
   const fg_model *m = e->model;
   fg_status st = FG_OK;
   const fg_constrain *k = e->cons;
   if (!k) { /* the grammar as a draft source; a vocabulary it cannot handle leaves the cache alone */
     fg_error ignored;
-    st = fg_constrain_create(e->catalog, m->vocab, &e->shadow_k, &ignored);
+    if (shared)
+      e->shadow_k = fg_constrain_retain(shared);
+    else
+      st = fg_constrain_create(e->catalog, m->vocab, &e->shadow_k, &ignored);
     if (st == FG_OK) st = fg_cmatch_create(e->shadow_k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, e->params.flags, &e->shadow);
     else if (st != FG_ERR_NOMEM) st = FG_OK;
     k = e->shadow_k;
@@ -166,10 +169,13 @@ static fg_status spec_create(fg_nlu *e) {
   return FG_OK;
 }
 
-/* fg_nlu_create, or with `from` (fg_nlu_fork) an engine whose prefix state is a new snapshot over the
- * blocks of `from` instead of a prefill or a snapshot file. */
-static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, const fg_snapshot *from,
+/* fg_nlu_create, or with `src` (fg_nlu_fork) an engine whose prefix state is a new snapshot over the
+ * blocks of src's instead of a prefill or a snapshot file, and whose catalog automaton is src's (the
+ * same catalog and vocabulary compile to the same immutable automaton, so it is shared, not rebuilt). */
+static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_params *params, const fg_nlu *src,
                         fg_nlu **out, fg_error *err) {
+  const fg_snapshot *from = src ? src->prefix : NULL;
+  const fg_constrain *shared = src ? (src->cons ? src->cons : src->shadow_k) : NULL;
   fg_err_clear(err);
   if (out) *out = NULL;
   if (!m || !c || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_create: model, catalog and out are required");
@@ -214,7 +220,10 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   e->info.prefix_tokens = (uint32_t)e->n_prefix;
   if (st == FG_OK && e->params.constrain) {
     double tc = fg_time_s();
-    st = fg_constrain_create(c, m->vocab, &e->cons, &e->err);
+    if (shared)
+      e->cons = fg_constrain_retain(shared);
+    else
+      st = fg_constrain_create(c, m->vocab, &e->cons, &e->err);
     if (st == FG_OK) st = fg_cmatch_create(e->cons, e->params.constrain, e->params.flags, &e->match);
     if (st == FG_OK) {
       e->hidden = fg_malloc_array(m->hp.n_embd, sizeof(float));
@@ -226,7 +235,7 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     fg_log(FG_LOG_DEBUG, "constraint compiled in %.1f ms", e->constrain_ms);
   }
 
-  if (st == FG_OK && e->spec && (st = spec_create(e)) != FG_OK && e->err.code != st)
+  if (st == FG_OK && e->spec && (st = spec_create(e, shared)) != FG_OK && e->err.code != st)
     fg_err(&e->err, st, "speculation: %s", fg_status_str(st));
 
   /* reuse a snapshot file when it holds exactly this prefix for this model */
@@ -282,7 +291,7 @@ fg_status fg_nlu_fork(const fg_nlu *src, const fg_nlu_params *params, fg_nlu **o
   if (!src || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_fork: %s is NULL", src ? "out" : "the source engine");
   fg_nlu_params p = src->params;
   if (params) p = *params;
-  return create(src->model, src->catalog, &p, src->prefix, out, err);
+  return create(src->model, src->catalog, &p, src, out, err);
 }
 
 static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {

@@ -21,9 +21,12 @@
  *    total error goes down. Values are always requantized with the stored (fp16, integer) scales,
  *    exactly as fg_dequantize_row will compute them.
  *
- * Element weights: w = 1 (the plain squared error, which is what a per-type RMSE measures) blended
- * with the value's magnitude, w = rms + |x| where rms is the block's root mean square: large weights
- * matter more to a matrix product; see bench/quant-quality for the measured effect. */
+ * Element weights (the importance of each value's error): on the grids with a minimum (Q4_1, Q5_1,
+ * Q2_K, Q4_K, Q5_K) w = rms + |x|, rms the block's root mean square; on the signed grids (Q5_0, Q3_K,
+ * Q6_K, IQ4_NL, IQ4_XS) w = x^2, which keeps the block's largest values nearly exact. Measured on
+ * gemma-3-270m (bench/quant-quality): the plain squared error (w = 1) or rms + |x| on the signed grids
+ * gives a lower weight RMSE but a higher next-token KL divergence (Q3_K: twice llama.cpp's), since the
+ * few large weights carry the output. */
 #include "tensor/quant_search.h"
 
 #include <math.h>
@@ -43,25 +46,30 @@ typedef struct qs_grid {
 static float grid_val(const qs_grid *g, int i) { return g->tab ? (float)g->tab[i] : (float)(g->lo + i); }
 static int grid_n(const qs_grid *g) { return g->tab ? 16 : g->hi - g->lo + 1; }
 
+/* the midpoints between IQ4's neighbouring levels (fg_iq4_values): the nearest level of v is the
+ * number of midpoints below v (the lower level at a midpoint) */
+static const float iq4_mids[15] = {-115.5f, -93.5f, -74.0f, -57.0f, -42.0f, -28.5f, -16.0f, -4.5f,
+                                   7.0f,    19.0f,  31.5f,  45.5f,  61.0f,  79.0f,  101.0f};
+
 /* the index of the level nearest v */
 static int grid_index(const qs_grid *g, float v) {
   if (!g->tab) return clampi((int)lrintf(v), g->lo, g->hi) - g->lo;
-  if (v <= (float)g->tab[0]) return 0;
-  if (v >= (float)g->tab[15]) return 15;
-  int a = 0, b = 15; /* tab[a] < v < tab[b] */
-  while (b - a > 1) {
-    const int c = (a + b) / 2;
-    if (v < (float)g->tab[c]) b = c;
-    else a = c;
-  }
-  return v - (float)g->tab[a] <= (float)g->tab[b] - v ? a : b;
+  int i = 0;
+  for (int k = 0; k < 15; k++) i += iq4_mids[k] < v;
+  return i;
 }
 
+/* affine grids (a minimum): w = rms + |x| */
 static void elem_weights(const float *x, int n, float *w) {
   float s = 0.0f;
   for (int j = 0; j < n; j++) s += x[j] * x[j];
   const float rms = sqrtf(s / (float)n);
   for (int j = 0; j < n; j++) w[j] = rms + fabsf(x[j]);
+}
+
+/* signed grids: w = x^2, the large values first (see the header comment) */
+static void elem_weights_sym(const float *x, int n, float *w) {
+  for (int j = 0; j < n; j++) w[j] = x[j] * x[j];
 }
 
 // ----------------------------------------------------------------------------------------------------
@@ -359,7 +367,7 @@ static void ksym_fit(const float *x, qs_ksym *k) {
   const int n = k->nsub * k->sub;
   float w[FG_QK_K], s[16], amax = 0.0f, max = 0.0f;
   for (int j = 0; j < k->nsub; j++) {
-    elem_weights(x + j * k->sub, k->sub, w + j * k->sub);
+    elem_weights_sym(x + j * k->sub, k->sub, w + j * k->sub);
     s[j] = sym_search(x + j * k->sub, w + j * k->sub, k->sub, &k->g, k->L + j * k->sub);
     if (fabsf(s[j]) > amax) {
       amax = fabsf(s[j]);
@@ -476,7 +484,7 @@ static void quant_sym32(const float *x, bool iq4, void *dst, size_t nb) {
     const float *xb = x + 32 * i;
     float w[32];
     uint8_t L[32];
-    elem_weights(xb, 32, w);
+    elem_weights_sym(xb, 32, w);
     const uint16_t d0 = fg_f32_to_fp16(sym_search(xb, w, 32, g, L));
     uint16_t d16 = d0;
     float best = INFINITY;

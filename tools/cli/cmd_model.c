@@ -210,7 +210,7 @@ static bool convert_progress(uint64_t done, uint64_t total, void *ud) {
 int cmd_convert(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"output", 'o', true, "output GGUF (required; written as OUT.tmp.<pid>, then renamed)"},
-      {"type", 0, true, "the weight matrices: a llama-quantize mix (below; default: the input's own types)"},
+      {"type", 0, true, "the weight matrices: a llama-quantize mix (see above; default: the input's own types)"},
       {"pure", 0, false, "every matrix of the --type's main type (as llama-quantize --pure; rows must fit its block)"},
       {"head-type", 0, true, "q8_0 | q4_0: also write output.weight (the LM head) of this type"},
       {"name", 0, true, "general.name (default: the checkpoint's name or directory)"},
@@ -226,9 +226,11 @@ int cmd_convert(int argc, char **argv) {
               "every gemma3.* key, the tokenizer and chat template. A GGUF input of any type fgemma reads is\n"
               "re-typed (a quantized tensor given another quantized type is re-quantized, with a warning).\n"
               "--type T: f32 f16 bf16 q8_0 q4_0 q4_1 q5_0 q5_1 q2_k q3_k_s q3_k_m q3_k_l q4_k_s q4_k_m q5_k_s\n"
-              "q5_k_m q6_k iq4_nl iq4_xs, each with the per-tensor types llama-quantize gives a Gemma 3 in that\n"
-              "mix (e.g. q4_k_m: attn_v and ffn_down Q6_K in the first, last and every third layer, the tied\n"
-              "embedding Q6_K; rows of 640 values fall back to Q5_0/Q5_1/Q8_0/Q4_0/IQ4_NL as llama-quantize does).\n"
+              "q5_k_m q6_k iq4_nl iq4_xs, each (but q4_0: every matrix Q4_0, as before) with the per-tensor\n"
+              "types llama-quantize gives a Gemma 3 in that mix (e.g. q4_k_m: attn_v and ffn_down Q6_K in the\n"
+              "first and last eighth of the layers and every third between, the tied embedding Q6_K; rows that\n"
+              "are not a multiple of 256, as the 640 of Gemma 3 270M, fall back to Q5_0/Q5_1/Q8_0/Q4_0/IQ4_NL\n"
+              "as llama-quantize does).\n"
               "Tensors that become F32, F16, BF16, Q8_0 or Q4_0 get the reference quantizers (llama.cpp's bytes),\n"
               "the other types searched least-squares fits (bench/quant-quality measures them against\n"
               "llama-quantize). Norm vectors stay F32. Streams one chunk of rows at a time; nothing is left at\n"

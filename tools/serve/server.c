@@ -161,6 +161,7 @@ struct cat_entry {
   engine *idle;
   uint32_t n_idle;
   bool listed;          /* in the server's table */
+  job *builder;         /* the request whose worker prefills the entry (CAT_BUILDING) */
   cat_entry *next;
 };
 
@@ -350,6 +351,40 @@ static void job_error(job *j, unsigned status, const char *code, const char *fmt
   j->body = error_body(status, code, NULL, msg, &j->body_len);
 }
 
+/* The client of a suspended connection has gone when its socket reports a hang-up or end of file. */
+static bool client_gone(int fd) {
+  if (fd < 0) return false;
+  struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+  if (poll(&p, 1, 0) <= 0) return false;
+  if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return true;
+  char c;
+  ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n == 0;
+}
+
+/* The prefix prefill's abort callback: stops when the request that started it is past its deadline
+ * or its client has gone, unless other requests wait for the same catalog (they get it finished). */
+static bool build_abort(void *ud) {
+  cat_entry *e = ud;
+  job *j = e->builder;
+  if (!j) return false;
+  const double t = now_s();
+  const bool late = t > j->deadline;
+  bool gone = false;
+  if (!late && t - j->last_poll > 0.005) {
+    j->last_poll = t;
+    gone = client_gone(j->fd);
+  }
+  if (!late && !gone) return false;
+  server *s = j->srv;
+  pthread_mutex_lock(&s->cat_mu);
+  const bool alone = e->refs == 1;
+  pthread_mutex_unlock(&s->cat_mu);
+  if (!alone) return false;
+  atomic_store(gone ? &j->gone : &j->timed_out, true);
+  return true;
+}
+
 // ----------------------------------------------------------------------------------------------
 // catalog cache: an engine per distinct tool list, prefilled once, LRU within cfg->max_catalogs
 
@@ -392,8 +427,11 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     *was_cached = e->state == CAT_READY;
     while (e->state == CAT_BUILDING) pthread_cond_wait(&s->cat_cv, &s->cat_mu);
     if (e->state == CAT_FAILED) {
-      job_error(j, e->fail_st == FG_ERR_FORMAT || e->fail_st == FG_ERR_INVALID_ARG ? 400 : 500,
-                e->fail_st == FG_ERR_FORMAT ? "invalid_catalog" : "catalog_failed", "%s", e->fail_msg);
+      const fg_status fs = e->fail_st;
+      job_error(j, fs == FG_ERR_FORMAT || fs == FG_ERR_INVALID_ARG || fs == FG_ERR_CONTEXT_FULL ? 400
+                   : fs == FG_ERR_ABORTED ? 503 : 500,
+                fs == FG_ERR_FORMAT ? "invalid_catalog" : fs == FG_ERR_ABORTED ? "cancelled" : "catalog_failed",
+                "%s%s", e->fail_msg, fs == FG_ERR_ABORTED ? " (the request that started the prefill was cancelled; retry)" : "");
       if (--e->refs == 0) cat_free(e);
       pthread_mutex_unlock(&s->cat_mu);
       return NULL;
@@ -450,7 +488,11 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
   fg_status st = fg_catalog_parse(j->cat_json, strlen(j->cat_json), &catalog, &err);
   if (st == FG_OK) {
     fg_nlu_params p = s->cfg->nlu;
+    p.session.abort_cb = build_abort; /* the base is never asked: only its prefill polls this */
+    p.session.abort_user_data = e;
+    e->builder = j;
     st = fg_nlu_create(s->model, catalog, &p, &base, &err);
+    e->builder = NULL;
   }
   if (st == FG_OK) {
     fg_nlu_info info;
@@ -477,8 +519,14 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     e->fail_st = st;
     snprintf(e->fail_msg, sizeof e->fail_msg, "catalog: %s", err.msg[0] ? err.msg : fg_status_str(st));
     cat_unlist(s, e);
-    job_error(j, st == FG_ERR_FORMAT || st == FG_ERR_INVALID_ARG ? 400 : 500,
-              st == FG_ERR_FORMAT ? "invalid_catalog" : "catalog_failed", "%s", e->fail_msg);
+    if (st == FG_ERR_ABORTED && atomic_load(&j->timed_out))
+      job_error(j, 503, "timeout", "the catalog prefill took longer than the %u s timeout", s->cfg->timeout_s);
+    else if (st == FG_ERR_CONTEXT_FULL)
+      job_error(j, 400, "context_length_exceeded", "%s", e->fail_msg);
+    else
+      job_error(j, st == FG_ERR_FORMAT || st == FG_ERR_INVALID_ARG ? 400 : st == FG_ERR_ABORTED ? 503 : 500,
+                st == FG_ERR_FORMAT ? "invalid_catalog" : st == FG_ERR_ABORTED ? "cancelled" : "catalog_failed", "%s",
+                e->fail_msg);
   }
   pthread_cond_broadcast(&s->cat_cv);
   if (st != FG_OK) {
@@ -495,15 +543,6 @@ static void cat_release(server *s, cat_entry *e) {
   pthread_mutex_unlock(&s->cat_mu);
 }
 
-static bool client_gone(int fd) {
-  if (fd < 0) return false;
-  struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
-  if (poll(&p, 1, 0) <= 0) return false;
-  if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return true;
-  char c;
-  ssize_t n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n == 0;
-}
 
 /* The engines' abort callback: the request's deadline, or its client gone (checked every 5 ms). */
 static bool engine_abort(void *ud) {

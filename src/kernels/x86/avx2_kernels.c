@@ -4,7 +4,10 @@
  * Same specs and layouts as the AVX-512 table with 8 lanes (see avx512_kernels.c): vec kernels put
  * 8 weight rows in the lanes (transpose for float types, int8 block dots reduced across lanes); the
  * float gemm puts 8 activations in the lanes. There is no bf16 dot instruction: BF16 weights follow
- * the fma spec. Int8 products use the maddubs sign trick (|w| * sign(x, w)), exact for Q8_0. */
+ * the fma spec. Int8 products use the maddubs sign trick (|w| * sign(x, w)), exact for Q8_0.
+ * The other quantized types (Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS) decode a tile's rows once
+ * per column segment into int8 values and scales (q8w_stage.h) for the same vec core; Q5_0 reads
+ * its blocks directly, as Q4_0 does. No quantized gemm on this table: vec runs for every nb. */
 #include "kernels/kernels.h"
 #include "kernels/x86/q8w_stage.h"
 

@@ -9,7 +9,13 @@
  *    r holds row r's exact integer dot, then scaled and accumulated in block order.
  *  - Q8_0/Q4_0 gemm: lanes = 16 activations, repacked once per call as 4-byte groups; a broadcast
  *    weight group feeds vpdpbusd for 16 activations; 8 rows × 16 activations register-blocked (a last
- *    tile of <= 8 activations runs in ymm registers: same lanes, same operations, half the cost). */
+ *    tile of <= 8 activations runs in ymm registers: same lanes, same operations, half the cost).
+ *  - Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS (q8 spec with half-block scales and minimums): a
+ *    tile's rows are decoded once per column segment into v + 128 and their scales (q8w_stage.h), then
+ *    the Q8_0 cores above read them: vec 16 rows in the lanes (the reduction stopped one step early
+ *    gives the half-block sums for sa * ia + sb * ib), gemm 8 rows × 16 activations from activation
+ *    tiles that also carry each block's sum and first-half sum (the +128 bias and the minimum's
+ *    multiplicand). Q5_0 decode skips the staging: Q4_0's vec path plus the fifth bits as byte masks. */
 #include "kernels/kernels.h"
 #include "kernels/x86/q8w_stage.h"
 
@@ -629,7 +635,9 @@ FG_INLINE __m512i fg_q5_0_quad_dot(const uint8_t *r0, const uint8_t *r1, const u
   h = _mm_insert_epi32(h, (int)fg_ld_u32(r3 + o + 2), 3);
   /* [bits 0..15 of the 4 rows | bits 16..31 of the 4 rows]: byte j of lane L <-> mask bit 16 L + j */
   h = _mm_shuffle_epi8(h, _mm_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
-  const __mmask64 mlo = (__mmask64)(uint64_t)_mm_cvtsi128_si64(h), mhi = (__mmask64)(uint64_t)_mm_extract_epi64(h, 1);
+  uint64_t hm[2]; /* through memory: no 64-bit general registers needed (i686 builds) */
+  _mm_storeu_si128((__m128i *)(void *)hm, h);
+  const __mmask64 mlo = (__mmask64)hm[0], mhi = (__mmask64)hm[1];
   const __m512i m4 = _mm512_set1_epi8(0x0f), b4 = _mm512_set1_epi8(0x10);
   const __m512i wlo = _mm512_and_si512(w, m4), whi = _mm512_and_si512(_mm512_srli_epi16(w, 4), m4);
   const __m512i qlo = _mm512_mask_add_epi8(wlo, mlo, wlo, b4), qhi = _mm512_mask_add_epi8(whi, mhi, whi, b4);
@@ -665,6 +673,156 @@ static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
   }
 }
 
+/* Q4_K vec without staging: 16 rows in the lanes as Q8_0 (two rows per zmm, 32 nibble bytes each, the
+ * values 0..15 unsigned: no bias), the super-block's fp16 d / dmin and 6-bit scales and minimums of
+ * the 16 rows loaded and transposed once per super-block and decoded in the lanes (fg_k4_scale_min four bytes at a
+ * time): dw = d * (float)sc and mw = -(dmin * (float)m) as fg_q8w_decode computes them. */
+
+/* The 16 bytes at offset off of 16 rows as four dwords per row: t[d] lane i = dword d of row i. Loads
+ * and a 4 x 4 transpose (no gathers: slow where the gather data sampling mitigation is on). */
+FG_INLINE void fg_rows16_x4(const uint8_t *const rp[16], size_t off, __m512i t[4]) {
+  __m512i z[4]; /* z[q] 128-bit lane L = row 4 L + q */
+  for (int q = 0; q < 4; q++) {
+    __m512i v = _mm512_castsi128_si512(_mm_loadu_si128((const __m128i *)(const void *)(rp[q] + off)));
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(rp[4 + q] + off)), 1);
+    v = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(rp[8 + q] + off)), 2);
+    z[q] = _mm512_inserti32x4(v, _mm_loadu_si128((const __m128i *)(const void *)(rp[12 + q] + off)), 3);
+  }
+  const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]), a1 = _mm512_unpackhi_epi32(z[0], z[1]);
+  const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]), a3 = _mm512_unpackhi_epi32(z[2], z[3]);
+  t[0] = _mm512_unpacklo_epi64(a0, a2);
+  t[1] = _mm512_unpackhi_epi64(a0, a2);
+  t[2] = _mm512_unpacklo_epi64(a1, a3);
+  t[3] = _mm512_unpackhi_epi64(a1, a3);
+}
+
+static void fg_q4_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  fg_pf_first(a, i0, i1, 16);
+  for (size_t t0 = i0; t0 < i1; t0 += 16) {
+    const size_t nr = FG_MIN((size_t)16, i1 - t0);
+    const __mmask16 m = fg_mask16(nr);
+    const uint8_t *rp[16], *sp[16];
+    fg_tile_rows(a, t0, nr, 16, rp);
+    for (int s = 0; s < 16; s++) sp[s] = rp[k_q8_slot_row[s]];
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m512 acc = _mm512_setzero_ps();
+      for (size_t k0 = 0; k0 < nblk; k0 += 8) {
+        const size_t so = (k0 / 8) * 144;
+        __m512i hd[4]; /* d | dmin, then the 12 bytes of scales and minimums */
+        fg_rows16_x4(rp, so, hd);
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(hd[0]));
+        const __m512 dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(hd[0], 16)));
+        const __m512i p0 = hd[1], p1 = hd[2], p2 = hd[3];
+        const __m512i c3f = _mm512_set1_epi32(0x3f3f3f3f), c0f = _mm512_set1_epi32(0x0f0f0f0f), c03 = _mm512_set1_epi32(0x03030303);
+        /* bytes: sc 0..3 | sc 4..7, m 0..3 | m 4..7 */
+        const __m512i wsc[2] = {_mm512_and_si512(p0, c3f),
+                                _mm512_or_si512(_mm512_and_si512(p2, c0f), _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(p0, 6), c03), 4))};
+        const __m512i wm[2] = {_mm512_and_si512(p1, c3f),
+                               _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(p2, 4), c0f),
+                                               _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(p1, 6), c03), 4))};
+        const __m512 sign = _mm512_set1_ps(-0.0f);
+        for (size_t jp = 0; jp < 4; jp++) {
+          /* blocks 2jp (low nibbles) and 2jp + 1 (high nibbles) of the 32 bytes qs[32 jp ..] */
+          __m512i w[8];
+          for (int p = 0; p < 8; p++) {
+            const __m256i wa = _mm256_loadu_si256((const __m256i *)(const void *)(sp[2 * p] + so + 16 + 32 * jp));
+            const __m256i wb = _mm256_loadu_si256((const __m256i *)(const void *)(sp[2 * p + 1] + so + 16 + 32 * jp));
+            w[p] = _mm512_inserti64x4(_mm512_castsi256_si512(wa), wb, 1);
+          }
+          if (b == 0) fg_pf_step(&pf), fg_pf_step(&pf);
+          for (int h = 0; h < 2; h++) {
+            const size_t k = k0 + 2 * jp + (size_t)h;
+            const int j = (int)(2 * jp) + h;
+            const __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32)));
+            __m512i z[8];
+            for (int p = 0; p < 8; p++) {
+              const __m512i u = _mm512_and_si512(h ? _mm512_srli_epi16(w[p], 4) : w[p], _mm512_set1_epi8(0x0f));
+              z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u, xv);
+            }
+            const __m512i idot = fg_reduce_rows16(z);
+            const __m512i sc = _mm512_and_si512(_mm512_srlv_epi32(wsc[j / 4], _mm512_set1_epi32(8 * (j % 4))), _mm512_set1_epi32(0xff));
+            const __m512i mm = _mm512_and_si512(_mm512_srlv_epi32(wm[j / 4], _mm512_set1_epi32(8 * (j % 4))), _mm512_set1_epi32(0xff));
+            const __m512 dw = _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc));
+            const __m512 mw = _mm512_xor_ps(_mm512_mul_ps(dmin, _mm512_cvtepi32_ps(mm)), sign);
+            const __m512 dx = _mm512_set1_ps(xr.d[k]);
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(idot), _mm512_mul_ps(dw, dx), acc);
+            acc = _mm512_fmadd_ps(_mm512_set1_ps((float)xr.isum[k]), _mm512_mul_ps(mw, dx), acc);
+          }
+        }
+      }
+      _mm512_mask_storeu_ps(a->y + b * a->ldy + t0, m, acc);
+    }
+  }
+}
+
+/* Q6_K vec without staging: 16 rows in the lanes as Q8_0 (two rows per zmm), values q = v + 32 in
+ * 0..63 from ql / qh per sub-block, half-block sums less 32 * the activation's half sums, the int8
+ * half-block scales and fp16 d of the 16 rows loaded once per super-block. */
+FG_INLINE __m512i fg_pair256(const uint8_t *ra, const uint8_t *rb, size_t off) {
+  const __m256i wa = _mm256_loadu_si256((const __m256i *)(const void *)(ra + off));
+  const __m256i wb = _mm256_loadu_si256((const __m256i *)(const void *)(rb + off));
+  return _mm512_inserti64x4(_mm512_castsi256_si512(wa), wb, 1);
+}
+
+static void fg_q6_k_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t nblk = a->cols / 32;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  fg_pf_first(a, i0, i1, 16);
+  for (size_t t0 = i0; t0 < i1; t0 += 16) {
+    const size_t nr = FG_MIN((size_t)16, i1 - t0);
+    const __mmask16 m = fg_mask16(nr);
+    const uint8_t *rp[16], *sp[16];
+    fg_tile_rows(a, t0, nr, 16, rp);
+    for (int s = 0; s < 16; s++) sp[s] = rp[k_q8_slot_row[s]];
+    fg_pf pf;
+    fg_pf_init(&pf, a, t0 + 16, i1, 16, nblk);
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m512 acc = _mm512_setzero_ps();
+      for (size_t k0 = 0; k0 < nblk; k0 += 8) {
+        const size_t so = (k0 / 8) * 210;
+        const __m512 d = fg_scales16(rp, so + 208);
+        __m512i scw[4]; /* scales 4t .. 4t + 3 of the 16 rows */
+        fg_rows16_x4(rp, so + 192, scw);
+        for (int sub = 0; sub < 8; sub++) {
+          const size_t k = k0 + (size_t)sub;
+          const int h = sub / 4, s = sub % 4;
+          if (b == 0) fg_pf_step(&pf);
+          const __m512i xv = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32)));
+          const __m512i m4 = _mm512_set1_epi8(0x0f), m30 = _mm512_set1_epi8(0x30);
+          __m512i z[8];
+          for (int p = 0; p < 8; p++) {
+            const __m512i ql = fg_pair256(sp[2 * p], sp[2 * p + 1], so + 64 * (size_t)h + 32 * (size_t)(s & 1));
+            const __m512i qh = fg_pair256(sp[2 * p], sp[2 * p + 1], so + 128 + 32 * (size_t)h);
+            const __m512i lo = _mm512_and_si512(s < 2 ? ql : _mm512_srli_epi16(ql, 4), m4);
+            /* bits 2s, 2s + 1 of qh to bits 4, 5 */
+            const __m512i hi = _mm512_and_si512(s < 2 ? _mm512_slli_epi16(qh, 4 - 2 * s) : _mm512_srli_epi16(qh, 2 * s - 4), m30);
+            z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_or_si512(lo, hi), xv);
+          }
+          __m512i ha, hb;
+          fg_reduce_rows16_halves(z, &ha, &hb);
+          const int32_t xa = fg_qs_half_sum(xr.qs + k * 32), xb = xr.isum[k] - xa;
+          ha = _mm512_add_epi32(ha, _mm512_set1_epi32(-32 * xa));
+          hb = _mm512_add_epi32(hb, _mm512_set1_epi32(-32 * xb));
+          /* sa = scales[2 sub], sb = scales[2 sub + 1], sign-extended */
+          const __m512i w = scw[sub / 2];
+          const int ba = (2 * sub) % 4;
+          const __m512i sa = _mm512_srai_epi32(_mm512_slli_epi32(w, (unsigned)(24 - 8 * ba)), 24);
+          const __m512i sb = _mm512_srai_epi32(_mm512_slli_epi32(w, (unsigned)(16 - 8 * ba)), 24);
+          const __m512i idot = _mm512_add_epi32(_mm512_mullo_epi32(ha, sa), _mm512_mullo_epi32(hb, sb));
+          acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(idot), _mm512_mul_ps(d, _mm512_set1_ps(xr.d[k])), acc);
+        }
+      }
+      _mm512_mask_storeu_ps(a->y + b * a->ldy + t0, m, acc);
+    }
+  }
+}
+
 #define FG_NQ_GEMM(name, type) \
   static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_gemm(a, i0, i1, type); }
 #define FG_NQ_KERNELS(name, type)                                                                         \
@@ -675,9 +833,9 @@ FG_NQ_GEMM(q5_0, FG_TYPE_Q5_0) /* vec: fg_q5_0_vec_direct */
 FG_NQ_KERNELS(q5_1, FG_TYPE_Q5_1)
 FG_NQ_KERNELS(q2_k, FG_TYPE_Q2_K)
 FG_NQ_KERNELS(q3_k, FG_TYPE_Q3_K)
-FG_NQ_KERNELS(q4_k, FG_TYPE_Q4_K)
+FG_NQ_GEMM(q4_k, FG_TYPE_Q4_K) /* vec: fg_q4_k_vec_direct */
 FG_NQ_KERNELS(q5_k, FG_TYPE_Q5_K)
-FG_NQ_KERNELS(q6_k, FG_TYPE_Q6_K)
+FG_NQ_GEMM(q6_k, FG_TYPE_Q6_K) /* vec: fg_q6_k_vec_direct */
 FG_NQ_KERNELS(iq4_nl, FG_TYPE_IQ4_NL)
 FG_NQ_KERNELS(iq4_xs, FG_TYPE_IQ4_XS)
 
@@ -865,9 +1023,9 @@ static const fg_kernels k_avx512 = {
             [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
-            [FG_TYPE_Q4_K] = {fg_q4_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
+            [FG_TYPE_Q4_K] = {fg_q4_k_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_Q5_K] = {fg_q5_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
-            [FG_TYPE_Q6_K] = {fg_q6_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
+            [FG_TYPE_Q6_K] = {fg_q6_k_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_IQ4_NL] = {fg_iq4_nl_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
             [FG_TYPE_IQ4_XS] = {fg_iq4_xs_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 16},
         },
