@@ -11,9 +11,10 @@
 #   real_parity        llama.cpp on tests/data/real/prompts.jsonl: same tokenization, 64 greedy ids,
 #                      next-token logits at a few positions (tests/oracle/real_parity.mjs)
 #   real_perplexity    perplexity over tests/data/real/gpl-3.0.txt, llama.cpp vs `fgemma perplexity`
-#   dequant_tiny_*     the same bit-for-bit check on the synthetic oracle models (fg_dequant_oracle
-#                      below: one line per further file)
-# Label "real" for the tests on the real file, "dequant" for every dequantization check.
+#   dequant_tiny_*,    the same bit-for-bit check on synthetic files of every block type
+#   dequant_small_*    (fg_dequant_oracle below: one line per further file)
+# Labels: "real" for the tests on the real file, "dequant" and "oracle" for every dequantization check
+# (the ARM cross builds leave out oracle and real: the checks run host tools).
 
 # FG_REAL_MODEL (the file) is defined in tests/CMakeLists.txt.
 set(FG_ORACLE_VENV ${PROJECT_SOURCE_DIR}/.cache/venv-oracle CACHE PATH
@@ -69,7 +70,7 @@ function(fg_dequant_oracle name file)
     COMMAND ${CMAKE_COMMAND} "-DREQUIRE=${FG_REAL_PY}|${file}" "-DWHAT=${FG_REAL_MISSING_WHAT}"
             -P ${FG_REAL_RUN_SCRIPT} --
             ${FG_REAL_PY} ${PROJECT_SOURCE_DIR}/tests/oracle/gguf_dequant.py --tool $<TARGET_FILE:dequant_dump> ${rows} ${file})
-  set_tests_properties(${name} PROPERTIES LABELS "dequant;${D_LABELS}" TIMEOUT 600)
+  set_tests_properties(${name} PROPERTIES LABELS "dequant;oracle;${D_LABELS}" TIMEOUT 600)
   if(D_FIXTURE)
     set_tests_properties(${name} PROPERTIES FIXTURES_REQUIRED ${D_FIXTURE})
   endif()
@@ -96,10 +97,11 @@ set(FG_REAL_THREADS 1 CACHE STRING "threads per side (llama.cpp, fgemma) in the 
 set(FG_REAL_TOL 8 CACHE STRING "real_parity: max |logit diff| over the vocabulary")
 set(FG_REAL_TOL_TOP 4 CACHE STRING "real_parity: max |logit diff| over llama.cpp's top 50")
 set(FG_REAL_TIE_TOL 0.75 CACHE STRING "real_parity: llama.cpp's top-2 gap that counts as a near-tie")
-# Perplexity: the first FG_REAL_PPL_TOKENS ids of the GPL-3 text, windows of 512, stride 256.
-# |ppl_fgemma / ppl_llama - 1| measured 4.2e-3 over 1,024 ids (fgemma lower): the issue's 1e-3 is not
-# met; FG_REAL_PPL_MAX_REL is 2.4x the measured value (docs/ORACLES.md "The real model").
-set(FG_REAL_PPL_TOKENS 1024 CACHE STRING "real_perplexity: ids of tests/data/real/gpl-3.0.txt scored")
+# Perplexity: the first FG_REAL_PPL_TOKENS ids of the GPL-3 text, windows of 512, stride 256 (767 ids
+# = two windows, 511 + 256 ids scored). |ppl_fgemma / ppl_llama - 1| measured 3.2e-3 / 3.5e-3 / 4.2e-3
+# over 512 / 767 / 1,024 ids (fgemma lower): the issue's 1e-3 is not met; FG_REAL_PPL_MAX_REL is 2.4x
+# the largest measured value (docs/ORACLES.md "The real model").
+set(FG_REAL_PPL_TOKENS 767 CACHE STRING "real_perplexity: ids of tests/data/real/gpl-3.0.txt scored")
 set(FG_REAL_PPL_MAX_REL 0.01 CACHE STRING "real_perplexity: largest |ppl_fgemma / ppl_llama - 1|")
 
 # FG_ORACLE_RUN (tests/oracle.cmake): node, or a script that fails saying how to install it
