@@ -104,7 +104,10 @@ if [ "$tsan" = 1 ]; then
   # die_after_fork=0: test_session's persistence test forks a child while the pool's threads exist
   # (the child itself runs single-threaded); halt_on_error: the first report fails the step
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0
-  timed "TSan test_kernels" build-tsan/tests/test_kernels
+  # every float type, the two file-format q8 kernels and one of each new family (a 32-block type, a
+  # K-quant with half-block scales, one with a minimum): the pool's threading, not every decoder (the
+  # release and ASan runs test all 15 types; all of them under TSan took ~10 min)
+  FG_TEST_KERNEL_TYPES=f32,f16,bf16,q8_0,q4_0,q5_0,q6_k,q4_k timed "TSan test_kernels" build-tsan/tests/test_kernels
   timed "TSan test_session" build-tsan/tests/test_session
   timed "TSan test_reliability" build-tsan/tests/test_reliability abort errmsg free
   timed "TSan test_lifetime" build-tsan/tests/test_lifetime

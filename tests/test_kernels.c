@@ -452,6 +452,18 @@ static void check_invariance(fg_ops *const *ops_by_threads, size_t n_ops, const 
 // ----------------------------------------------------------------------------
 // a whole table
 
+/* FG_TEST_KERNEL_TYPES=name,name,...: only these types in test_table (the ThreadSanitizer run, which
+ * checks the thread pool and needs no type but the ones whose kernels differ in threading: 10 min -> 2) */
+static bool type_selected(uint32_t type) {
+  const char *sel = getenv("FG_TEST_KERNEL_TYPES");
+  if (!sel || !sel[0]) return true;
+  const char *name = fg_type_name(type);
+  const size_t n = strlen(name);
+  for (const char *p = sel; (p = strstr(p, name)) != NULL; p += n)
+    if ((p == sel || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return true;
+  return false;
+}
+
 /* only_q8w: just the types beyond Q8_0 / Q4_0 (the table of the portable q8 kernel) */
 static void test_table(fg_ops *const *ops, size_t n_ops, const fg_kernels *k, bool only_q8w, rng *r) {
   fprintf(stderr, "table %s\n", k->name);
@@ -463,7 +475,7 @@ static void test_table(fg_ops *const *ops, size_t n_ops, const fg_kernels *k, bo
   size_t ci = 0;
   for (size_t ti = 0; ti < N_TYPES; ti++) {
     const uint32_t type = k_types[ti];
-    if (only_q8w && !type_is_q8w(type)) continue;
+    if ((only_q8w && !type_is_q8w(type)) || !type_selected(type)) continue;
     const clock_t t_start = clock();
     const bool is_q = !type_is_float(type);
     const size_t bs = type_block(type);
