@@ -29,10 +29,15 @@
 static char g_dir[512];
 
 /* a path in the scratch directory (kept for the run) */
+static char *g_paths[256]; /* every path handed out, freed at the end of main */
+static size_t g_n_paths;
 static const char *scratch(const char *name) {
   const size_t n = strlen(g_dir) + strlen(name) + 2;
-  char *b = malloc(n);
-  if (b) snprintf(b, n, "%s/%s", g_dir, name);
+  char *b = g_n_paths < 256 ? malloc(n) : NULL;
+  if (b) {
+    snprintf(b, n, "%s/%s", g_dir, name);
+    g_paths[g_n_paths++] = b;
+  }
   return b ? b : "";
 }
 
@@ -453,5 +458,6 @@ int main(void) {
   test_quantizers();
   test_end_to_end();
   rmdir(g_dir);
+  for (size_t i = 0; i < g_n_paths; i++) free(g_paths[i]);
   return fg_test_finish("test_convert_mix");
 }
