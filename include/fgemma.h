@@ -109,6 +109,24 @@ typedef struct fg_snapshot fg_snapshot;
  * token_embd). 0 means the same, so that {0} stays valid: an f32 replacement head is not offered. */
 #define FG_MODEL_HEAD_AS_FILE 0xffffffffu
 
+/* A LoRA adapter in llama.cpp's GGUF format (general.type = "adapter", adapter.type = "lora",
+ * adapter.lora.alpha, tensor pairs "<base tensor>.lora_a" (rank × n_in) / ".lora_b" (n_out × rank) in F32,
+ * F16, BF16 or Q8_0) for the layers' matrices (attn_q/k/v/output, ffn_gate/up/down). Every adapted
+ * product becomes W·x + s·B·(A·x) with s = scale · alpha / rank (scale alone when alpha is 0), as
+ * llama.cpp's --lora FILE:SCALE does. An adapter may carry FunctionGemma's control tokens for a base file
+ * that lacks them (fgemma.vocab_override.ids / .tokens: the base's <unusedN> pieces at those ids are
+ * renamed, and become control tokens; docs/TV-270M.md). */
+typedef struct fg_lora {
+  const char *path; /* the adapter's GGUF file */
+  float scale;      /* user scale, finite; 1 = the adapter as trained, 0 = loaded but without effect */
+} fg_lora;
+
+/* fg_model_params.lora_merge: how adapters are applied. */
+#define FG_LORA_RUNTIME 0u    /* exactly, at run time, over the base weights as they are (default) */
+#define FG_LORA_MERGE_F32 1u  /* merged at load into heap copies of the adapted matrices, in F32 */
+#define FG_LORA_MERGE_BF16 2u /* ... in BF16 */
+#define FG_LORA_MERGE_Q8_0 3u /* ... in Q8_0 (reference quantizer) */
+
 typedef struct fg_model_params {
   uint32_t flags;     /* FG_MODEL_* bits; 0 = map the file, no scan */
   uint32_t head_type; /* replacement LM head, made at load: FG_MODEL_HEAD_AS_FILE (set by
@@ -119,6 +137,13 @@ typedef struct fg_model_params {
                          already has the type is used as is (nothing copied). Costs n_vocab rows of
                          heap (e.g. 178 MB for Q8_0, 94 MB for Q4_0 at 262,144 × 640) and some load
                          time (threaded over the available cores). Other types: FG_ERR_UNSUPPORTED. */
+  const fg_lora *loras; /* n_loras adapters applied in this order (paths are read during the call only) */
+  size_t n_loras;
+  uint32_t lora_merge;  /* FG_LORA_RUNTIME or FG_LORA_MERGE_*; with no adapter it has no effect. An adapter
+                           for another architecture or shape, a lone lora_a or lora_b, ranks that differ
+                           within a pair, a tensor the base lacks or that fgemma cannot adapt, non-finite
+                           values or an invalid scale: FG_ERR_FORMAT / FG_ERR_UNSUPPORTED /
+                           FG_ERR_INVALID_ARG, the message naming the file and tensor */
 } fg_model_params;
 
 FG_API void fg_model_params_init(fg_model_params *p);
@@ -163,7 +188,8 @@ typedef struct fg_model_info {
   uint64_t n_params;
   uint64_t decode_bytes;    /* weight bytes read per decoded token (every matrix once, the head once) */
   uint8_t fingerprint[16];  /* identifies the file's hyper-parameters and weights (see fg_snapshot_load);
-                               a load-time replacement head changes it (snapshots hold logits) */
+                               a load-time replacement head changes it (snapshots hold logits), and so do
+                               the adapters, their scales and order, and the merge mode */
   uint64_t head_copy_bytes; /* heap bytes of a load-time replacement head; 0 = the head is in the file */
   double head_copy_ms;      /* time spent quantizing it at load */
   uint32_t head_rows;       /* output rows the full head computes: n_vocab, or fewer when the head's other
@@ -171,6 +197,10 @@ typedef struct fg_model_info {
   uint64_t repack_bytes;    /* heap bytes of the matrices copied into the kernels' layout at load
                                (FG_MODEL_NO_REPACK); 0 = none */
   double repack_ms;         /* time spent copying them */
+  uint32_t n_loras;         /* adapters applied (fg_model_params.loras) */
+  uint32_t lora_merge;      /* FG_LORA_RUNTIME or FG_LORA_MERGE_* as applied */
+  uint64_t lora_bytes;      /* heap bytes of the adapters' tensors (run time) or of the merged matrices */
+  double lora_ms;           /* time spent loading (and merging) them */
 } fg_model_info;
 
 FG_API fg_status fg_model_get_info(const fg_model *model, fg_model_info *out);
