@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The tv-270m device runs (training/README.md, "tv-270m"). The base file is too large for one call
+# (64 MiB travel per call), so it goes over in pieces that stay on the warm machine:
+#
+#   training/device_lora.sh piece K      # each of the calls that carry training/data/base-K: stores the piece
+#   training/device_lora.sh train [ARGS] # the last call (carries training/data/lora and the last pieces):
+#                                        # joins the pieces, checks
+#                                        # the SHA-256 inside train_lora.py, trains, writes into $OUT
+#
+# training/split_base.sh makes the pieces and training/data/lora (the data, the golden, the gguf package).
+# TV_BUDGET: seconds of training from the start of train_lora.py (default 330).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+store=/tmp/fg-base
+case "${1:-}" in
+  piece)
+    k=${2:?piece number}
+    mkdir -p "$store"
+    cp "training/data/base-$k/part" "$store/part-$k"
+    echo "piece $k: $(stat -c %s "$store/part-$k") bytes; stored: $(ls "$store" | tr '\n' ' ')"
+    nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader || true
+    ;;
+  train)
+    shift
+    : "${OUT:?OUT must name the directory whose files come back}"
+    d=training/data/lora
+    for f in "$d/tv270m-data.bin" "$d/golden.npz" "$d/gguf/__init__.py"; do
+      [ -f "$f" ] || { echo "device_lora.sh: $f is missing (carry training/data/lora)" >&2; exit 1; }
+    done
+    mkdir -p "$store"
+    for p in training/data/base-*/part; do  # pieces carried by this call too
+      [ -f "$p" ] || continue
+      k=${p#training/data/base-}; k=${k%/part}
+      cp "$p" "$store/part-$k"
+    done
+    n=$(ls "$store" | wc -l)
+    cat $(ls "$store"/part-* | sort -t- -k3 -n) > /tmp/base.gguf
+    echo "joined $n pieces: $(stat -c %s /tmp/base.gguf) bytes"
+    PY=$(command -v python3 || command -v python)
+    export PYTHONPATH="$PWD/$d${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+    exec "$PY" training/train_lora.py --base /tmp/base.gguf --data "$d/tv270m-data.bin" --golden "$d/golden.npz" \
+      --dev-jsonl training/tv270m-dev.jsonl --out "$OUT" --time-budget "${TV_BUDGET:-330}" "$@"
+    ;;
+  *)
+    echo "usage: training/device_lora.sh piece K | train [train_lora.py options]" >&2
+    exit 2
+    ;;
+esac
