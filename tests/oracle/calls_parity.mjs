@@ -3,7 +3,7 @@
 // calls_parity.mjs: fgemma's NLU answers equal llama.cpp's greedy answers on a labelled set.
 //
 //   node calls_parity.mjs --fgemma BIN --model M.gguf --tools CATALOG.json --data DATA.jsonl
-//                         [--max-tokens 48] [--threads 1] [--limit N] [--tie-tol X] [--min-calls N]
+//                         [--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N]
 //
 // fgemma: `fgemma call` (the NLU engine, unconstrained greedy decoding, catalog prefix prefilled once)
 // answers every "utterance" of DATA.jsonl; its raw text (control tokens by name) is compared with
@@ -24,9 +24,9 @@ import { UsageError, die, parseArgs, parsePositiveInt } from "./common.mjs";
 import { openLlama, openModel } from "./llama_core.mjs";
 
 const SPEC = { fgemma: "str", model: "str", tools: "str", data: "str", "max-tokens": "str", threads: "str",
-  limit: "str", "tie-tol": "str", "min-calls": "str", help: "bool" };
+  limit: "str", every: "str", "tie-tol": "str", "min-calls": "str", help: "bool" };
 const USAGE = "usage: calls_parity.mjs --fgemma BIN --model M.gguf --tools CATALOG.json --data DATA.jsonl " +
-  "[--max-tokens 48] [--threads 1] [--limit N] [--tie-tol X] [--min-calls N]";
+  "[--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N]";
 const SUFFIX = "<end_of_turn>\n<start_of_turn>model\n";
 const STOPS = ["<end_function_call>", "<end_of_turn>", "<eos>", "<start_function_response>"];
 
@@ -68,6 +68,9 @@ async function main() {
 
   let items = fs.readFileSync(a.data, "utf8").split("\n").filter((l) => l.trim().length > 0)
     .map((l) => JSON.parse(l).utterance);
+  const every = parsePositiveInt(a.every, "--every", 1);
+  if (every < 1) throw new UsageError("--every must be at least 1");
+  if (every > 1) items = items.filter((_, i) => i % every === 0);
   if (limit > 0) items = items.slice(0, limit);
   if (items.length === 0) die(`${a.data} holds no utterances`, 1);
   if (items.some((u) => u.includes("\n"))) die("an utterance contains a line break (fgemma call reads lines)", 1);

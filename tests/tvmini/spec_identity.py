@@ -2,7 +2,7 @@
 """Speculation on against off on a trained model (issue 17): every answer byte-identical.
 
     spec_identity.py --fgemma BIN --model M.gguf --tools CATALOG.json --data A.jsonl [--data B.jsonl ...]
-                     [--modes off,call-only,call-or-text] [--threads 1,2]
+                     [--modes off,call-only,call-or-text] [--threads 1,2] [--every N]
 
 For every data file (one {"utterance": ...} per line, as `fgemma eval --calls` reads), every
 constraint mode and every thread count, `fgemma call` answers all utterances with --speculate off and
@@ -54,7 +54,10 @@ def main():
     ap.add_argument("--data", required=True, action="append")
     ap.add_argument("--modes", default="off,call-only,call-or-text")
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--every", type=int, default=1, help="every N-th utterance of each file (1: all)")
     args = ap.parse_args()
+    if args.every < 1:
+        ap.error("--every must be >= 1")
     try:
         threads = [int(t) for t in args.threads.split(",")]
     except ValueError:
@@ -62,7 +65,7 @@ def main():
     failures = 0
     for data in args.data:
         with open(data, encoding="utf-8") as f:
-            utts = [json.loads(line)["utterance"] for line in f if line.strip()]
+            utts = [json.loads(line)["utterance"] for line in f if line.strip()][::args.every]
         if not utts or any("\n" in u for u in utts):
             print(f"FAIL {data}: no utterances, or one with a line break")
             return 1
