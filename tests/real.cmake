@@ -10,7 +10,8 @@
 #                      gguf.quants.dequantize, bit for bit (tests/oracle/gguf_dequant.py)
 #   real_parity        llama.cpp on tests/data/real/prompts.jsonl: same tokenization, 64 greedy ids,
 #                      next-token logits at a few positions (tests/oracle/real_parity.mjs)
-#   real_perplexity    perplexity over tests/data/real/gpl-3.0.txt, llama.cpp vs `fgemma perplexity`
+#   real_perplexity    perplexity over tests/data/real/gpl-3.0.txt, llama.cpp vs `fgemma perplexity`, on
+#                      the real file and on its F32 form (real_f32: the exact value)
 #   dequant_tiny_*,    the same bit-for-bit check on synthetic files of every block type
 #   dequant_small_*    (fg_dequant_oracle below: one line per further file)
 # Labels: "real" for the tests on the real file, "dequant" and "oracle" for every dequantization check
@@ -98,11 +99,21 @@ set(FG_REAL_TOL 8 CACHE STRING "real_parity: max |logit diff| over the vocabular
 set(FG_REAL_TOL_TOP 4 CACHE STRING "real_parity: max |logit diff| over llama.cpp's top 50")
 set(FG_REAL_TIE_TOL 0.75 CACHE STRING "real_parity: llama.cpp's top-2 gap that counts as a near-tie")
 # Perplexity: the first FG_REAL_PPL_TOKENS ids of the GPL-3 text, windows of 512, stride 256 (767 ids
-# = two windows, 511 + 256 ids scored). |ppl_fgemma / ppl_llama - 1| measured 3.2e-3 / 3.5e-3 / 4.2e-3
-# over 512 / 767 / 1,024 ids (fgemma lower): the issue's 1e-3 is not met; FG_REAL_PPL_MAX_REL is 2.4x
-# the largest measured value (docs/ORACLES.md "The real model").
+# = two windows, 511 + 256 ids scored), on the real file and on its F32 dequantization (the fixture
+# real_f32: the same weights, no activation rounding in either engine). Measured (docs/ORACLES.md
+# "The real model"): on the F32 file the two engines agree to 1.6e-4; fgemma on the Q4_K_M file is
+# 3.6e-4 from that exact value; llama.cpp on the Q4_K_M file is +3.5e-3 (Xeon Sapphire Rapids) to
+# +1.4e-2 (AMD EPYC) from it, depending on the CPU its prebuilt binary picks kernels for.
 set(FG_REAL_PPL_TOKENS 767 CACHE STRING "real_perplexity: ids of tests/data/real/gpl-3.0.txt scored")
-set(FG_REAL_PPL_MAX_REL 0.01 CACHE STRING "real_perplexity: largest |ppl_fgemma / ppl_llama - 1|")
+set(FG_REAL_PPL_EXACT_MAX_REL 0.001 CACHE STRING
+  "real_perplexity: largest |ppl / ppl_exact - 1| for fgemma on the real file, and between the engines on its F32 form")
+set(FG_REAL_PPL_MAX_REL 0.03 CACHE STRING
+  "real_perplexity: largest |ppl_fgemma / ppl_llama - 1| on the real file (llama.cpp's value moves by CPU)")
+set(FG_REAL_F32 ${FG_TEST_MODELS}/real-gemma-3-270m-f32.gguf)
+add_test(NAME real_f32
+  COMMAND ${CMAKE_COMMAND} "-DREQUIRE=${FG_REAL_MODEL}" "-DWHAT=${FG_REAL_MISSING_WHAT}" -P ${FG_REAL_RUN_SCRIPT} --
+          $<TARGET_FILE:fgemma> convert ${FG_REAL_MODEL} -o ${FG_REAL_F32} --type f32)
+set_tests_properties(real_f32 PROPERTIES LABELS "real" TIMEOUT 600 FIXTURES_SETUP real_f32)
 
 # FG_ORACLE_RUN (tests/oracle.cmake): node, or a script that fails saying how to install it
 add_test(NAME real_parity
@@ -116,8 +127,10 @@ add_test(NAME real_perplexity
           "-DWHAT=${FG_REAL_MISSING_WHAT}" -P ${FG_REAL_RUN_SCRIPT} --
           ${FG_ORACLE_RUN} ${FG_ORACLE_DIR}/real_perplexity.mjs --fgemma $<TARGET_FILE:fgemma> --model ${FG_REAL_MODEL}
           --text ${FG_REAL_DATA}/gpl-3.0.txt --ctx 512 --stride 256 --tokens ${FG_REAL_PPL_TOKENS}
-          --max-rel ${FG_REAL_PPL_MAX_REL} --threads ${FG_REAL_THREADS})
+          --max-rel ${FG_REAL_PPL_MAX_REL} --threads ${FG_REAL_THREADS}
+          --exact-model ${FG_REAL_F32} --exact-max-rel ${FG_REAL_PPL_EXACT_MAX_REL})
 set_tests_properties(real_parity real_perplexity PROPERTIES LABELS "real;oracle" TIMEOUT 900 RUN_SERIAL TRUE)
+set_tests_properties(real_perplexity PROPERTIES FIXTURES_REQUIRED real_f32)
 
 # ---- synthetic files of every further block type (gen-model's quantizers and type mix) ----------
 # The small preset (width 128): rows of 1024 (attn_output) and 512 (ffn_down) take the K-quants and

@@ -4,7 +4,7 @@
 // `fgemma perplexity`, on the same windows.
 //
 //   node real_perplexity.mjs --fgemma BIN --model M.gguf --text FILE [--ctx 512] [--stride 256]
-//        [--tokens N] [--max-rel 0.001] [--threads T]
+//        [--tokens N] [--max-rel 0.001] [--threads T] [--exact-model F32.gguf [--exact-max-rel 0.001]]
 //
 // Windows (the definition of `fgemma perplexity --help`): the text is tokenized without <bos>
 // (both tokenizers must agree on the first N ids), each window is <bos> plus up to ctx - 1 text
@@ -20,6 +20,13 @@
 // log p(id) = log(p_k(id) / p_k(top-1)) + log p_max. An id outside the top K gets llama.cpp's full
 // distribution at that position (a third evaluation of the window, only when needed).
 // F32 KV cache, flash attention off. Passes when |ppl_fgemma / ppl_llama - 1| <= --max-rel.
+//
+// --exact-model: the same weights in F32 (`fgemma convert M.gguf --type f32`), where neither engine
+// rounds the activations of the matrix products: both engines also run it, and the run passes only
+// when fgemma and llama.cpp agree on it within --exact-max-rel (the same math) and fgemma's perplexity
+// on M is within --exact-max-rel of the exact one (fgemma's 8-bit activation rounding costs no more).
+// llama.cpp's own distance from the exact value is printed: it depends on the CPU (its kernel variant
+// and activation rounding), which is why --max-rel between the two engines on M is looser.
 
 import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -29,9 +36,9 @@ import { openLlama, openModel } from "./llama_core.mjs";
 
 const TOP_K = 1000;
 const SPEC = { fgemma: "str", model: "str", text: "str", ctx: "str", stride: "str", tokens: "str",
-  "max-rel": "str", threads: "str", help: "bool" };
+  "max-rel": "str", threads: "str", "exact-model": "str", "exact-max-rel": "str", help: "bool" };
 const USAGE = "usage: real_perplexity.mjs --fgemma BIN --model M.gguf --text FILE [--ctx 512] [--stride 256] " +
-  "[--tokens N] [--max-rel 0.001] [--threads T]";
+  "[--tokens N] [--max-rel 0.001] [--threads T] [--exact-model F32.gguf [--exact-max-rel 0.001]]";
 
 function readOptions(argv) {
   const a = parseArgsWithFiles(argv, SPEC, USAGE, ["fgemma", "model", "text"]);
@@ -41,7 +48,11 @@ function readOptions(argv) {
     tokens: parsePositiveInt(a.tokens, "--tokens", 0),
     threads: parsePositiveInt(a.threads, "--threads", 1),
     maxRel: a["max-rel"] == null ? 1e-3 : Number(a["max-rel"]),
+    exact: a["exact-model"] == null ? null : path.resolve(a["exact-model"]),
+    exactMaxRel: a["exact-max-rel"] == null ? 1e-3 : Number(a["exact-max-rel"]),
   };
+  if (o.exact && !fs.existsSync(o.exact)) throw new UsageError(`--exact-model: ${o.exact} does not exist`);
+  if (!(o.exactMaxRel >= 0)) throw new UsageError("--exact-max-rel must be a non-negative number");
   o.stride = parsePositiveInt(a.stride, "--stride", o.ctx - 1);
   if (o.ctx < 2) throw new UsageError("--ctx must be >= 2");
   if (o.stride < 1 || o.stride > o.ctx - 1) throw new UsageError(`--stride must be within 1..${o.ctx - 1}`);
@@ -62,8 +73,8 @@ function windows(n, ctx, stride) {
   return out;
 }
 
-function runFgemmaPerplexity(o) {
-  const args = ["perplexity", "-m", o.model, "--text", o.text, "--ctx", String(o.ctx), "--stride", String(o.stride),
+function runFgemmaPerplexity(o, modelPath) {
+  const args = ["perplexity", "-m", modelPath, "--text", o.text, "--ctx", String(o.ctx), "--stride", String(o.stride),
     "-t", String(o.threads), "--json"];
   if (o.tokens) args.push("--tokens", String(o.tokens));
   const t0 = nowMs();
@@ -127,6 +138,29 @@ async function llamaWindow(seq, ids, w, bos) {
   return { nll, missing: missing.length };
 }
 
+// llama.cpp's perplexity of ids over the windows ws, on modelPath
+async function llamaPerplexity(handle, modelPath, ids, ws, bos, o) {
+  const model = await openModel(handle.llama, modelPath);
+  const ctx = await model.createContext({
+    contextSize: o.ctx, batchSize: o.ctx, sequences: 1, flashAttention: false, threads: o.threads,
+    experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32", swaFullCache: false,
+    ignoreMemorySafetyChecks: true, failedCreationRemedy: false,
+  });
+  const seq = ctx.getSequence();
+  const tl = nowMs();
+  let sum = 0, count = 0, missing = 0;
+  for (const w of ws) {
+    const r = await llamaWindow(seq, ids, w, bos);
+    for (const v of r.nll) sum += v;
+    count += r.nll.length;
+    missing += r.missing;
+  }
+  const ms = nowMs() - tl;
+  await ctx.dispose();
+  await model.dispose();
+  return { ppl: Math.exp(sum / count), mean: sum / count, count, missing, ms };
+}
+
 async function run(o) {
   const t0 = nowMs();
   const handle = await openLlama({ threads: o.threads });
@@ -154,45 +188,45 @@ async function run(o) {
   if (bosIds.length !== 1) throw new Error("cannot find <bos>");
   const bos = bosIds[0];
 
-  const fgPromise = runFgemmaPerplexity(o);
-  fgPromise.catch(() => {});
-  const ws = windows(ids.length, o.ctx, o.stride);
-  const ctx = await model.createContext({
-    contextSize: o.ctx, batchSize: o.ctx, sequences: 1, flashAttention: false, threads: o.threads,
-    experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32", swaFullCache: false,
-    ignoreMemorySafetyChecks: true, failedCreationRemedy: false,
-  });
-  const seq = ctx.getSequence();
-  const tl = nowMs();
-  let sum = 0, count = 0, missing = 0;
-  for (const w of ws) {
-    const r = await llamaWindow(seq, ids, w, bos);
-    for (const v of r.nll) sum += v;
-    count += r.nll.length;
-    missing += r.missing;
-  }
-  const llMs = nowMs() - tl;
-  await ctx.dispose();
   await model.dispose();
-  await handle.llama.dispose();
-  const pplL = Math.exp(sum / count);
-  process.stdout.write(`llama.cpp: perplexity ${pplL.toFixed(6)} over ${count} ids in ${ws.length} windows ` +
-    `(${missing} outside the top ${TOP_K}, taken from the full distribution); ${(llMs / 1000).toFixed(1)} s\n`);
-  const fg = await fgPromise;
-  process.stdout.write(`fgemma:    perplexity ${Number(fg.perplexity).toFixed(6)} over ${fg.tokens} ids in ${fg.windows} ` +
-    `windows (${fg.positions} positions run); ${(fg.ms / 1000).toFixed(1)} s (in parallel with llama.cpp)\n`);
+  const fgQ = runFgemmaPerplexity(o, o.model);
+  fgQ.catch(() => {});
+  const fgF = o.exact ? runFgemmaPerplexity(o, o.exact) : null;
+  if (fgF) fgF.catch(() => {});
+  const ws = windows(ids.length, o.ctx, o.stride);
   let pass = true;
-  if (fg.tokens !== count || fg.windows !== ws.length) {
-    process.stdout.write(`FAIL: fgemma scored ${fg.tokens} ids in ${fg.windows} windows, llama.cpp ${count} in ${ws.length}\n`);
-    pass = false;
+  const one = async (label, modelPath, fgPromise, maxRel) => {
+    const ll = await llamaPerplexity(handle, modelPath, ids, ws, bos, o);
+    process.stdout.write(`${label}: llama.cpp perplexity ${ll.ppl.toFixed(6)} over ${ll.count} ids in ${ws.length} windows ` +
+      `(${ll.missing} outside the top ${TOP_K}, taken from the full distribution); ${(ll.ms / 1000).toFixed(1)} s\n`);
+    const fg = await fgPromise;
+    process.stdout.write(`${label}: fgemma    perplexity ${Number(fg.perplexity).toFixed(6)} over ${fg.tokens} ids in ${fg.windows} ` +
+      `windows (${fg.positions} positions run); ${(fg.ms / 1000).toFixed(1)} s (in parallel with llama.cpp)\n`);
+    if (fg.tokens !== ll.count || fg.windows !== ws.length) {
+      process.stdout.write(`FAIL: fgemma scored ${fg.tokens} ids in ${fg.windows} windows, llama.cpp ${ll.count} in ${ws.length}\n`);
+      pass = false;
+    }
+    const rel = fg.perplexity / ll.ppl - 1;
+    const ok = Math.abs(rel) <= maxRel;
+    pass &&= ok;
+    process.stdout.write(`${label}: ppl_fgemma / ppl_llama - 1 = ${rel.toExponential(3)} (mean -log p: fgemma ` +
+      `${(fg.nll / fg.tokens).toFixed(6)}, llama.cpp ${ll.mean.toFixed(6)}); allowed ${maxRel}${ok ? "  ok" : "  FAIL"}\n`);
+    return { ll, fg };
+  };
+  const q = await one(path.basename(o.model), o.model, fgQ, o.maxRel);
+  if (o.exact) {
+    const f = await one(path.basename(o.exact), o.exact, fgF, o.exactMaxRel);
+    const relFg = q.fg.perplexity / f.fg.perplexity - 1;
+    const relLl = q.ll.ppl / f.fg.perplexity - 1;
+    const ok = Math.abs(relFg) <= o.exactMaxRel;
+    pass &&= ok;
+    process.stdout.write(`exact (F32 weights, fgemma ${f.fg.perplexity.toFixed(6)}): fgemma on ${path.basename(o.model)} ` +
+      `${relFg.toExponential(3)}, allowed ${o.exactMaxRel}${ok ? "  ok" : "  FAIL"}; llama.cpp on it ${relLl.toExponential(3)} ` +
+      "(not checked: its activation rounding depends on the CPU)\n");
   }
-  const rel = fg.perplexity / pplL - 1;
-  const ok = Math.abs(rel) <= o.maxRel;
-  process.stdout.write(`ppl_fgemma / ppl_llama - 1 = ${rel.toExponential(3)} (mean -log p: fgemma ` +
-    `${(fg.nll / fg.tokens).toFixed(6)}, llama.cpp ${(sum / count).toFixed(6)}); allowed ${o.maxRel}` +
-    `${ok ? "  ok" : "  FAIL"}\n`);
+  await handle.llama.dispose();
   process.stdout.write(`total ${((nowMs() - t0) / 1000).toFixed(1)} s\n`);
-  return pass && ok;
+  return pass;
 }
 
 let opt;

@@ -47,7 +47,7 @@ static int find_opt(const cli_opt *opts, const char *name, size_t len, char shor
 // "threads"). cli_parse takes them, cli_usage documents them, cli_load_model and
 // cli_session_params_init apply them.
 
-static fg_model_params g_model_params = {0, FG_MODEL_HEAD_AS_FILE};
+static fg_model_params g_model_params = {.head_type = FG_MODEL_HEAD_AS_FILE};
 static uint32_t g_kv_type = 0; /* FG_TYPE_F32 */
 
 const fg_model_params *cli_model_params(void) { return &g_model_params; }
