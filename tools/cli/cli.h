@@ -78,6 +78,7 @@ const fg_model_params *cli_model_params(void);
 void cli_session_params_init(fg_session_params *p);
 
 int cmd_gen_model(int argc, char **argv);
+int cmd_gen_lora(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_logits(int argc, char **argv);
