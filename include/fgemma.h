@@ -560,7 +560,7 @@ FG_API fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_
  * drawn so that the change s·B·A at scale 1 has an RMS of `magnitude` times the base matrix's (measured
  * on a sample of its rows). fg_gen_lora_params_init gives rank 8, alpha 16, all seven targets, F32,
  * magnitude FG_GEN_LORA_MAGNITUDE. */
-#define FG_GEN_LORA_MAGNITUDE 0.25f
+#define FG_GEN_LORA_MAGNITUDE 0.1f
 #define FG_GEN_LORA_VOCAB_OVERRIDE 0x1u /* also rename ids 46..52 to FunctionGemma's seven control tokens
                                            (fgemma.vocab_override.ids / .tokens) */
 typedef struct fg_gen_lora_params {

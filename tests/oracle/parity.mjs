@@ -46,7 +46,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {
-  UsageError, die, parseArgs, parseIdList, parsePositiveInt, promptIds, readF32, nowMs,
+  UsageError, die, fgemmaLoraArgs, parseArgs, parseIdList, parseLoraList, parsePositiveInt, promptIds, readF32, nowMs,
 } from "./common.mjs";
 import { openLlama, openModel, evaluateIds, modelVocabSize, tokenizeTexts } from "./llama_core.mjs";
 import { readCorpus } from "./corpus.mjs";
@@ -97,15 +97,8 @@ function readOptions(argv) {
     kv: (a.kv ?? "f32").toLowerCase(),
   };
   if (o.kv !== "f32" && o.kv !== "f16") throw new UsageError("--kv must be f32 or f16");
-  o.lora = (a.lora ?? "").split(",").filter((x) => x.length > 0).map((item) => {
-    const c = item.lastIndexOf(":");
-    const scale = c > 0 ? Number(item.slice(c + 1)) : NaN;
-    const l = Number.isFinite(scale) ? { filePath: item.slice(0, c), scale } : { filePath: item, scale: 1 };
-    if (!fs.existsSync(l.filePath)) throw new UsageError(`--lora: '${l.filePath}' does not exist`);
-    return l;
-  });
-  // fgemma's options for the same adapters
-  o.loraArgs = o.lora.flatMap((l) => ["--lora", `${path.resolve(l.filePath)}:${l.scale}`]);
+  o.lora = parseLoraList(a.lora);
+  o.loraArgs = fgemmaLoraArgs(o.lora);
   if (modes.has("tokenize")) {
     if (!a.corpus) throw new UsageError("--mode tokenize needs --corpus FILE");
     o.corpus = a.corpus;

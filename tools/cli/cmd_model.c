@@ -168,7 +168,7 @@ int cmd_gen_lora(int argc, char **argv) {
                            "(default all)"},
       {"type", 0, true, "f32 | f16 | bf16 | q8_0 (rank a multiple of 32) (default f32)"},
       {"seed", 0, true, "random seed (default 1)"},
-      {"magnitude", 0, true, "RMS of the change s*B*A at scale 1 relative to the base matrix's (default 0.25)"},
+      {"magnitude", 0, true, "RMS of the change s*B*A at scale 1 relative to the base matrix's (default 0.1)"},
       {"vocab-override", 0, false, "also rename ids 46..52 to FunctionGemma's control tokens (for a Gemma 3 base)"},
       HELP_OPT,
       {0}};
