@@ -539,11 +539,16 @@ static fg_status build_layout(lora_ctx *c, fg_lora_set *set) {
           if (st != FG_OK) break;
           uint64_t rb;
           fg_type_row_bytes(p->b->type, p->b->ne[0], &rb); /* checked by read_tensor */
-          for (uint32_t r = 0; r < n_out; r++) {
+          for (uint32_t r = 0; r < n_out && st == FG_OK; r++) {
             fg_dequantize_row(p->b->type, p->b->data + r * rb, tmp, p->rank);
             float *dst = bdata + (size_t)r * rk + col;
             for (uint32_t j = 0; j < p->rank; j++) dst[j] = p->s * tmp[j];
+            for (uint32_t j = 0; j < p->rank && st == FG_OK; j++)
+              if (!isfinite(dst[j]))
+                st = LERR(c, FG_ERR_FORMAT, p->file, "tensor '%s' times the scale %g overflows in row %u", nm,
+                          (double)p->s, r);
           }
+          if (st != FG_OK) break;
           col += p->rank;
         }
         row += rk;
@@ -567,6 +572,7 @@ typedef struct merge_job {
   uint8_t *dst;      /* (W->rows, dst_rb) */
   size_t dst_rb;
   float *tmp;        /* (nth, 2 * W->cols) per thread: the row, the delta */
+  _Atomic int64_t bad_row; /* first row found with a non-finite merged value, or -1 */
 } merge_job;
 
 static void merge_run(void *ud, uint32_t ith, uint32_t nth) {
@@ -583,7 +589,16 @@ static void merge_run(void *ud, uint32_t ith, uint32_t nth) {
       const float *a = A + (size_t)(j->off + q) * n;
       for (size_t c = 0; c < n; c++) d[c] += b * a[c];
     }
-    for (size_t c = 0; c < n; c++) w[c] += d[c];
+    bool finite = true;
+    for (size_t c = 0; c < n; c++) {
+      w[c] += d[c];
+      finite &= isfinite(w[c]) != 0;
+    }
+    if (!finite) { /* finite adapters can still overflow the sum: refused by merge(), never quantized */
+      int64_t none = -1;
+      atomic_compare_exchange_strong(&((merge_job *)j)->bad_row, &none, (int64_t)r);
+      continue;
+    }
     fg_quantize_row(j->type, w, j->dst + r * j->dst_rb, n);
   }
 }
@@ -634,11 +649,21 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
       const fg_mat *W = layer_mat(&m->layers[il], k);
       uint64_t rb;
       fg_type_row_bytes(type, W->cols, &rb);
-      merge_job j = {W, &LL->a[k_group_of[k]], LL->off[k], &LL->b[k], type, dst, (size_t)rb, tmp};
+      merge_job j = {W, &LL->a[k_group_of[k]], LL->off[k], &LL->b[k], type, dst, (size_t)rb, tmp, -1};
+      atomic_init(&j.bad_row, -1);
       if (tp)
         fg_threadpool_run(tp, merge_run, &j);
       else
         merge_run(&j, 0, 1);
+      const int64_t bad = atomic_load(&j.bad_row);
+      if (bad >= 0) {
+        fg_free(tmp);
+        fg_threadpool_free(tp);
+        fg_aligned_free(buf);
+        return fg_err(c->err, FG_ERR_FORMAT, "adapter %.90s%s: merging into blk.%u.%s.weight gives a non-finite value "
+                      "in row %lld", c->files[0].path, c->n_files > 1 ? " (and the others)" : "", il, k_target_names[k],
+                      (long long)bad);
+      }
       dst += ((size_t)rb * W->rows + 63) / 64 * 64;
     }
   }

@@ -54,6 +54,14 @@ static fg_lora g_loras[CLI_MAX_LORAS]; /* --lora, in the order given; paths poin
 
 const fg_model_params *cli_model_params(void) { return &g_model_params; }
 
+const fg_model_params *cli_reference_params(void) {
+  static fg_model_params p;
+  fg_model_params_init(&p);
+  p.loras = g_model_params.loras;
+  p.n_loras = g_model_params.n_loras;
+  return &p;
+}
+
 void cli_session_params_init(fg_session_params *p) {
   fg_session_params_init(p);
   p->kv_type = g_kv_type;
