@@ -554,6 +554,32 @@ typedef struct fg_gen_params {
 FG_API void fg_gen_params_init(fg_gen_params *p);
 FG_API fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_error *err);
 
+/* Synthetic LoRA adapter for a base model (tests, oracles): llama.cpp's GGUF adapter format (general.type
+ * "adapter", adapter.type "lora", adapter.lora.alpha, blk.N.<target>.weight.lora_a [n_in, rank] and .lora_b
+ * [rank, n_out]) for every layer of the base, with values from a seed: lora_a ~ N(0, 1/n_in) and lora_b
+ * drawn so that the change s·B·A at scale 1 has an RMS of `magnitude` times the base matrix's (measured
+ * on a sample of its rows). fg_gen_lora_params_init gives rank 8, alpha 16, all seven targets, F32,
+ * magnitude FG_GEN_LORA_MAGNITUDE. */
+#define FG_GEN_LORA_MAGNITUDE 0.1f
+#define FG_GEN_LORA_VOCAB_OVERRIDE 0x1u /* also rename ids 46..52 to FunctionGemma's seven control tokens
+                                           (fgemma.vocab_override.ids / .tokens) */
+typedef struct fg_gen_lora_params {
+  uint32_t rank;        /* 1 .. the smaller side of every adapted matrix */
+  float alpha;          /* adapter.lora.alpha (0: the effective scale is the user's scale alone) */
+  const char *targets;  /* comma list of attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down, or
+                           "all" (NULL = all) */
+  uint32_t type;        /* GGML type of lora_a / lora_b: 0 F32, 1 F16, 30 BF16, 8 Q8_0 (rank a multiple of 32) */
+  uint64_t seed;        /* 0 = 1 */
+  float magnitude;      /* RMS of the change relative to the base matrix (> 0, finite) */
+  uint32_t flags;       /* FG_GEN_LORA_* */
+} fg_gen_lora_params;
+
+FG_API void fg_gen_lora_params_init(fg_gen_lora_params *p);
+/* Reads base_path (a gemma3 GGUF fgemma loads) and writes the adapter to out_path (through a temporary
+ * file renamed at the end). params NULL = defaults. */
+FG_API fg_status fg_gen_lora(const char *base_path, const fg_gen_lora_params *params, const char *out_path,
+                             fg_error *err);
+
 /* The reference (oracle) forward: no cache, every position recomputed, plain C with f32 accumulation.
  * Slow by design; it defines what "correct" means for every fast path. ids: n tokens from position 0.
  * Writes n_at × n_vocab logits: row i holds the logits after ids[0..at[i]]. */

@@ -3,6 +3,8 @@
  * softmax, P·V and GELU kernels of kernels/attn.h. */
 #include "model/forward.h"
 
+#include "model/lora.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -10,8 +12,8 @@
 // Scratch
 
 void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
-  float **p[] = {&sc->x,  &sc->xn, &sc->q,    &sc->k,         &sc->v,       &sc->o,
-                 &sc->t,  &sc->gate, &sc->up, &sc->attn, &sc->attn_part, &sc->rope_cs};
+  float **p[] = {&sc->x,  &sc->xn, &sc->q,    &sc->k,         &sc->v,       &sc->o,      &sc->t,
+                 &sc->gate, &sc->up, &sc->attn, &sc->attn_part, &sc->rope_cs, &sc->lora_t, &sc->lora_u};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
     fg_aligned_free(*p[i]);
     *p[i] = NULL;
@@ -74,9 +76,12 @@ static uint64_t attn_part_floats(const fg_hparams *hp) {
 /* decode work items per KV head: the segments a query at any position < n_ctx can touch */
 static uint64_t attn_max_segs(uint32_t n_ctx) { return (uint64_t)n_ctx / ATTN_SEG + 2; }
 
-fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t max_nb, uint32_t n_ctx,
+fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_model *m, size_t max_nb, uint32_t n_ctx,
                               uint32_t n_threads, fg_error *err) {
   memset(sc, 0, sizeof *sc);
+  const fg_hparams *hp = &m->hp;
+  uint64_t lora_t = 0, lora_u = 0;
+  fg_lora_scratch_floats(m, max_nb, n_threads, &lora_t, &lora_u);
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t group = hp->n_head / hp->n_head_kv;
   sc->attn_rows = FG_MAX((size_t)1, ATTN_TILE_ROWS / group) * group;
@@ -94,8 +99,11 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_hparams *hp, size_t m
       {&sc->attn, (uint64_t)n_threads * attn_ws_layout(hp, sc->attn_rows, NULL, NULL)},
       {&sc->attn_part, (uint64_t)hp->n_head_kv * attn_max_segs(n_ctx) * attn_part_floats(hp)},
       {&sc->rope_cs, (uint64_t)max_nb * 2 * hk},
+      {&sc->lora_t, lora_t},
+      {&sc->lora_u, lora_u},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
+    if (a[i].n == 0) continue; /* no run-time adapter */
     /* sizes are products of file-given dimensions: checked, also for a 32-bit size_t */
     uint64_t bytes = 0;
     size_t nbytes = 0;
@@ -447,6 +455,8 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
   for (uint32_t il = 0; il < hp->n_layer; il++) {
     if (a->abort_cb && a->abort_cb(a->abort_ud)) return fg_err(err, FG_ERR_ABORTED, "aborted by the callback");
     const fg_layer *L = &m->layers[il];
+    /* run-time adapters of this layer, or NULL (no cost without them) */
+    const fg_lora_layer *LL = m->lora && m->lora->layers ? &m->lora->layers[il] : NULL;
     rj.L = L;
     rj.layer = il;
     {
@@ -454,6 +464,8 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       float *y[] = {sc->q, sc->k, sc->v};
       const size_t ld[] = {nq, nk, nv};
       if ((st = fg_ops_matmul_n(ops, 3, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
+      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_QKV, sc->xn, d, nb, y, ld, sc->lora_t, sc->lora_u)) != FG_OK)
+        goto fail;
     }
     rj.phase = ROWS_QKV;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
@@ -474,6 +486,8 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       }
     }
     if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
+    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_O, sc->o, no, nb, &sc->t, &d, sc->lora_t, sc->lora_u)) != FG_OK)
+      goto fail;
     rj.phase = ROWS_POST_ATTN;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
     {
@@ -481,10 +495,14 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       float *y[] = {sc->gate, sc->up};
       const size_t ld[] = {ff, ff};
       if ((st = fg_ops_matmul_n(ops, 2, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
+      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_GATE_UP, sc->xn, d, nb, y, ld, sc->lora_t, sc->lora_u)) != FG_OK)
+        goto fail;
     }
     gelu_job gj = {sc->ak, sc->gate, sc->up, ff};
     fg_ops_parallel_for(ops, nb, gelu_range, &gj);
     if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate, ff, nb, sc->t, d)) != FG_OK) goto fail;
+    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_DOWN, sc->gate, ff, nb, &sc->t, &d, sc->lora_t, sc->lora_u)) != FG_OK)
+      goto fail;
     rj.phase = ROWS_POST_FFN;
     rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);

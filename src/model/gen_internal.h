@@ -50,6 +50,8 @@ typedef struct gen_plan {
 static inline bool gen_is_norm(const gen_tensor *t) { return t->init == GEN_INIT_NORM || t->init == GEN_INIT_OUT_NORM; }
 
 void gen_rng_seed(gen_rng *r, uint64_t seed, const char *name);
+/* Standard normal variate (Marsaglia's polar method, basic operations only: the same on every platform). */
+double gen_normal(gen_rng *r);
 /* Fills row [n] with the tensor's next n values (GGUF convention: norm weights include the +1). */
 void gen_fill_row(gen_rng *r, const gen_tensor *t, float *FG_RESTRICT row, size_t n);
 

@@ -138,7 +138,7 @@ static double gen_ln(double x) {
 }
 
 /* Standard normal variate (Marsaglia's polar method). */
-static double gen_normal(gen_rng *r) {
+double gen_normal(gen_rng *r) {
   if (r->has_spare) {
     r->has_spare = 0;
     return r->spare;

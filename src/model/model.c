@@ -3,6 +3,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/threadpool.h"
+#include "model/lora.h"
 #include "tokenizer/tokenizer.h"
 
 #include <errno.h>
@@ -496,6 +497,7 @@ static void model_destroy(fg_model *m) {
   if (!m) return;
   fg_free(m->head_rows);
   fg_vocab_free(m->vocab);
+  fg_lora_free(m->lora);
   fg_aligned_free(m->head_copy);
   fg_aligned_free(m->packed);
   fg_free(m->layers);
@@ -517,13 +519,19 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   if (st == FG_OK) st = fg_hparams_load(&m->gguf, &m->hp, err);
   if (st == FG_OK) st = bind_all(m, err);
   if (st == FG_OK && (p->flags & FG_MODEL_CHECK_TENSORS)) st = check_finite(m, err);
+  /* the file's type of the bulk of the weights, before adapters may replace matrices by merged copies */
+  const uint32_t weight_type = st == FG_OK ? m->layers[0].w_gate.type : 0;
+  if (st == FG_OK) st = fg_lora_load(m, p, err);
   const bool replace = p->head_type != FG_MODEL_HEAD_AS_FILE && p->head_type != 0;
   if (st == FG_OK && replace) st = replace_head(m, p->head_type, err);
   if (st == FG_OK && !(p->flags & FG_MODEL_DENSE_HEAD)) st = find_head_rows(m, err);
   if (st == FG_OK) {
     fg_error verr;
-    fg_status vs = fg_vocab_load(&m->gguf, &m->vocab, &verr);
-    if (vs == FG_ERR_UNSUPPORTED) {
+    const fg_lora_set *ls = m->lora;
+    fg_status vs = ls && ls->n_override
+                       ? fg_vocab_load_override(&m->gguf, ls->ov_ids, ls->ov_text, ls->n_override, &m->vocab, &verr)
+                       : fg_vocab_load(&m->gguf, &m->vocab, &verr);
+    if (vs == FG_ERR_UNSUPPORTED && !(ls && ls->n_override)) {
       m->vocab = NULL; /* a model without a tokenizer still runs on ids */
     } else if (vs != FG_OK) {
       st = fg_err(err, vs, "%s", verr.msg);
@@ -555,7 +563,7 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   info->sliding_window = hp->sliding_window;
   info->swa_pattern = hp->swa_pattern;
   for (uint32_t il = 0; il < hp->n_layer; il++) info->n_global_layers += m->layers[il].is_swa ? 0 : 1;
-  info->weight_type = m->layers[0].w_gate.type;
+  info->weight_type = weight_type;
   info->head_type = m->output.type;
   info->tied_head = m->tied_head;
   info->has_vocab = m->vocab != NULL;
@@ -573,7 +581,17 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   }
   info->head_rows = m->head_rows ? m->n_head_rows : m->output.rows;
   info->decode_bytes += (uint64_t)info->head_rows * m->output.row_bytes + m->tok_embd.row_bytes;
+  if (m->lora) info->decode_bytes += m->lora->data_bytes; /* run-time adapters are read once per token too */
   fingerprint(m, info->fingerprint);
+  if (m->lora) {
+    /* the adapters change every logit: their bytes, scales, order and the merge mode */
+    uint64_t h;
+    memcpy(&h, info->fingerprint, 8);
+    const uint32_t tag = 0x6c6f7261u; /* "lora" */
+    fnv(&h, &tag, sizeof tag);
+    fnv(&h, &m->lora->hash, sizeof m->lora->hash);
+    memcpy(info->fingerprint, &h, 8);
+  }
   if (m->head_copy) {
     /* snapshots carry logits: a model with another head must not take them for its own */
     uint64_t h;

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 struct fg_vocab;
+struct fg_lora_set;
 
 typedef struct fg_hparams {
   uint32_t n_vocab;
@@ -70,6 +71,7 @@ struct fg_model {
   const float *output_norm; /* (n_embd) */
   fg_layer *layers;         /* (n_layer) */
   struct fg_vocab *vocab;   /* NULL when the file has no tokenizer metadata */
+  struct fg_lora_set *lora; /* LoRA adapters (model/lora.h): run-time pairs or merged copies; NULL = none */
   fg_model_info info;
   char name[64];
 };

@@ -2,6 +2,7 @@
  * everywhere, weights read through fg_vec_dot_ref. It is deliberately simple and stays in the code
  * base as the oracle for every cached, chunked, forked or SIMD path. Built with -ffp-contract=off. */
 #define FG_EXPERIMENTAL
+#include "model/lora.h"
 #include "model/model.h"
 
 #include <math.h>
@@ -40,6 +41,25 @@ static void ref_rope(float *x, uint32_t dim, uint32_t pos, float base) {
   }
 }
 
+/* Run-time adapters of input group g (lora.h): y_i[t] += B_k · (A_k · x[t]) for the group's i-th target k,
+ * every adapted one. x (n, A->cols); t: scratch (max_rank). Plain f32 dots, as the weight products. */
+static void ref_lora(const fg_lora_layer *LL, uint32_t g, const float *x, size_t n, float *const *y,
+                     const size_t *ldy, float *t) {
+  const fg_mat *A = &LL->a[g];
+  if (!A->rows) return;
+  for (size_t p = 0; p < n; p++) {
+    for (uint32_t j = 0; j < A->rows; j++)
+      t[j] = fg_vec_dot_ref(FG_TYPE_F32, (const float *)A->data + (size_t)j * A->cols, x + p * A->cols, A->cols);
+    for (uint32_t i = 0; i < fg_lora_group_count[g]; i++) {
+      const uint32_t k = fg_lora_group_first[g] + i;
+      const fg_mat *B = &LL->b[k];
+      for (uint32_t r = 0; r < B->rows; r++)
+        y[i][p * ldy[i] + r] += fg_vec_dot_ref(FG_TYPE_F32, (const float *)B->data + (size_t)r * B->cols, t + LL->off[k],
+                                               B->cols);
+    }
+  }
+}
+
 static float ref_gelu_tanh(float x) {
   const float k = 0.7978845608028654f; /* sqrt(2/pi) */
   return 0.5f * x * (1.0f + tanhf(k * (x + 0.044715f * x * x * x)));
@@ -59,6 +79,7 @@ typedef struct ref_bufs {
   float *gate;  /* (n, ff) */
   float *up;    /* (n, ff) */
   float *score; /* (n) */
+  float *lora;  /* (max_rank) A · x of one position, run-time adapters */
 } ref_bufs;
 
 static void ref_bufs_free(ref_bufs *b) {
@@ -66,14 +87,16 @@ static void ref_bufs_free(ref_bufs *b) {
   for (size_t i = 0; i < sizeof *b / sizeof(float *); i++) fg_free(p[i]);
 }
 
-static fg_status ref_bufs_alloc(const fg_hparams *hp, size_t n, ref_bufs *b, fg_error *err) {
+static fg_status ref_bufs_alloc(const fg_model *m, size_t n, ref_bufs *b, fg_error *err) {
   memset(b, 0, sizeof *b);
+  const fg_hparams *hp = &m->hp;
   const size_t d = hp->n_embd, ff = hp->n_ff;
+  const size_t max_rank = m->lora && m->lora->layers ? m->lora->max_rank : 1;
   const size_t sizes[] = {d, FG_MAX(d, ff), (size_t)hp->n_head * hp->head_dim_k, (size_t)hp->n_head_kv * hp->head_dim_k,
-                          (size_t)hp->n_head_kv * hp->head_dim_v, (size_t)hp->n_head * hp->head_dim_v, d, ff, ff, 1};
+                          (size_t)hp->n_head_kv * hp->head_dim_v, (size_t)hp->n_head * hp->head_dim_v, d, ff, ff, 1, 0};
   float **p = (float **)b;
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-    p[i] = fg_malloc_array(n, sizes[i] * sizeof(float));
+    p[i] = sizes[i] ? fg_malloc_array(n, sizes[i] * sizeof(float)) : fg_malloc_array(max_rank, sizeof(float));
     if (!p[i]) {
       ref_bufs_free(b);
       return fg_err(err, FG_ERR_NOMEM, "reference forward: out of memory for %zu positions", n);
@@ -82,7 +105,7 @@ static fg_status ref_bufs_alloc(const fg_hparams *hp, size_t n, ref_bufs *b, fg_
   return FG_OK;
 }
 
-static void ref_layer(const fg_model *m, const fg_layer *L, size_t n, ref_bufs *b) {
+static void ref_layer(const fg_model *m, const fg_layer *L, const fg_lora_layer *LL, size_t n, ref_bufs *b) {
   const fg_hparams *hp = &m->hp;
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v, ff = hp->n_ff;
   const size_t nq = (size_t)hp->n_head * hk, nk = (size_t)hp->n_head_kv * hk, nv = (size_t)hp->n_head_kv * hv;
@@ -93,6 +116,11 @@ static void ref_layer(const fg_model *m, const fg_layer *L, size_t n, ref_bufs *
   ref_matmul(&L->wq, b->xn, n, b->q);
   ref_matmul(&L->wk, b->xn, n, b->k);
   ref_matmul(&L->wv, b->xn, n, b->v);
+  if (LL) {
+    float *const y[] = {b->q, b->k, b->v};
+    const size_t ld[] = {nq, nk, nv};
+    ref_lora(LL, FG_LORA_IN_QKV, b->xn, n, y, ld, b->lora);
+  }
   for (size_t t = 0; t < n; t++) {
     for (uint32_t h = 0; h < hp->n_head; h++) {
       float *qh = b->q + t * nq + h * hk;
@@ -135,6 +163,7 @@ static void ref_layer(const fg_model *m, const fg_layer *L, size_t n, ref_bufs *
     }
   }
   ref_matmul(&L->wo, b->o, n, b->tmp);
+  if (LL) ref_lora(LL, FG_LORA_IN_O, b->o, n, &b->tmp, &d, b->lora);
   for (size_t t = 0; t < n; t++) {
     ref_rmsnorm(b->tmp + t * d, L->post_attn_norm, d, hp->rms_eps, b->tmp + t * d);
     for (size_t i = 0; i < d; i++) b->x[t * d + i] += b->tmp[t * d + i];
@@ -144,8 +173,14 @@ static void ref_layer(const fg_model *m, const fg_layer *L, size_t n, ref_bufs *
   for (size_t t = 0; t < n; t++) ref_rmsnorm(b->x + t * d, L->ffn_norm, d, hp->rms_eps, b->xn + t * d);
   ref_matmul(&L->w_gate, b->xn, n, b->gate);
   ref_matmul(&L->w_up, b->xn, n, b->up);
+  if (LL) {
+    float *const y[] = {b->gate, b->up};
+    const size_t ld[] = {ff, ff};
+    ref_lora(LL, FG_LORA_IN_GATE_UP, b->xn, n, y, ld, b->lora);
+  }
   for (size_t j = 0; j < n * ff; j++) b->gate[j] = ref_gelu_tanh(b->gate[j]) * b->up[j];
   ref_matmul(&L->w_down, b->gate, n, b->tmp);
+  if (LL) ref_lora(LL, FG_LORA_IN_DOWN, b->gate, n, &b->tmp, &d, b->lora);
   for (size_t t = 0; t < n; t++) {
     ref_rmsnorm(b->tmp + t * d, L->post_ffw_norm, d, hp->rms_eps, b->tmp + t * d);
     for (size_t i = 0; i < d; i++) b->x[t * d + i] += b->tmp[t * d + i];
@@ -167,7 +202,7 @@ fg_status fg_ref_forward(const fg_model *m, const int32_t *ids, const float *emb
     if (at[i] >= n) return fg_err(err, FG_ERR_INVALID_ARG, "logit position %zu is past the sequence (%zu)", at[i], n);
 
   ref_bufs b;
-  fg_status st = ref_bufs_alloc(hp, n, &b, err);
+  fg_status st = ref_bufs_alloc(m, n, &b, err);
   if (st != FG_OK) return st;
   const size_t d = hp->n_embd;
   for (size_t t = 0; t < n; t++) {
@@ -176,7 +211,8 @@ fg_status fg_ref_forward(const fg_model *m, const int32_t *ids, const float *emb
     else
       memcpy(b.x + t * d, embd + t * d, d * sizeof(float));
   }
-  for (uint32_t il = 0; il < hp->n_layer; il++) ref_layer(m, &m->layers[il], n, &b);
+  for (uint32_t il = 0; il < hp->n_layer; il++)
+    ref_layer(m, &m->layers[il], m->lora && m->lora->layers ? &m->lora->layers[il] : NULL, n, &b);
 
   for (size_t i = 0; i < n_at; i++) {
     ref_rmsnorm(b.x + at[i] * d, m->output_norm, d, hp->rms_eps, b.xn);

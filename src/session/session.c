@@ -73,7 +73,7 @@ static fg_status session_new(const fg_model *m, const fg_session_params *params,
   }
   if (st == FG_OK) {
     s->params.n_threads = fg_ops_n_threads(s->ops);
-    st = fg_fwd_scratch_init(&s->scratch, &m->hp, s->params.n_batch, s->n_ctx, s->params.n_threads, err);
+    st = fg_fwd_scratch_init(&s->scratch, m, s->params.n_batch, s->n_ctx, s->params.n_threads, err);
   }
   if (st == FG_OK)
     st = fg_kv_init(&s->kv, m->hp.n_layer, m->hp.n_head_kv * m->hp.head_dim_k, m->hp.n_head_kv * m->hp.head_dim_v,

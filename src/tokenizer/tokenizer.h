@@ -52,6 +52,11 @@ enum {
  * is NaN, a token type is outside 0..6 or a byte token is not spelled <0xXX>. The vocabulary copies
  * what it needs: g and its buffer may go away afterwards. */
 fg_status fg_vocab_load(const fg_gguf *g, fg_vocab **out, fg_error *err);
+/* The same with n tokens renamed: the piece at ids[i] becomes texts[i] and a control token (a LoRA
+ * adapter's fgemma.vocab_override, model/lora.c, which checks what may be renamed). An id outside the
+ * vocabulary or a text that another token has is FG_ERR_FORMAT. */
+fg_status fg_vocab_load_override(const fg_gguf *g, const int32_t *ids, const fg_gguf_str *texts, size_t n,
+                                 fg_vocab **out, fg_error *err);
 
 /* The same from plain arrays (tests, fuzzing, converters), with the same checks. Scores and types
  * may be NULL (all 0.0 / all normal). Special ids of -1 mean "none". Nothing is referenced after the

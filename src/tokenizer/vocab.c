@@ -351,7 +351,13 @@ static fg_status fg_vocab_get_id(const fg_gguf *g, const char *key, uint32_t n, 
 static void fg_copy_arr32(void *dst, const fg_gguf_kv *kv, uint32_t n) { memcpy(dst, kv->arr_data, (size_t)n * 4); }
 
 fg_status fg_vocab_load(const fg_gguf *g, fg_vocab **out, fg_error *err) {
+  return fg_vocab_load_override(g, NULL, NULL, 0, out, err);
+}
+
+fg_status fg_vocab_load_override(const fg_gguf *g, const int32_t *ov_ids, const fg_gguf_str *ov_texts, size_t n_ov,
+                                 fg_vocab **out, fg_error *err) {
   if (!out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_vocab_load: out is NULL");
+  if (n_ov && (!ov_ids || !ov_texts)) return fg_err(err, FG_ERR_INVALID_ARG, "fg_vocab_load_override: NULL override");
   *out = NULL;
   if (!g) return fg_err(err, FG_ERR_INVALID_ARG, "fg_vocab_load: g is NULL");
 
@@ -440,6 +446,21 @@ fg_status fg_vocab_load(const fg_gguf *g, fg_vocab **out, fg_error *err) {
       goto done;
     }
     fg_copy_arr32(types, kv_types, n);
+  }
+  if (n_ov && !types) {
+    if (!(types = fg_malloc_array(n, sizeof *types))) {
+      st = fg_err(err, FG_ERR_NOMEM, "vocabulary token types");
+      goto done;
+    }
+    for (uint32_t i = 0; i < n; i++) types[i] = FG_TOKEN_TYPE_NORMAL;
+  }
+  for (size_t i = 0; i < n_ov; i++) { /* renamed pieces become control tokens */
+    if (ov_ids[i] < 0 || (uint32_t)ov_ids[i] >= n) {
+      st = fg_err(err, FG_ERR_FORMAT, "vocabulary override: id %d is outside the vocabulary of %u", (int)ov_ids[i], n);
+      goto done;
+    }
+    pieces[ov_ids[i]] = ov_texts[i];
+    types[ov_ids[i]] = FG_TOKEN_TYPE_CONTROL;
   }
   d.pieces = pieces;
   d.scores = scores;

@@ -67,6 +67,22 @@ export function parseIdList(text, what) {
   });
 }
 
+// --lora "F[:S],F2[:S2]" -> [{ filePath, scale }] (scale 1 when the text after the last ':' is not a
+// number), each file checked; fgemmaLoraArgs gives fgemma's options for them (--lora F:S, in order).
+export function parseLoraList(text) {
+  return (text ?? "").split(",").filter((x) => x.length > 0).map((item) => {
+    const c = item.lastIndexOf(":");
+    const scale = c > 0 ? Number(item.slice(c + 1)) : NaN;
+    const l = Number.isFinite(scale) ? { filePath: item.slice(0, c), scale } : { filePath: item, scale: 1 };
+    if (!fs.existsSync(l.filePath)) throw new UsageError(`--lora: '${l.filePath}' does not exist`);
+    return l;
+  });
+}
+
+export function fgemmaLoraArgs(loras) {
+  return loras.flatMap((l) => ["--lora", `${path.resolve(l.filePath)}:${l.scale}`]);
+}
+
 export function parsePositiveInt(text, what, def) {
   if (text == null) return def;
   if (!/^\d+$/.test(String(text))) throw new UsageError(`${what}: '${text}' is not a non-negative integer`);

@@ -87,11 +87,12 @@ export function centredLogProbs(probs, nVocab) {
 // ----------------------------------------------------------------------------
 // Evaluation of one prompt
 
-// opts: ids (array), at (array of positions), greedy (count), threads, kv ("f32"|"f16"), flash (bool)
+// opts: ids (array), at (array of positions), greedy (count), threads, kv ("f32"|"f16"), flash (bool),
+// lora (array of { filePath, scale }: LoRA adapters loaded onto the context, applied in order)
 // returns { nVocab, rows: Float32Array[] (one per `at`, centred log-probs), greedy: ids, info }
 export async function evaluateIds(llamaHandle, model, opts) {
   const { mod } = llamaHandle;
-  const { ids, at = [], greedy = 0, threads = 2, kv = "f32", flash = false } = opts;
+  const { ids, at = [], greedy = 0, threads = 2, kv = "f32", flash = false, lora = [] } = opts;
   const nVocab = modelVocabSize(model);
   const kvType = kv === "f16" ? "F16" : "F32";
   const t0 = nowMs();
@@ -106,6 +107,7 @@ export async function evaluateIds(llamaHandle, model, opts) {
     swaFullCache: false,
     ignoreMemorySafetyChecks: true,
     failedCreationRemedy: false,
+    ...(lora.length > 0 ? { lora: { adapters: lora.map((l) => ({ filePath: path.resolve(l.filePath), scale: l.scale })) } } : {}),
   });
   try {
     const seq = context.getSequence();

@@ -5,7 +5,7 @@
 //   node parity.mjs --mode logits[,greedy] --fgemma BIN --model M.gguf
 //                   (--ids "2 5 9 ..." | --seed S --n N) [--at "p1 p2 ..."] [--steps N]
 //                   [--tol X] [--tol-top X] [--top K] [--min-agree K] [--tie-tol X]
-//                   [--self-check F] [--reference] [--threads T] [--kv f32|f16]
+//                   [--self-check F] [--reference] [--threads T] [--kv f32|f16] [--lora F[:S],...]
 //   node parity.mjs --mode first --fgemma BIN --model M.gguf (--ids "..." | --seed S --n N)
 //                   [--tol X] [--tol-top X] [--top K] [--reference] [--threads T] [--kv f32|f16]
 //   node parity.mjs --mode tokenize --fgemma BIN --model M.gguf --corpus FILE
@@ -32,6 +32,9 @@
 //           like `logits`. With one key, attention returns V whatever the scores are, so this
 //           checks the per-token path (embedding, matmuls, norms, GELU, head, weight formats)
 //           without the amplification that sharp attention gives small rounding differences.
+// --lora F[:S],...: LoRA adapters (llama.cpp's GGUF format, e.g. from `fgemma gen-lora`) with their scales
+//           (default 1), applied in order on both sides: fgemma --lora F:S, llama.cpp's context option
+//           lora.adapters (docs/LORA.md).
 // tokenize: every corpus text (format: corpus.mjs) through `fgemma tokenize` (no BOS) and
 //           llama.cpp's tokenizer (parse_special, no BOS); ids must be identical.
 // The prompt from --seed S --n N is <bos>=2 followed by N-1 ids drawn with splitmix64(S)
@@ -43,7 +46,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import {
-  UsageError, die, parseArgs, parseIdList, parsePositiveInt, promptIds, readF32, nowMs,
+  UsageError, die, fgemmaLoraArgs, parseArgs, parseIdList, parseLoraList, parsePositiveInt, promptIds, readF32, nowMs,
 } from "./common.mjs";
 import { openLlama, openModel, evaluateIds, modelVocabSize, tokenizeTexts } from "./llama_core.mjs";
 import { readCorpus } from "./corpus.mjs";
@@ -51,12 +54,12 @@ import { readCorpus } from "./corpus.mjs";
 const FLOOR = -80;
 const SPEC = { mode: "str", fgemma: "str", model: "str", ids: "str", seed: "str", n: "str", at: "str",
   steps: "str", tol: "str", "tol-top": "str", top: "str", "min-agree": "str", "tie-tol": "str",
-  "self-check": "str", reference: "bool",
+  "self-check": "str", reference: "bool", lora: "str",
   threads: "str", kv: "str", corpus: "str", help: "bool" };
 const USAGE = `usage:
   parity.mjs --mode logits[,greedy] --fgemma BIN --model M.gguf (--ids "..." | --seed S --n N)
              [--at "p1 p2 ..."] [--steps N] [--tol X] [--tol-top X] [--top K] [--min-agree K]
-             [--tie-tol X] [--self-check F] [--reference] [--threads T] [--kv f32|f16]
+             [--tie-tol X] [--self-check F] [--reference] [--threads T] [--kv f32|f16] [--lora F[:S],...]
   parity.mjs --mode first --fgemma BIN --model M.gguf (--ids "..." | --seed S --n N) [--tol X] ...
   parity.mjs --mode tokenize --fgemma BIN --model M.gguf --corpus FILE`;
 
@@ -94,6 +97,8 @@ function readOptions(argv) {
     kv: (a.kv ?? "f32").toLowerCase(),
   };
   if (o.kv !== "f32" && o.kv !== "f16") throw new UsageError("--kv must be f32 or f16");
+  o.lora = parseLoraList(a.lora);
+  o.loraArgs = fgemmaLoraArgs(o.lora);
   if (modes.has("tokenize")) {
     if (!a.corpus) throw new UsageError("--mode tokenize needs --corpus FILE");
     o.corpus = a.corpus;
@@ -230,15 +235,16 @@ async function runModel(o) {
   const idText = ids.join(" ");
   const ref = o.reference ? ["--reference"] : [];
   process.stdout.write(`model ${path.basename(o.model)}: n_vocab ${nVocab}, prompt ${ids.length} ids` +
-    (o.seed != null ? ` (seed ${o.seed})` : "") + `${o.reference ? ", fgemma --reference" : ""}\n`);
+    (o.seed != null ? ` (seed ${o.seed})` : "") + `${o.reference ? ", fgemma --reference" : ""}` +
+    o.lora.map((l) => `, lora ${path.basename(l.filePath)}:${l.scale}`).join("") + "\n");
 
   const t0 = nowMs();
-  const ll = await evaluateIds(handle, model, { ids, at: o.at, greedy: o.steps, threads: o.threads, kv: o.kv });
+  const ll = await evaluateIds(handle, model, { ids, at: o.at, greedy: o.steps, threads: o.threads, kv: o.kv, lora: o.lora });
   const llMs = nowMs() - t0;
   const otherKv = o.kv === "f32" ? "f16" : "f32";
   let self = null;
   if (o.selfCheck != null && o.at.length > 0) {
-    const r2 = await evaluateIds(handle, model, { ids, at: o.at, threads: o.threads, kv: otherKv });
+    const r2 = await evaluateIds(handle, model, { ids, at: o.at, threads: o.threads, kv: otherKv, lora: o.lora });
     self = o.at.map((p, k) => selfDiff(ll.rows[k], r2.rows[k], o.top));
   }
   process.stdout.write(`llama.cpp: ${llMs.toFixed(0)} ms (prompt ${ll.info.timings_ms.prompt} ms = ` +
@@ -251,7 +257,7 @@ async function runModel(o) {
     const out = tmpFile("logits.f32");
     try {
       const r = runFgemma(o.fgemma, ["logits", "-m", o.model, "--ids", idText, "--at", o.at.join(" "),
-        "-t", String(o.threads), ...ref, "-o", out], "fgemma logits");
+        "-t", String(o.threads), ...ref, ...o.loraArgs, "-o", out], "fgemma logits");
       const flat = readF32(out);
       if (flat.length !== o.at.length * nVocab) {
         throw new Error(`fgemma logits wrote ${flat.length} floats, expected ${o.at.length} x ${nVocab}`);
@@ -288,7 +294,7 @@ async function runModel(o) {
   }
   if (o.modes.has("greedy")) {
     const r = runFgemma(o.fgemma, ["generate", "-m", o.model, "--ids", idText, "-n", String(o.steps),
-      "-t", String(o.threads), ...ref],
+      "-t", String(o.threads), ...ref, ...o.loraArgs],
       "fgemma generate");
     let mine = idsFromStdout(r.stdout, "fgemma generate");
     // accept an echo of the prompt in front of the generated ids
@@ -300,12 +306,12 @@ async function runModel(o) {
     if (o.tieTol != null && agree < o.steps && agree < mine.length) {
       // llama.cpp's distribution at the first difference: prompt + the common prefix
       const prefix = [...ids, ...ll.greedy.slice(0, agree)];
-      const d = await evaluateIds(handle, model, { ids: prefix, at: [prefix.length - 1], threads: o.threads, kv: o.kv });
+      const d = await evaluateIds(handle, model, { ids: prefix, at: [prefix.length - 1], threads: o.threads, kv: o.kv, lora: o.lora });
       const row = d.rows[0];
       const gap = row[ll.greedy[agree]] - row[mine[agree]];
       let tieTol = o.tieTol;
       if (o.selfCheck != null) {
-        const d2 = await evaluateIds(handle, model, { ids: prefix, at: [prefix.length - 1], threads: o.threads, kv: otherKv });
+        const d2 = await evaluateIds(handle, model, { ids: prefix, at: [prefix.length - 1], threads: o.threads, kv: otherKv, lora: o.lora });
         tieTol = Math.max(tieTol, o.selfCheck * selfDiff(row, d2.rows[0], o.top).top);
       }
       tieOk = gap <= tieTol;
@@ -342,9 +348,9 @@ async function runFirst(o) {
   const out = tmpFile("first.f32");
   try {
     for (const id of ids) {
-      const ll = await evaluateIds(handle, model, { ids: [id], at: [0], threads: o.threads, kv: o.kv });
+      const ll = await evaluateIds(handle, model, { ids: [id], at: [0], threads: o.threads, kv: o.kv, lora: o.lora });
       runFgemma(o.fgemma, ["logits", "-m", o.model, "--ids", String(id), "--at", "0", "-t", String(o.threads),
-        ...(o.reference ? ["--reference"] : []), "-o", out], "fgemma logits");
+        ...(o.reference ? ["--reference"] : []), ...o.loraArgs, "-o", out], "fgemma logits");
       const flat = readF32(out);
       if (flat.length !== nVocab) throw new Error(`fgemma logits wrote ${flat.length} floats, expected ${nVocab}`);
       const c = compareRow(ll.rows[0], flat, o);

@@ -4,7 +4,10 @@
 // (google/gemma-3-270m Q4_K_M) over a prompt set (tests/data/real/prompts.jsonl).
 //
 //   node real_parity.mjs --fgemma BIN --model M.gguf --prompts FILE.jsonl [--steps 64]
-//        [--tol X] [--tol-top X] [--top K] [--tie-tol X] [--threads T]
+//        [--tol X] [--tol-top X] [--top K] [--tie-tol X] [--threads T] [--limit N] [--lora F[:S],...]
+//
+// --limit N: only the first N prompts. --lora: LoRA adapters (llama.cpp's GGUF format) with their scales,
+// applied on both sides (fgemma --lora F:S; llama.cpp's context option lora.adapters), docs/LORA.md.
 //
 // Per prompt (one JSON object per line with a "text"; the runtime adds <bos>):
 //   tokenize  `fgemma tokenize --bos --jsonl` (all prompts, one process) must equal <bos> +
@@ -25,14 +28,16 @@ import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { UsageError, die, parseArgsWithFiles, parseIdList, parsePositiveInt, readF32, nowMs } from "./common.mjs";
+import {
+  UsageError, die, fgemmaLoraArgs, parseArgsWithFiles, parseIdList, parseLoraList, parsePositiveInt, readF32, nowMs,
+} from "./common.mjs";
 import { openLlama, openModel, modelVocabSize, centredLogProbs } from "./llama_core.mjs";
 
 const FLOOR = -80;
 const SPEC = { fgemma: "str", model: "str", prompts: "str", steps: "str", tol: "str", "tol-top": "str",
-  top: "str", "tie-tol": "str", threads: "str", help: "bool" };
+  top: "str", "tie-tol": "str", threads: "str", limit: "str", lora: "str", help: "bool" };
 const USAGE = "usage: real_parity.mjs --fgemma BIN --model M.gguf --prompts FILE.jsonl [--steps 64] " +
-  "[--tol X] [--tol-top X] [--top K] [--tie-tol X] [--threads T]";
+  "[--tol X] [--tol-top X] [--top K] [--tie-tol X] [--threads T] [--limit N] [--lora F[:S],...]";
 
 function parseNumber(text, what, def) {
   if (text == null) return def;
@@ -50,7 +55,10 @@ function readOptions(argv) {
     top: parsePositiveInt(a.top, "--top", 50),
     tieTol: parseNumber(a["tie-tol"], "--tie-tol", 0.1),
     threads: parsePositiveInt(a.threads, "--threads", 1),
+    limit: parsePositiveInt(a.limit, "--limit", 0),
+    lora: parseLoraList(a.lora),
   };
+  o.loraArgs = fgemmaLoraArgs(o.lora);
   o.tolTop = parseNumber(a["tol-top"], "--tol-top", o.tol);
   if (o.steps < 17) throw new UsageError("--steps must be >= 17");
   if (o.threads < 1) throw new UsageError("--threads must be >= 1");
@@ -83,7 +91,7 @@ function fmt(x) {
 
 function fgemmaTokenize(o, prompts) {
   const input = prompts.map((p) => JSON.stringify(p.text)).join("\n") + "\n";
-  const r = spawnSync(o.fgemma, ["tokenize", "-m", o.model, "--bos", "--jsonl", "-"],
+  const r = spawnSync(o.fgemma, ["tokenize", "-m", o.model, "--bos", "--jsonl", ...o.loraArgs, "-"],
     { input, encoding: "utf8", maxBuffer: 64 << 20 });
   if (r.error || r.status !== 0) {
     throw new Error(`fgemma tokenize --jsonl failed (${r.error?.message ?? r.status}): ${(r.stderr ?? "").trim()}`);
@@ -101,7 +109,7 @@ function fgemmaGenerate(o, jobs, tmp) {
   const t0 = nowMs();
   return new Promise((resolve, reject) => {
     const child = spawn(o.fgemma, ["generate", "-m", o.model, "--batch", batch, "-n", String(o.steps),
-      "--logits-out", logits, "-t", String(o.threads)], { stdio: ["ignore", "pipe", "pipe"] });
+      "--logits-out", logits, "-t", String(o.threads), ...o.loraArgs], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "", err = "";
     child.stdout.on("data", (d) => { out += d; });
     child.stderr.on("data", (d) => { err += d; });
@@ -205,14 +213,16 @@ function compareRow(oracle, mine, o) {
 // Main
 
 async function run(o) {
-  const prompts = readPrompts(o.prompts);
+  const all = readPrompts(o.prompts);
+  const prompts = o.limit > 0 ? all.slice(0, o.limit) : all;
   const t0 = nowMs();
   const handle = await openLlama({ threads: o.threads });
   const model = await openModel(handle.llama, o.model);
   const nVocab = modelVocabSize(model);
   if (nVocab == null) throw new Error("cannot read n_vocab (token_embd.weight) from the model");
   process.stdout.write(`model ${path.basename(o.model)}: n_vocab ${nVocab}; ${prompts.length} prompts, ` +
-    `${o.steps} greedy steps, ${o.threads} thread(s) per side\n`);
+    `${o.steps} greedy steps, ${o.threads} thread(s) per side` +
+    o.lora.map((l) => `, lora ${path.basename(l.filePath)}:${l.scale}`).join("") + "\n");
   let pass = true;
 
   // tokenization
@@ -256,6 +266,7 @@ async function run(o) {
       contextSize: maxN + o.steps + 1, batchSize: maxN, sequences: 1, flashAttention: false, threads: o.threads,
       experimentalKvCacheKeyType: "F32", experimentalKvCacheValueType: "F32", swaFullCache: false,
       ignoreMemorySafetyChecks: true, failedCreationRemedy: false,
+      ...(o.lora.length > 0 ? { lora: { adapters: o.lora.map((l) => ({ filePath: path.resolve(l.filePath), scale: l.scale })) } } : {}),
     });
     const kvInfo = `KV ${handle.mod.GgmlType[ctx.kvCacheKeyType] ?? ctx.kvCacheKeyType}/` +
       `${handle.mod.GgmlType[ctx.kvCacheValueType] ?? ctx.kvCacheValueType}, flash ${ctx.flashAttention}`;

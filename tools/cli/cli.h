@@ -74,10 +74,14 @@ void cli_json_str(FILE *f, const char *s, size_t n);
 fg_model *cli_load_model(const char *path);
 /* Model parameters from the command line (--head-type). */
 const fg_model_params *cli_model_params(void);
+/* Parameters for a reference model (eval's F32 reference): the defaults plus the command line's --lora
+ * adapters, applied at run time (the exact way). */
+const fg_model_params *cli_reference_params(void);
 /* fg_session_params_init plus the command line's --kv-type. */
 void cli_session_params_init(fg_session_params *p);
 
 int cmd_gen_model(int argc, char **argv);
+int cmd_gen_lora(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_logits(int argc, char **argv);

@@ -587,6 +587,9 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
       fg_model_params mp;
       fg_model_params_init(&mp);
       mp.head_type = head_types[hi];
+      mp.loras = gp->loras; /* --lora, --lora-merge */
+      mp.n_loras = gp->n_loras;
+      mp.lora_merge = gp->lora_merge;
       fg_model *m = NULL;
       fg_status st = fg_model_load(models[mi], &mp, &m, &err);
       if (st != FG_OK) {
@@ -725,7 +728,7 @@ static int eval_text(const cli_opt *opts, const cli_args *a, const char *models_
   size_t n_ids = 0;
   fg_error err = {0};
   fg_status st;
-  if (!rc && (st = fg_model_load(ref_path, NULL, &ref, &err)) != FG_OK) rc = cli_status_error(st, "cannot load the reference", err.msg);
+  if (!rc && (st = fg_model_load(ref_path, cli_reference_params(), &ref, &err)) != FG_OK) rc = cli_status_error(st, "cannot load the reference", err.msg);
   fg_model_info ri, mi;
   if (!rc) fg_model_get_info(ref, &ri);
   for (size_t i = 0; i < n_models && !rc; i++) {
@@ -869,7 +872,9 @@ int cmd_eval(int argc, char **argv) {
               "           allowed rows of the head) and tokens forced by the constraint (no head at all)\n"
               "  passes   median weight passes (forwards over the weights) per answer after the utterance chunk;\n"
               "           --speculate on (the default) drafts tokens and verifies them in batches, same answers\n"
-              "--json prints the counts behind every rate. An utterance the engine refuses counts as wrong.",
+              "--json prints the counts behind every rate. An utterance the engine refuses counts as wrong.\n\n"
+              "--lora FILE[:SCALE] applies the adapters to every model evaluated (merged with --lora-merge) and,\n"
+              "at run time (exactly), to the F32 reference: the agreement measured is that of the adapted models.",
               opts);
     return 0;
   }
@@ -940,7 +945,7 @@ int cmd_eval(int argc, char **argv) {
     rc = 1;
     goto done;
   }
-  fg_status st = fg_model_load(ref_path, NULL, &ref, &err);
+  fg_status st = fg_model_load(ref_path, cli_reference_params(), &ref, &err);
   if (st != FG_OK) {
     rc = cli_status_error(st, "cannot load the reference", err.msg);
     goto done;

@@ -68,6 +68,12 @@ int cmd_info(int argc, char **argv) {
   if (in.repack_bytes)
     printf("repacked        %.1f MiB copied into the kernels' layout in %.0f ms (--repack off keeps the file's)\n",
            (double)in.repack_bytes / (1024.0 * 1024.0), in.repack_ms);
+  if (in.n_loras) {
+    static const char *const merge[] = {"applied at run time", "merged into f32 copies", "merged into bf16 copies",
+                                        "merged into q8_0 copies"};
+    printf("lora adapters   %u, %s, %.2f MiB, loaded in %.0f ms\n", in.n_loras,
+           in.lora_merge < 4 ? merge[in.lora_merge] : "?", (double)in.lora_bytes / (1024.0 * 1024.0), in.lora_ms);
+  }
   printf("decode bytes    %.1f MB per token\n", (double)in.decode_bytes / 1e6);
   printf("parameters      %.1f M\n", (double)in.n_params / 1e6);
   printf("tensor bytes    %.1f MiB\n", (double)in.weight_bytes / (1024.0 * 1024.0));
@@ -146,6 +152,65 @@ int cmd_gen_model(int argc, char **argv) {
   fg_status st = fg_gen_model(&p, out, &err);
   if (st != FG_OK) return cli_status_error(st, "gen-model", err.msg);
   fprintf(stderr, "gen-model: wrote %s in %.1f s\n", out, cli_now() - t0);
+  return 0;
+}
+
+// ----------------------------------------------------------------------------------------------
+// gen-lora
+
+int cmd_gen_lora(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"base", 'm', true, "the base GGUF the adapter is for (required)"},
+      {"output", 'o', true, "output adapter .gguf (required; written as OUT.tmp.PID, then renamed)"},
+      {"rank", 0, true, "rank of every pair (default 8)"},
+      {"alpha", 0, true, "adapter.lora.alpha (default 16; 0 = the scale alone, no alpha / rank)"},
+      {"targets", 0, true, "comma list of attn_q, attn_k, attn_v, attn_output, ffn_gate, ffn_up, ffn_down, or all "
+                           "(default all)"},
+      {"type", 0, true, "f32 | f16 | bf16 | q8_0 (rank a multiple of 32) (default f32)"},
+      {"seed", 0, true, "random seed (default 1)"},
+      {"magnitude", 0, true, "RMS of the change s*B*A at scale 1 relative to the base matrix's (default 0.1)"},
+      {"vocab-override", 0, false, "also rename ids 46..52 to FunctionGemma's control tokens (for a Gemma 3 base)"},
+      HELP_OPT,
+      {0}};
+  cli_args a;
+  if (cli_parse("gen-lora", opts, argc - 1, argv + 1, &a)) return 2;
+  if (want_help(opts, &a)) {
+    cli_usage(stdout, "gen-lora",
+              "-m BASE.gguf -o OUT.gguf [--rank R] [--alpha A] [--targets attn_q,...|all] [--type T] [--seed N] "
+              "[--magnitude X] [--vocab-override]",
+              "Writes a synthetic LoRA adapter for BASE in llama.cpp's GGUF format (general.type adapter,\n"
+              "blk.N.<target>.weight.lora_a / .lora_b for every layer), random from a seed: lora_a ~ N(0, 1/n_in),\n"
+              "lora_b sized so that the change of each adapted matrix has --magnitude times its RMS. fgemma and\n"
+              "llama.cpp load it with --lora OUT.gguf[:SCALE]; the default magnitude changes greedy outputs\n"
+              "visibly. docs/LORA.md.",
+              opts);
+    return 0;
+  }
+  const char *base = cli_get(opts, &a, "base"), *out = cli_get(opts, &a, "output"), *v;
+  if (!base) return cli_error("gen-lora: -m BASE.gguf is required"), 2;
+  if (!out) return cli_error("gen-lora: -o OUT.gguf is required"), 2;
+  if (a.n_pos) return cli_error("gen-lora: unexpected argument '%s'", a.pos[0]), 2;
+  fg_gen_lora_params p;
+  fg_gen_lora_params_init(&p);
+  if ((v = cli_get(opts, &a, "rank")) && !cli_u32("--rank", v, 1, 65536, &p.rank)) return 2;
+  char *end;
+  if ((v = cli_get(opts, &a, "alpha"))) {
+    p.alpha = strtof(v, &end);
+    if (*end || end == v) return cli_error("--alpha: '%s' is not a number", v), 2;
+  }
+  if ((v = cli_get(opts, &a, "magnitude"))) {
+    p.magnitude = strtof(v, &end);
+    if (*end || end == v) return cli_error("--magnitude: '%s' is not a number", v), 2;
+  }
+  if ((v = cli_get(opts, &a, "type")) && !parse_type("--type", v, &p.type)) return 2;
+  if ((v = cli_get(opts, &a, "seed")) && !cli_u64("--seed", v, &p.seed)) return 2;
+  p.targets = cli_get(opts, &a, "targets");
+  if (cli_has(opts, &a, "vocab-override")) p.flags |= FG_GEN_LORA_VOCAB_OVERRIDE;
+  fg_error err = {0};
+  const double t0 = cli_now();
+  fg_status st = fg_gen_lora(base, &p, out, &err);
+  if (st != FG_OK) return cli_status_error(st, "gen-lora", err.msg);
+  fprintf(stderr, "gen-lora: wrote %s in %.2f s\n", out, cli_now() - t0);
   return 0;
 }
 

@@ -26,6 +26,7 @@ static const command k_commands[] = {
     {"convert", cmd_convert, "convert a Hugging Face Gemma 3 checkpoint (or a GGUF) to a GGUF"},
     {"requant-head", cmd_requant_head, "copy a GGUF with a quantized output.weight (LM head)"},
     {"gen-model", cmd_gen_model, "write a synthetic gemma3 GGUF with random weights"},
+    {"gen-lora", cmd_gen_lora, "write a synthetic LoRA adapter (llama.cpp's GGUF format) for a base model"},
     {NULL, NULL, NULL},
 };
 
@@ -37,7 +38,7 @@ static void usage(FILE *f) {
   for (const command *c = k_commands; c->name; c++) fprintf(f, "  %-12s %s\n", c->name, c->summary);
   fprintf(f, "\n'fgemma COMMAND --help' describes a command. The environment variable FGEMMA_MODEL names a\n"
              "default model for commands that take -m; those also take --head-type q8_0|q4_0 (a replacement LM\n"
-             "head made at load).\n");
+             "head made at load) and --lora FILE[:SCALE] (LoRA adapters, repeatable; --lora-merge off|f32|bf16|q8_0).\n");
 }
 
 int main(int argc, char **argv) {

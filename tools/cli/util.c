@@ -47,10 +47,20 @@ static int find_opt(const cli_opt *opts, const char *name, size_t len, char shor
 // "threads"). cli_parse takes them, cli_usage documents them, cli_load_model and
 // cli_session_params_init apply them.
 
-static fg_model_params g_model_params = {.head_type = FG_MODEL_HEAD_AS_FILE};
+static fg_model_params g_model_params = {.flags = 0, .head_type = FG_MODEL_HEAD_AS_FILE};
 static uint32_t g_kv_type = 0; /* FG_TYPE_F32 */
+#define CLI_MAX_LORAS 64
+static fg_lora g_loras[CLI_MAX_LORAS]; /* --lora, in the order given; paths point into argv */
 
 const fg_model_params *cli_model_params(void) { return &g_model_params; }
+
+const fg_model_params *cli_reference_params(void) {
+  static fg_model_params p;
+  fg_model_params_init(&p);
+  p.loras = g_model_params.loras;
+  p.n_loras = g_model_params.n_loras;
+  return &p;
+}
 
 void cli_session_params_init(fg_session_params *p) {
   fg_session_params_init(p);
@@ -86,6 +96,45 @@ static bool parse_check_tensors(const char *s) {
   return false;
 }
 
+/* --lora FILE[:SCALE]: the text after the last ':' is the scale when it parses as a float */
+static bool parse_lora(const char *s) {
+  if (g_model_params.n_loras == CLI_MAX_LORAS) {
+    cli_error("--lora: at most %d adapters", CLI_MAX_LORAS);
+    return false;
+  }
+  fg_lora *l = &g_loras[g_model_params.n_loras];
+  l->path = s;
+  l->scale = 1.0f;
+  const char *colon = strrchr(s, ':');
+  if (colon && colon[1]) {
+    char *end;
+    errno = 0;
+    const float v = strtof(colon + 1, &end);
+    if (*end == '\0' && end != colon + 1 && errno == 0) {
+      const size_t n = (size_t)(colon - s);
+      char *path = malloc(n + 1); /* kept for the process's lifetime, like argv */
+      if (!path) return cli_error("out of memory"), false;
+      memcpy(path, s, n);
+      path[n] = '\0';
+      l->path = path;
+      l->scale = v;
+    }
+  }
+  if (!*l->path) return cli_error("--lora: no file in '%s'", s), false;
+  g_model_params.loras = g_loras;
+  g_model_params.n_loras++;
+  return true;
+}
+
+static bool parse_lora_merge(const char *s) {
+  if (strcmp(s, "off") == 0) return g_model_params.lora_merge = FG_LORA_RUNTIME, true;
+  if (strcmp(s, "f32") == 0) return g_model_params.lora_merge = FG_LORA_MERGE_F32, true;
+  if (strcmp(s, "bf16") == 0) return g_model_params.lora_merge = FG_LORA_MERGE_BF16, true;
+  if (strcmp(s, "q8_0") == 0) return g_model_params.lora_merge = FG_LORA_MERGE_Q8_0, true;
+  cli_error("--lora-merge: unknown value '%s' (off, f32, bf16 or q8_0)", s);
+  return false;
+}
+
 static bool parse_kv_type(const char *s) {
   if (strcmp(s, "f32") == 0) return g_kv_type = 0, true;
   if (strcmp(s, "f16") == 0) return g_kv_type = 1, true;
@@ -108,6 +157,12 @@ static const struct cli_global {
     {"check-tensors", "model", parse_check_tensors,
      "dequantize every weight at load and refuse NaN/Inf values or scales: on | off (default; costs a read of "
      "the whole file)"},
+    {"lora", "model", parse_lora,
+     "LoRA adapter (llama.cpp's GGUF format) FILE[:SCALE], scale 1 by default; repeat for several, applied in "
+     "order (docs/LORA.md)"},
+    {"lora-merge", "model", parse_lora_merge,
+     "off (default: adapters applied at run time, exactly) | f32 | bf16 | q8_0: merged at load into copies of the "
+     "adapted matrices of that type"},
     {"kv-type", "threads", parse_kv_type, "KV cache element type: f32 (default) | f16 (half the KV memory)"},
 };
 
