@@ -126,6 +126,8 @@ def save_adapter(torch, model, out_dir, dtype):
     cfg_path = os.path.join(out_dir, "adapter_config.json")
     cfg = json.load(open(cfg_path))
     cfg["base_model_name_or_path"] = "fgemma gen-model " + " ".join(BASE_GEN)  # not the scratch directory
+    if isinstance(cfg.get("target_modules"), list):  # a set in peft: its order varies from run to run
+        cfg["target_modules"] = sorted(cfg["target_modules"])
     with open(cfg_path, "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
         f.write("\n")
