@@ -826,6 +826,7 @@ static void expect_fail(const char *what, const char *dir, uint32_t type, const 
   CHECK_MSG(w1 == NULL || strstr(err.msg, w1), "%s: message \"%s\" lacks \"%s\"", what, err.msg, w1);
   CHECK_MSG(w2 == NULL || strstr(err.msg, w2), "%s: message \"%s\" lacks \"%s\"", what, err.msg, w2);
   CHECK_MSG(no_output_left(out), "%s: output left behind", what);
+  CHECK_MSG(strlen(err.msg) < sizeof err.msg - 1, "%s: the message fills fg_error (cut short?): %s", what, err.msg);
 }
 
 /* an adapter of every module of layers 0 and 3 plus one edit, and its expected refusal */

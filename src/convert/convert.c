@@ -983,30 +983,31 @@ static const char *dim_name(char letter) {
 }
 
 /* the refusal of a tensor that is not part of a LoRA pair of the layers' matrices */
-static fg_status peft_refuse(cv_ctx *c, const char *file, const char *name, fg_peft_name nm) {
+static fg_status peft_refuse(cv_ctx *c, const char *path, const char *name, fg_peft_name nm) {
+  static const char merge[] = "merge the adapter into the base model and convert that";
+  const char *file = base_name(path); /* adapter_model.safetensors: the tensor's name says the rest */
   switch (nm.kind) {
     case FG_PEFT_EMBEDDING:
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: tensor '%.100s' is a LoRA of the token embedding (embed_tokens), "
-                    "which fgemma's adapters do not cover; train without embed_tokens in target_modules", file, name);
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s': a LoRA of the token embedding (embed_tokens) is not "
+                    "supported; train without it in target_modules", file, name);
     case FG_PEFT_LM_HEAD:
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: tensor '%.100s' is a LoRA of the output projection (lm_head), "
-                    "which fgemma's adapters do not cover (Gemma ties it to the embedding)", file, name);
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s': a LoRA of the output projection (lm_head) is not "
+                    "supported", file, name);
     case FG_PEFT_DORA:
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: tensor '%.100s' is DoRA's magnitude vector; a GGUF LoRA adapter "
-                    "cannot carry DoRA: merge it into the base model and convert the merged checkpoint", file, name);
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' is DoRA's magnitude, which a GGUF LoRA adapter cannot "
+                    "carry; %s", file, name, merge);
     case FG_PEFT_BIAS:
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: tensor '%.100s' is a bias, which a GGUF LoRA adapter cannot "
-                    "carry (train with bias=\"none\" and lora_bias=False)", file, name);
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' is a bias, which a GGUF LoRA adapter cannot carry "
+                    "(train with bias=\"none\", lora_bias=False)", file, name);
     case FG_PEFT_FULL:
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: tensor '%.100s' is a whole tensor (modules_to_save, trainable "
-                    "tokens or a norm), which a GGUF LoRA adapter cannot carry; merge the adapter into the base model "
-                    "and convert the merged checkpoint", file, name);
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' is a whole tensor (modules_to_save, trainable tokens, a "
+                    "norm), which a GGUF LoRA adapter cannot carry; %s", file, name, merge);
     case FG_PEFT_OTHER_MODULE:
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: tensor '%.100s' adapts a module of layer %u that fgemma does not "
-                    "adapt (q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj)", file, name, nm.layer);
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' adapts a module of layer %u that fgemma does not adapt "
+                    "(only q/k/v/o_proj, gate/up/down_proj)", file, name, nm.layer);
     default:
       return fg_err(c->err, FG_ERR_FORMAT, "%.80s: unexpected tensor '%.100s' (not a lora_A/lora_B of a Gemma 3 layer "
-                    "as PEFT names them: base_model.model.model.layers.N.self_attn.q_proj.lora_A.weight)", file, name);
+                    "as PEFT names them)", file, name);
   }
 }
 
