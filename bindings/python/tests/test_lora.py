@@ -92,7 +92,10 @@ def test_adapter_matches_peft(adapters, goldens, key, name):
         assert worst(base, c["positions"], cols) > 0.05
 
 
-@pytest.mark.parametrize("merge, tol", [("f32", 1e-4), ("bf16", 0.05), ("q8_0", 0.05)])
+# A merge rounds the whole adapted matrix (base and adapter) to the type: bf16 and q8_0 move the tiny
+# random model's logits by up to 0.015 and 0.061 of the row's largest (measured with the lora branch's
+# core); the base alone is more than 1.0 away from the adapted logits.
+@pytest.mark.parametrize("merge, tol", [("f32", 1e-4), ("bf16", 0.04), ("q8_0", 0.15)])
 def test_merged_adapter_matches_peft(adapters, goldens, merge, tol):
     ids, cols = goldens["ids"], goldens["columns"]
     positions = [r["position"] for r in goldens["base_positions"]]
