@@ -234,7 +234,21 @@ FG_API fg_status fg_model_requant_head(const char *in_path, const char *out_path
  *
  * Streaming: one chunk of rows at a time (a 270M checkpoint converts in well under 200 MiB of
  * memory). The file is written to out_path + ".tmp.<pid>" and renamed at the end, so a failed or
- * cancelled conversion leaves no partial out_path. Errors name the file and the tensor or key. */
+ * cancelled conversion leaves no partial out_path. Errors name the file and the tensor or key.
+ *
+ * in_path may also be a Hugging Face PEFT LoRA adapter directory (adapter_config.json and
+ * adapter_model.safetensors, tensors F32, F16 or BF16, of a Gemma3ForCausalLM or of the text model of a
+ * multimodal Gemma 3): the output is a LoRA adapter in llama.cpp's GGUF format, as fg_lora loads it
+ * (general.type "adapter", adapter.type "lora", adapter.lora.alpha = lora_alpha, or lora_alpha * sqrt(r)
+ * for use_rslora so that alpha / rank gives PEFT's alpha / sqrt(r); "blk.N.attn_q.weight.lora_a" ne
+ * {n_in, rank} and ".lora_b" ne {rank, n_out}, the bytes of PEFT's lora_A and lora_B). type is then
+ * F32, F16, BF16 or Q8_0 (or their FG_CONVERT_MIX; AUTO: the adapter's own dtype); a Q8_0 tensor whose
+ * rows are not a multiple of 32 (lora_b of a rank below 32) is written F16, as llama.cpp's converter
+ * does. An fgemma_vocab_override.json in the directory ({"ids": [...], "tokens": [...]}) becomes
+ * fgemma.vocab_override.ids (INT32 array) and .tokens (STRING array). What the format cannot carry is
+ * refused (FG_ERR_UNSUPPORTED, naming the key or tensor): DoRA, modules_to_save, LoRA of embed_tokens or
+ * lm_head, biases, other PEFT methods, rank_pattern / alpha_pattern that no single alpha reproduces;
+ * pairs must be complete, of the configured rank, finite. */
 /* Progress of long work: done of total units; return false to cancel (FG_ERR_ABORTED). */
 typedef bool (*fg_progress_fn)(uint64_t done, uint64_t total, void *user_data);
 
@@ -260,6 +274,11 @@ typedef struct fg_convert_params {
                              name; a GGUF's own) */
   fg_progress_fn progress; /* tensor bytes written / total; returning false cancels (FG_ERR_ABORTED) */
   void *progress_user_data;
+  const char *base;       /* adapter input only: the base model's GGUF, or NULL. Every adapted matrix
+                             must exist there with the adapter's n_in and n_out, the layers within its
+                             block count, the override's ids within its vocabulary; its
+                             general.architecture is written to the adapter (else "gemma3"). Given
+                             for any other input: FG_ERR_INVALID_ARG. */
 } fg_convert_params;
 
 FG_API void fg_convert_params_init(fg_convert_params *p);

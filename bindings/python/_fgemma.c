@@ -21,6 +21,7 @@
 #include "fgemma.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -239,6 +240,7 @@ typedef struct {
   PyObject_HEAD
   fg_model *m;
   PyObject *path;       /* str */
+  PyObject *loras;      /* tuple of (str path, float scale): the adapters as applied, in order */
   uint32_t n_vocab;
   uint32_t threads;     /* default worker threads of sessions and engines; 0 = available cores */
   int closed;
@@ -264,29 +266,162 @@ static int model_ready(ModelObject *mo) {
 
 static const char *const head_names[] = {"file", "q8_0", "q4_0", NULL};
 static const uint32_t head_ids[] = {FG_MODEL_HEAD_AS_FILE, 8, 2};
+static const char *const merge_names[] = {"off", "f32", "bf16", "q8_0", NULL};
+static const uint32_t merge_ids[] = {FG_LORA_RUNTIME, FG_LORA_MERGE_F32, FG_LORA_MERGE_BF16, FG_LORA_MERGE_Q8_0};
+
+/* The adapters of Model(lora=...), as given: a path, a (path, scale) tuple, or a list of either. */
+typedef struct {
+  Py_ssize_t n;
+  fg_lora *l;         /* n entries; paths point into the bytes of `paths` */
+  PyObject *paths;    /* list of bytes (file system encoding), kept alive for the load */
+  PyObject *normal;   /* tuple of (str path, float scale) for Model.loras */
+} lora_list;
+
+static void lora_list_clear(lora_list *ll) {
+  PyMem_Free(ll->l);
+  Py_XDECREF(ll->paths);
+  Py_XDECREF(ll->normal);
+  memset(ll, 0, sizeof *ll);
+}
+
+static int is_path(PyObject *o) { return PyUnicode_Check(o) || PyBytes_Check(o) || PyObject_HasAttrString(o, "__fspath__"); }
+
+/* One adapter: a path (scale 1) or a (path, scale) tuple. where: "lora" or "lora[3]". */
+static int lora_item(PyObject *o, const char *where, lora_list *ll) {
+  PyObject *path_o = o, *scale_o = NULL;
+  if (PyTuple_Check(o)) {
+    if (PyTuple_GET_SIZE(o) != 2) {
+      PyErr_Format(PyExc_TypeError, "%s must be a path or a (path, scale) tuple, not a tuple of %zd items", where,
+                   PyTuple_GET_SIZE(o));
+      return -1;
+    }
+    path_o = PyTuple_GET_ITEM(o, 0);
+    scale_o = PyTuple_GET_ITEM(o, 1);
+  }
+  if (!is_path(path_o)) {
+    PyErr_Format(PyExc_TypeError, "%s%s must be a path (str, bytes or os.PathLike), not %.100s", where,
+                 scale_o ? "[0]" : "", Py_TYPE(path_o)->tp_name);
+    return -1;
+  }
+  double scale = 1.0;
+  if (scale_o) {
+    if (PyBool_Check(scale_o) || !(PyFloat_Check(scale_o) || PyLong_Check(scale_o))) {
+      PyErr_Format(PyExc_TypeError, "%s[1] (the scale) must be a float or an int, not %.100s", where,
+                   Py_TYPE(scale_o)->tp_name);
+      return -1;
+    }
+    scale = PyFloat_AsDouble(scale_o);
+    if (scale == -1.0 && PyErr_Occurred()) {
+      if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return -1;
+      PyErr_Clear();
+      scale = HUGE_VAL;
+    }
+    if (!isfinite(scale) || !isfinite((float)scale)) {
+      raise_arg("%s[1] (the scale) must be a finite float32, not %R", where, scale_o);
+      return -1;
+    }
+  }
+  PyObject *b = NULL;
+  if (!PyUnicode_FSConverter(path_o, &b)) return -1;
+  PyObject *str = PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(b));
+  PyObject *pair = str ? Py_BuildValue("(Nd)", str, (double)(float)scale) : NULL;
+  const int ok = pair && PyList_Append(ll->paths, b) == 0;
+  Py_DECREF(b);
+  if (!ok) {
+    Py_XDECREF(pair);
+    return -1;
+  }
+  PyTuple_SET_ITEM(ll->normal, ll->n, pair);
+  ll->l[ll->n].scale = (float)scale;
+  ll->n++;
+  return 0;
+}
+
+static int lora_parse(PyObject *o, lora_list *ll) {
+  memset(ll, 0, sizeof *ll);
+  Py_ssize_t n = 0;
+  if (!o || o == Py_None) n = 0;
+  else if (PyList_Check(o)) n = PyList_GET_SIZE(o);
+  else if (PyTuple_Check(o) || is_path(o)) n = 1;
+  else {
+    PyErr_Format(PyExc_TypeError, "lora must be a path, a (path, scale) tuple or a list of either, not %.100s",
+                 Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  if (n > 4096) {
+    raise_arg("lora: %zd adapters is more than 4096", n);
+    return -1;
+  }
+  ll->paths = PyList_New(0);
+  ll->normal = PyTuple_New(n);
+  ll->l = PyMem_Calloc((size_t)(n ? n : 1), sizeof *ll->l);
+  if (!ll->paths || !ll->normal || !ll->l) {
+    if (!PyErr_Occurred()) PyErr_NoMemory();
+    lora_list_clear(ll);
+    return -1;
+  }
+  int rc = 0;
+  if (n == 1 && !PyList_Check(o)) {
+    rc = lora_item(o, "lora", ll);
+  } else {
+    for (Py_ssize_t i = 0; i < n && rc == 0; i++) {
+      char where[32];
+      snprintf(where, sizeof where, "lora[%zd]", i);
+      PyObject *item = PyList_GET_ITEM(o, i);
+      Py_INCREF(item); /* the list may change under a path's __fspath__ */
+      if (PyList_Check(item)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a path or a (path, scale) tuple, not a list", where);
+        rc = -1;
+      } else {
+        rc = lora_item(item, where, ll);
+      }
+      Py_DECREF(item);
+      if (rc == 0 && PyList_GET_SIZE(o) != n) {
+        PyErr_SetString(PyExc_RuntimeError, "lora: the list changed while it was read");
+        rc = -1;
+      }
+    }
+  }
+  if (rc != 0) {
+    lora_list_clear(ll);
+    return -1;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) ll->l[i].path = PyBytes_AS_STRING(PyList_GET_ITEM(ll->paths, i));
+  return 0;
+}
 static const char *const kv_names[] = {"f32", "f16", NULL};
 
 static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"path", "head_type", "threads", "repack", NULL};
-  PyObject *path_o, *head_o = Py_None, *threads_o = Py_None;
+  static char *kwlist[] = {"path", "head_type", "threads", "repack", "lora", "lora_merge", NULL};
+  PyObject *path_o, *head_o = Py_None, *threads_o = Py_None, *lora_o = Py_None, *merge_o = Py_None;
   int repack = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOp:Model", kwlist, &path_o, &head_o, &threads_o, &repack))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOpOO:Model", kwlist, &path_o, &head_o, &threads_o, &repack, &lora_o,
+                                   &merge_o))
     return NULL;
-  int head = 0;
+  int head = 0, merge = 0;
   uint32_t threads = 0;
   if (opt_choice(head_o, "head_type", head_names, &head) != 0) return NULL;
   if (opt_u32(threads_o, "threads", 1, 256, &threads) != 0) return NULL;
+  if (opt_choice(merge_o, "lora_merge", merge_names, &merge) != 0) return NULL;
+  lora_list ll;
+  if (lora_parse(lora_o, &ll) != 0) return NULL;
   PyObject *path_b = NULL;
-  if (!PyUnicode_FSConverter(path_o, &path_b)) return NULL;
+  if (!PyUnicode_FSConverter(path_o, &path_b)) {
+    lora_list_clear(&ll);
+    return NULL;
+  }
   ModelObject *self = (ModelObject *)type->tp_alloc(type, 0);
   if (!self) {
     Py_DECREF(path_b);
+    lora_list_clear(&ll);
     return NULL;
   }
   self->threads = threads;
+  self->loras = Py_NewRef(ll.normal);
   self->path = PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(path_b));
   if (!self->path) {
     Py_DECREF(path_b);
+    lora_list_clear(&ll);
     Py_DECREF(self);
     return NULL;
   }
@@ -294,6 +429,9 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   fg_model_params_init(&p);
   p.head_type = head_ids[head];
   if (!repack) p.flags |= FG_MODEL_NO_REPACK;
+  p.loras = ll.n ? ll.l : NULL;
+  p.n_loras = (uint32_t)ll.n;
+  p.lora_merge = merge_ids[merge];
   fg_error err = {0};
   fg_status st;
   fg_model *m = NULL;
@@ -301,6 +439,7 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   st = fg_model_load(PyBytes_AS_STRING(path_b), &p, &m, &err);
   Py_END_ALLOW_THREADS
   Py_DECREF(path_b);
+  lora_list_clear(&ll);
   if (st != FG_OK) {
     Py_DECREF(self);
     return raise_status(st, err.msg);
@@ -316,6 +455,7 @@ static void model_dealloc(ModelObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   fg_model_free(self->m); /* every child held a reference: none is left */
   Py_XDECREF(self->path);
+  Py_XDECREF(self->loras);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
@@ -359,8 +499,10 @@ static PyObject *model_get_info(ModelObject *self, void *closure) {
   if (st != FG_OK) return raise_status(st, "cannot read the model's info");
   PyObject *fp = hex16(in.fingerprint);
   if (!fp) return NULL;
+  const char *merge = in.lora_merge < 4 ? merge_names[in.lora_merge] : "?";
   return Py_BuildValue(
-      "{s:O,s:s,s:N,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:O,s:O,s:K,s:K,s:K,s:K,s:N,s:K,s:d,s:K,s:d}",
+      "{s:O,s:s,s:N,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:O,s:O,s:K,s:K,s:K,s:K,s:N,s:K,s:d,s:K,s:d,"
+      "s:O,s:I,s:s,s:K,s:d}",
       "path", self->path, "arch", in.arch, "name", PyUnicode_DecodeUTF8(in.name, (Py_ssize_t)strlen(in.name), "replace"),
       "n_vocab", in.n_vocab, "n_embd", in.n_embd, "n_layer", in.n_layer, "n_head", in.n_head, "n_head_kv",
       in.n_head_kv, "head_dim", in.head_dim, "n_ff", in.n_ff, "n_ctx_train", in.n_ctx_train, "sliding_window",
@@ -370,11 +512,13 @@ static PyObject *model_get_info(ModelObject *self, void *closure) {
       (unsigned long long)in.file_bytes, "weight_bytes", (unsigned long long)in.weight_bytes, "n_params",
       (unsigned long long)in.n_params, "decode_bytes", (unsigned long long)in.decode_bytes, "fingerprint", fp,
       "head_copy_bytes", (unsigned long long)in.head_copy_bytes, "head_copy_ms", in.head_copy_ms, "repack_bytes",
-      (unsigned long long)in.repack_bytes, "repack_ms", in.repack_ms);
+      (unsigned long long)in.repack_bytes, "repack_ms", in.repack_ms, "loras", self->loras, "n_loras", in.n_loras,
+      "lora_merge", merge, "lora_bytes", (unsigned long long)in.lora_bytes, "lora_ms", in.lora_ms);
 }
 
 static PyObject *model_get_closed(ModelObject *self, void *closure) { return PyBool_FromLong(self->closed); }
 static PyObject *model_get_path(ModelObject *self, void *closure) { return Py_NewRef(self->path); }
+static PyObject *model_get_loras(ModelObject *self, void *closure) { return Py_NewRef(self->loras); }
 
 PyDoc_STRVAR(model_tokenize_doc, "tokenize($self, /, text, bos=False, *, special=True)\n--\n\n"
              "Token ids of text (str, or UTF-8 bytes). bos=True prepends <bos> (id 2). special=False treats\n"
@@ -1165,16 +1309,21 @@ static PyMethodDef model_methods[] = {
 static PyGetSetDef model_getset[] = {
     {"info", (getter)model_get_info, NULL, "dict: architecture, dimensions, types and sizes (fg_model_info)", NULL},
     {"path", (getter)model_get_path, NULL, "str: the file the model was loaded from", NULL},
+    {"loras", (getter)model_get_loras, NULL, "tuple of (path, scale): the LoRA adapters applied, in order", NULL},
     {"closed", (getter)model_get_closed, NULL, "bool: close() was called", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(model_doc, "Model(path, *, head_type=None, threads=None, repack=True)\n--\n\n"
+PyDoc_STRVAR(model_doc, "Model(path, *, head_type=None, threads=None, repack=True, lora=None, lora_merge=None)\n--\n\n"
              "A FunctionGemma / Gemma 3 GGUF file, mapped and immutable; share it between threads.\n"
              "head_type: None or 'file' (the file's LM head), 'q8_0' or 'q4_0' (a quantized copy of the head\n"
              "made at load). threads: default worker threads of its sessions and engines (default: the\n"
              "available cores). repack: where the kernels have a layout of their own (aarch64 with the dot\n"
              "product, Q8_0), copy the matrices into it at load (same results; info['repack_bytes']); False\n"
-             "keeps the file's layout. A context manager; loading releases the GIL.");
+             "keeps the file's layout. lora: LoRA adapters in llama.cpp's GGUF format (`fgemma convert` makes them\n"
+             "from PEFT): a path, a (path, scale) tuple or a list of either; scale 1 applies an adapter as\n"
+             "trained, 0 loads it without effect. lora_merge: None or 'off' (applied exactly at run time), 'f32',\n"
+             "'bf16' or 'q8_0' (merged at load into copies of the adapted matrices of that type). A context\n"
+             "manager; loading releases the GIL.");
 
 static PyType_Slot model_slots[] = {
     {Py_tp_new, model_new},          {Py_tp_dealloc, model_dealloc}, {Py_tp_methods, model_methods},

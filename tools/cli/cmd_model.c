@@ -272,6 +272,12 @@ static bool convert_progress(uint64_t done, uint64_t total, void *ud) {
   return true;
 }
 
+/* the library's warnings (a re-quantized tensor, vision tower tensors left out, ...) on stderr */
+static void convert_log(fg_log_level level, const char *msg, void *ud) {
+  (void)ud;
+  if (level <= FG_LOG_WARN) fprintf(stderr, "%s%s\n", level == FG_LOG_WARN ? "warning: " : "", msg);
+}
+
 int cmd_convert(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"output", 'o', true, "output GGUF (required; written as OUT.tmp.<pid>, then renamed)"},
@@ -279,12 +285,14 @@ int cmd_convert(int argc, char **argv) {
       {"pure", 0, false, "every matrix of the --type's main type (as llama-quantize --pure; rows must fit its block)"},
       {"head-type", 0, true, "q8_0 | q4_0: also write output.weight (the LM head) of this type"},
       {"name", 0, true, "general.name (default: the checkpoint's name or directory)"},
+      {"base", 0, true, "PEFT adapter input: the base model's GGUF, to check the adapter's shapes against"},
       HELP_OPT,
       {0}};
   cli_args a;
   if (cli_parse("convert", opts, argc - 1, argv + 1, &a)) return 2;
   if (want_help(opts, &a)) {
-    cli_usage(stdout, "convert", "HF_DIR|IN.gguf -o OUT.gguf [--type T [--pure]] [--head-type q8_0|q4_0] [--name NAME]",
+    cli_usage(stdout, "convert", "HF_DIR|IN.gguf|ADAPTER_DIR -o OUT.gguf [--type T [--pure]] [--head-type q8_0|q4_0] "
+              "[--name NAME] [--base BASE.gguf]",
               "Converts a Hugging Face Gemma3ForCausalLM checkpoint (a directory with config.json, model.safetensors\n"
               "or its shards and model.safetensors.index.json, tokenizer.json, tokenizer_config.json) to a gemma3\n"
               "GGUF that fgemma and llama.cpp load: tensors renamed as llama.cpp names them, norm weights + 1,\n"
@@ -299,12 +307,18 @@ int cmd_convert(int argc, char **argv) {
               "Tensors that become F32, F16, BF16, Q8_0 or Q4_0 get the reference quantizers (llama.cpp's bytes),\n"
               "the other types searched least-squares fits (bench/quant-quality measures them against\n"
               "llama-quantize). Norm vectors stay F32. Streams one chunk of rows at a time; nothing is left at\n"
-              "OUT when it fails.",
+              "OUT when it fails.\n"
+              "A PEFT LoRA adapter directory (adapter_config.json, adapter_model.safetensors) becomes a GGUF LoRA\n"
+              "adapter as llama.cpp writes it (--type f32|f16|bf16|q8_0, default the adapter's dtype; rsLoRA's\n"
+              "scale folded into adapter.lora.alpha); --base BASE.gguf checks its shapes against the base model and\n"
+              "takes its architecture. DoRA, modules_to_save, embedding/lm_head targets and biases are refused\n"
+              "(docs/LORA.md).",
               opts);
     return 0;
   }
   const char *out = cli_get(opts, &a, "output");
-  if (a.n_pos != 1) return cli_error("convert: give exactly one input (a checkpoint directory or a .gguf)"), 2;
+  if (a.n_pos != 1)
+    return cli_error("convert: give exactly one input (a checkpoint directory, a .gguf or a PEFT adapter directory)"), 2;
   if (!out) return cli_error("convert: -o OUT.gguf is required"), 2;
   fg_convert_params p;
   fg_convert_params_init(&p);
@@ -317,10 +331,13 @@ int cmd_convert(int argc, char **argv) {
     if (p.head_type != 8 && p.head_type != 2) return cli_error("convert: --head-type must be q8_0 or q4_0, not %s", ht), 2;
   }
   p.name = cli_get(opts, &a, "name");
+  p.base = cli_get(opts, &a, "base");
   if (cli_stderr_is_tty()) p.progress = convert_progress;
   fg_error err = {0};
   const double t0 = cli_now();
+  fg_set_log_callback(convert_log, NULL);
   const fg_status st = fg_convert(a.pos[0], out, &p, &err);
+  fg_set_log_callback(NULL, NULL);
   if (st != FG_OK) return cli_status_error(st, "convert", err.msg);
   fprintf(stderr, "convert: wrote %s in %.1f s\n", out, cli_now() - t0);
   return 0;

@@ -23,7 +23,7 @@ static const command k_commands[] = {
     {"detokenize", cmd_detokenize, "print the text of token ids"},
     {"perplexity", cmd_perplexity, "perplexity of a model over a text file, in windows"},
     {"eval", cmd_eval, "logit agreement of a model (and head) with its F32 reference"},
-    {"convert", cmd_convert, "convert a Hugging Face Gemma 3 checkpoint (or a GGUF) to a GGUF"},
+    {"convert", cmd_convert, "convert a Hugging Face Gemma 3 checkpoint, a GGUF or a PEFT LoRA adapter to a GGUF"},
     {"requant-head", cmd_requant_head, "copy a GGUF with a quantized output.weight (LM head)"},
     {"gen-model", cmd_gen_model, "write a synthetic gemma3 GGUF with random weights"},
     {"gen-lora", cmd_gen_lora, "write a synthetic LoRA adapter (llama.cpp's GGUF format) for a base model"},

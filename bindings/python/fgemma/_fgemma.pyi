@@ -1,12 +1,13 @@
 """Type stubs of fgemma._fgemma, the C extension over libfgemma (fgemma.h)."""
 
 import os
-from typing import Any, Dict, List, Literal, Optional, Sequence, SupportsIndex, Union
+from typing import Any, Dict, List, Literal, Optional, Sequence, SupportsIndex, Tuple, Union
 
 __version__: str
 
 _Path = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 _Catalog = Union[Dict[str, Any], List[Any], str, bytes, "os.PathLike[str]"]
+_Lora = Union[_Path, Tuple[_Path, float]]
 
 class Error(Exception):
     """An error of the fgemma library."""
@@ -32,12 +33,18 @@ class Model:
         head_type: Optional[Literal["file", "q8_0", "q4_0"]] = None,
         threads: Optional[int] = None,
         repack: bool = True,
+        lora: Union[_Lora, List[_Lora], None] = None,
+        lora_merge: Optional[Literal["off", "f32", "bf16", "q8_0"]] = None,
     ) -> None: ...
     @property
     def info(self) -> Dict[str, Any]:
-        """Architecture, dimensions, types and sizes (fg_model_info)."""
+        """Architecture, dimensions, types and sizes (fg_model_info), the adapters (loras, n_loras, lora_merge,
+        lora_bytes, lora_ms)."""
     @property
     def path(self) -> str: ...
+    @property
+    def loras(self) -> Tuple[Tuple[str, float], ...]:
+        """The LoRA adapters applied, in order: (path, scale as a float32)."""
     @property
     def closed(self) -> bool: ...
     def tokenize(self, text: Union[str, bytes], bos: bool = False, *, special: bool = True) -> List[int]: ...

@@ -1,6 +1,28 @@
 package dev.fgemma
 
-/** How to load a model. Defaults: the file is mapped, not read; no tensor scan; the file's LM head. */
+/**
+ * A LoRA adapter in llama.cpp's GGUF format (`fgemma convert` makes one from a PEFT adapter directory).
+ * [scale] multiplies its effect: 1 applies it as trained, 0 loads it without effect; it must be finite.
+ */
+data class LoraAdapter @JvmOverloads constructor(val path: String, val scale: Float = 1f) {
+    init {
+        require(scale.isFinite()) { "LoraAdapter scale must be finite, not $scale ($path)" }
+    }
+}
+
+/** How LoRA adapters are applied (`fg_model_params.lora_merge`). */
+enum class LoraMerge(internal val id: Int) {
+    /** exactly, at run time, over the base weights as they are */
+    RUNTIME(0),
+    /** merged at load into heap copies of the adapted matrices, in F32 */
+    F32(1),
+    /** ... in BF16 */
+    BF16(2),
+    /** ... in Q8_0 */
+    Q8_0(3),
+}
+
+/** How to load a model. Defaults: the file is mapped, not read; no tensor scan; the file's LM head; no adapters. */
 class ModelOptions {
     /** Read the whole file into memory instead of mapping it. */
     var noMmap: Boolean = false
@@ -15,6 +37,13 @@ class ModelOptions {
      * memory. false keeps the file's layout.
      */
     var repack: Boolean = true
+    /** LoRA adapters applied in this order (their files are read during the load only) */
+    var lora: List<LoraAdapter> = emptyList()
+    /** how the adapters are applied */
+    var loraMerge: LoraMerge = LoraMerge.RUNTIME
+
+    internal fun loraPaths(): Array<ByteArray>? = if (lora.isEmpty()) null else Array(lora.size) { encodeUtf8(lora[it].path) }
+    internal fun loraScales(): FloatArray? = if (lora.isEmpty()) null else FloatArray(lora.size) { lora[it].scale }
 
     internal val flags: Int
         get() = (if (noMmap) 1 else 0) or (if (checkTensors) 2 else 0) or (if (repack) 0 else 8)
@@ -57,6 +86,14 @@ class ModelInfo internal constructor(nums: LongArray, strs: Array<String>) {
     val parameters: Long = nums[17]
     /** bytes of the matrices copied into the kernels' layout at load ([ModelOptions.repack]); 0 = none */
     val repackBytes: Long = nums[19]
+    /** LoRA adapters applied ([ModelOptions.lora]) */
+    val loraCount: Int = nums[20].toInt()
+    /** how they are applied */
+    val loraMerge: LoraMerge = LoraMerge.values().firstOrNull { it.id.toLong() == nums[21] } ?: LoraMerge.RUNTIME
+    /** heap bytes of the adapters' tensors (RUNTIME) or of the merged matrices */
+    val loraBytes: Long = nums[22]
+    /** milliseconds spent loading (and merging) them */
+    val loraMs: Double = Double.fromBits(nums[23])
 
     override fun toString(): String =
         "ModelInfo($arch '$name', $layers layers, vocab $vocabSize, $weightType, fingerprint $fingerprint)"
@@ -77,8 +114,12 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
         fun load(path: String): FgModel = load(path, ModelOptions())
 
         @JvmStatic
-        fun load(path: String, options: ModelOptions): FgModel =
-            FgModel(ModelNative.load(encodeUtf8(path), options.flags, options.headTypeId))
+        fun load(path: String, options: ModelOptions): FgModel = FgModel(
+            ModelNative.load(
+                encodeUtf8(path), options.flags, options.headTypeId, options.loraPaths(), options.loraScales(),
+                options.loraMerge.id,
+            ),
+        )
 
         /**
          * Loads the GGUF at bytes [offset, offset + length) of an open file, e.g. an uncompressed
@@ -87,8 +128,12 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
          * this returns. Any offset works (the range is mapped from the page below it).
          */
         @JvmStatic
-        fun loadFd(fd: Int, offset: Long, length: Long, options: ModelOptions): FgModel =
-            FgModel(ModelNative.loadFd(fd, offset, length, options.flags, options.headTypeId))
+        fun loadFd(fd: Int, offset: Long, length: Long, options: ModelOptions): FgModel = FgModel(
+            ModelNative.loadFd(
+                fd, offset, length, options.flags, options.headTypeId, options.loraPaths(), options.loraScales(),
+                options.loraMerge.id,
+            ),
+        )
 
         @JvmStatic
         fun loadFd(fd: Int, offset: Long, length: Long): FgModel = loadFd(fd, offset, length, ModelOptions())
@@ -100,7 +145,7 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
 
     val info: ModelInfo
         get() = handle.use { p ->
-            val nums = LongArray(20)
+            val nums = LongArray(24)
             val strs = arrayOfNulls<ByteArray>(5)
             ModelNative.info(p, nums, strs)
             ModelInfo(nums, Array(5) { decodeUtf8(strs[it]!!) })

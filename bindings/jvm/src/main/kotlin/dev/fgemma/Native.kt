@@ -13,8 +13,13 @@ import java.io.FileOutputStream
 internal object ModelNative {
     init { NativeLoader.load() }
     @JvmStatic external fun version(): Int
-    @JvmStatic external fun load(path: ByteArray, flags: Int, headType: Int): Long
-    @JvmStatic external fun loadFd(fd: Int, offset: Long, length: Long, flags: Int, headType: Int): Long
+    @JvmStatic external fun load(
+        path: ByteArray, flags: Int, headType: Int, loraPaths: Array<ByteArray>?, loraScales: FloatArray?, loraMerge: Int,
+    ): Long
+    @JvmStatic external fun loadFd(
+        fd: Int, offset: Long, length: Long, flags: Int, headType: Int, loraPaths: Array<ByteArray>?,
+        loraScales: FloatArray?, loraMerge: Int,
+    ): Long
     @JvmStatic external fun free(h: Long)
     @JvmStatic external fun info(h: Long, nums: LongArray, strs: Array<ByteArray?>)
     @JvmStatic external fun tokenize(h: Long, text: ByteArray, flags: Int): IntArray

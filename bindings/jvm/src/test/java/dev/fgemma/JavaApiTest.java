@@ -72,5 +72,13 @@ class JavaApiTest {
     closed.close();
     assertThrows(IllegalStateException.class, closed::getInfo);
     assertThrows(FgException.class, () -> FgModel.loadFd(-1, 0, 0, new ModelOptions()));
+
+    // LoRA adapters: the path alone (scale 1) or with a scale; how they are applied
+    ModelOptions lo = new ModelOptions();
+    lo.setLora(java.util.Arrays.asList(new LoraAdapter("a.gguf"), new LoraAdapter("b.gguf", 0.5f)));
+    lo.setLoraMerge(LoraMerge.BF16);
+    assertEquals(1f, lo.getLora().get(0).getScale());
+    assertEquals("b.gguf", lo.getLora().get(1).getPath());
+    assertThrows(IllegalArgumentException.class, () -> new LoraAdapter("a.gguf", Float.NaN));
   }
 }
