@@ -38,7 +38,9 @@ case "${1:-}" in
     echo "joined $n pieces: $(stat -c %s /tmp/base.gguf) bytes"
     PY=$(command -v python3 || command -v python)
     export PYTHONPATH="$PWD/$d${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
-    exec "$PY" training/train_lora.py --base /tmp/base.gguf --data "$d/tv270m-data.bin" --golden "$d/golden.npz" \
+    init=()
+    [ ! -f "$d/init/adapter_config.json" ] || init=(--init-adapter "$d/init")  # training/split_base.sh --init DIR
+    exec "$PY" training/train_lora.py "${init[@]}" --base /tmp/base.gguf --data "$d/tv270m-data.bin" --golden "$d/golden.npz" \
       --dev-jsonl training/tv270m-dev.jsonl --out "$OUT" --time-budget "${TV_BUDGET:-330}" "$@"
     ;;
   *)

@@ -4,10 +4,14 @@
 # 64 MiB with the checkout), and training/data/lora: the tokenized data, the golden logits
 # (make_golden.sh) and the gguf package (pure Python; the device image lacks it) from .cache/venv-oracle.
 #
-#   training/split_base.sh DATA.bin [MODEL.gguf]
+#   training/split_base.sh [--init ADAPTER_DIR] DATA.bin [MODEL.gguf]
+# --init: an earlier run's adapter directory, carried as training/data/lora/init (train_lora.py
+# --init-adapter continues from it).
 set -euo pipefail
+init=
+if [ "${1:-}" = --init ]; then init=${2:?--init needs a directory}; shift 2; fi
 root=$(cd "$(dirname "$0")/.." && pwd)
-data=${1:?usage: training/split_base.sh DATA.bin [MODEL.gguf]}
+data=${1:?usage: training/split_base.sh [--init ADAPTER_DIR] DATA.bin [MODEL.gguf]}
 model=${2:-$root/.cache/models/gemma-3-270m-q4_k_m.gguf}
 piece=$(( ${PIECE_MIB:-48} * 1048576 ))
 out=$root/training/data
@@ -24,6 +28,10 @@ mkdir -p "$out/lora"
 cp "$data" "$out/lora/tv270m-data.bin"
 [ -f "$out/golden.npz" ] || "$root/training/make_golden.sh"
 cp "$out/golden.npz" "$out/lora/golden.npz"
+if [ -n "$init" ]; then
+  mkdir -p "$out/lora/init"
+  cp "$init/adapter_config.json" "$init/adapter_model.safetensors" "$out/lora/init/"
+fi
 site=$(ls -d "$root"/.cache/venv-oracle/lib/python3*/site-packages)
 cp -r "$site/gguf" "$out/lora/gguf"
 find "$out/lora/gguf" -name __pycache__ -prune -exec rm -rf {} +

@@ -271,6 +271,8 @@ def main():
     ap.add_argument("--prefix-len", type=int, default=None, help="debug: keep <bos> + the last N-1 prefix tokens")
     ap.add_argument("--train-limit", type=int, default=None, help="debug: the first N training examples only")
     ap.add_argument("--dev-limit", type=int, default=None, help="debug: the first N dev examples only")
+    ap.add_argument("--init-adapter", default=None, help="continue from an earlier run's adapter directory "
+                    "(adapter_config.json + adapter_model.safetensors); --rank/--alpha are then its own")
     ap.add_argument("--amp", choices=["auto", "on", "off"], default="auto", help="bf16 autocast (auto: on a GPU)")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
@@ -314,9 +316,16 @@ def main():
         p.requires_grad_(False)
     E = model.model.embed_tokens.weight.detach()  # (n_vocab, d) the frozen tied head
 
-    cfg = peft.LoraConfig(r=args.rank, lora_alpha=args.alpha, lora_dropout=0.0, bias="none",
-                          target_modules=TARGETS, task_type="CAUSAL_LM")
-    pm = peft.get_peft_model(model, cfg)
+    if args.init_adapter:  # continue an earlier run: its adapter (as save_pretrained wrote it), trainable
+        pm = peft.PeftModel.from_pretrained(model, args.init_adapter, is_trainable=True)
+        c = pm.peft_config["default"]
+        args.rank, args.alpha = c.r, c.lora_alpha
+        log({"event": "init_adapter", "from": args.init_adapter, "rank": c.r, "alpha": c.lora_alpha,
+             "targets": sorted(c.target_modules)})
+    else:
+        cfg = peft.LoraConfig(r=args.rank, lora_alpha=args.alpha, lora_dropout=0.0, bias="none",
+                              target_modules=TARGETS, task_type="CAUSAL_LM")
+        pm = peft.get_peft_model(model, cfg)
     inner = pm.base_model.model  # Gemma3ForCausalLM with the LoRA layers inside
     trainable = [p for p in pm.parameters() if p.requires_grad]
     log({"event": "lora", "rank": args.rank, "alpha": args.alpha, "targets": TARGETS,
