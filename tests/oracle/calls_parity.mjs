@@ -4,6 +4,7 @@
 //
 //   node calls_parity.mjs --fgemma BIN --model M.gguf --tools CATALOG.json --data DATA.jsonl
 //                         [--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N]
+//                         [--lora F[:S],...]
 //
 // fgemma: `fgemma call` (the NLU engine, unconstrained greedy decoding, catalog prefix prefilled once)
 // answers every "utterance" of DATA.jsonl; its raw text (control tokens by name) is compared with
@@ -16,19 +17,26 @@
 // log-probability of fgemma's token at the first differing step (fgemma's text tokenized by llama.cpp)
 // is within X of its choice. --min-calls N fails when fewer than N answers contain a call (a model that
 // answers nothing useful would agree trivially).
+// --lora F[:S],...: LoRA adapters on both sides (fgemma --lora, llama.cpp's context option lora.adapters).
+// An adapter that renames control tokens for fgemma (fgemma.vocab_override, e.g. FunctionGemma's tokens
+// over a base Gemma 3 file whose ids 46-52 are <unused40>..<unused46>) leaves llama.cpp with the base's
+// names for those ids: the comparison maps llama.cpp's names of FunctionGemma's control-token ids to
+// fgemma's, so both sides are compared on the same ids.
 // Exit status: 0 pass, 1 mismatch or failure, 2 usage error.
 
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
-import { UsageError, die, parseArgs, parsePositiveInt } from "./common.mjs";
+import { UsageError, die, fgemmaLoraArgs, parseArgs, parseLoraList, parsePositiveInt } from "./common.mjs";
 import { openLlama, openModel } from "./llama_core.mjs";
 
 const SPEC = { fgemma: "str", model: "str", tools: "str", data: "str", "max-tokens": "str", threads: "str",
-  limit: "str", every: "str", "tie-tol": "str", "min-calls": "str", help: "bool" };
+  limit: "str", every: "str", "tie-tol": "str", "min-calls": "str", lora: "str", help: "bool" };
 const USAGE = "usage: calls_parity.mjs --fgemma BIN --model M.gguf --tools CATALOG.json --data DATA.jsonl " +
-  "[--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N]";
+  "[--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N] [--lora F[:S],...]";
 const SUFFIX = "<end_of_turn>\n<start_of_turn>model\n";
 const STOPS = ["<end_function_call>", "<end_of_turn>", "<eos>", "<start_function_response>"];
+const CONTROL = ["<start_function_declaration>", "<end_function_declaration>", "<start_function_call>",
+  "<end_function_call>", "<start_function_response>", "<end_function_response>", "<escape>"];
 
 function run(bin, args, input) {
   const r = spawnSync(bin, args, { input, maxBuffer: 1 << 28, encoding: "utf8" });
@@ -37,8 +45,8 @@ function run(bin, args, input) {
   return r.stdout;
 }
 
-function tokenizeJsonl(bin, model, texts, bos) {
-  const out = run(bin, ["tokenize", "-m", model, ...(bos ? ["--bos"] : []), "--jsonl", "-"],
+function tokenizeJsonl(bin, model, texts, bos, loraArgs = []) {
+  const out = run(bin, ["tokenize", "-m", model, ...loraArgs, ...(bos ? ["--bos"] : []), "--jsonl", "-"],
     texts.map((t) => JSON.stringify(t)).join("\n") + "\n");
   const rows = out.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
   if (rows.length !== texts.length) throw new Error(`tokenize gave ${rows.length} rows for ${texts.length} texts`);
@@ -65,6 +73,14 @@ async function main() {
   const limit = parsePositiveInt(a.limit, "--limit", 0);
   const minCalls = parsePositiveInt(a["min-calls"], "--min-calls", 0);
   const tieTol = a["tie-tol"] == null ? 0 : Number(a["tie-tol"]);
+  let loras;
+  try {
+    loras = parseLoraList(a.lora);
+  } catch (e) {
+    if (e instanceof UsageError) die(`${e.message}\n${USAGE}`);
+    throw e;
+  }
+  const loraArgs = fgemmaLoraArgs(loras);
 
   let items = fs.readFileSync(a.data, "utf8").split("\n").filter((l) => l.trim().length > 0)
     .map((l) => JSON.parse(l).utterance);
@@ -77,9 +93,9 @@ async function main() {
 
   // fgemma: ids of the prefix and the utterance parts, and the engine's answers
   const prefixText = run(a.fgemma, ["prompt", "--tools", a.tools]);
-  const [prefix] = tokenizeJsonl(a.fgemma, a.model, [prefixText], true);
-  const utts = tokenizeJsonl(a.fgemma, a.model, items.map((u) => asciiTrim(u) + SUFFIX), false);
-  const callOut = run(a.fgemma, ["call", "-m", a.model, "--tools", a.tools, "--max-tokens", String(maxTokens),
+  const [prefix] = tokenizeJsonl(a.fgemma, a.model, [prefixText], true, loraArgs);
+  const utts = tokenizeJsonl(a.fgemma, a.model, items.map((u) => asciiTrim(u) + SUFFIX), false, loraArgs);
+  const callOut = run(a.fgemma, ["call", "-m", a.model, ...loraArgs, "--tools", a.tools, "--max-tokens", String(maxTokens),
     "-t", String(threads)], items.join("\n") + "\n");
   const answers = callOut.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
   if (answers.length !== items.length) throw new Error(`fgemma call gave ${answers.length} answers for ${items.length}`);
@@ -87,8 +103,21 @@ async function main() {
   // llama.cpp
   const handle = await openLlama({ threads });
   const model = await openModel(handle.llama, a.model);
+  // fgemma's ids of the control tokens, and llama.cpp's names for those ids where they differ
+  const ctlIds = tokenizeJsonl(a.fgemma, a.model, CONTROL, false, loraArgs);
+  const toFg = new Map(), toLl = new Map();
+  CONTROL.forEach((name, i) => {
+    if (ctlIds[i].length !== 1) return; // not a token of this vocabulary: plain text on both sides
+    const llName = model.detokenize([ctlIds[i][0]], true);
+    if (llName !== name) {
+      toFg.set(llName, name);
+      toLl.set(name, llName);
+    }
+  });
+  const rename = (text, map) => [...map].reduce((t, [from, to]) => t.split(from).join(to), text);
+  if (toFg.size > 0) process.stdout.write(`control tokens renamed for llama.cpp: ${[...toLl].map(([f, l]) => `${f}=${l}`).join(" ")}\n`);
   const stopIds = new Set(STOPS.map((s) => {
-    const t = Array.from(model.tokenize(s, true));
+    const t = Array.from(model.tokenize(rename(s, toLl), true));
     if (t.length !== 1) throw new Error(`${s} is not one token in llama.cpp's vocabulary`);
     return t[0];
   }));
@@ -104,6 +133,7 @@ async function main() {
     swaFullCache: true,
     ignoreMemorySafetyChecks: true,
     failedCreationRemedy: false,
+    ...(loras.length > 0 ? { lora: { adapters: loras.map((l) => ({ filePath: l.filePath, scale: l.scale })) } } : {}),
   });
   const seq = context.getSequence();
   await seq.controlledEvaluate(prefix);
@@ -137,7 +167,7 @@ async function main() {
   const fails = [];
   for (let i = 0; i < items.length; i++) {
     const { out } = await answer(utts[i]);
-    const text = model.detokenize(out, true);
+    const text = rename(model.detokenize(out, true), toFg);
     const mine = answers[i].raw ?? "";
     if ((answers[i].result?.calls ?? []).length > 0) calls++;
     if (text === mine) {
@@ -147,7 +177,7 @@ async function main() {
     // near-tie? fgemma's answer as llama.cpp ids, first differing step, llama.cpp's gap there
     let verdict = `differs: llama.cpp ${JSON.stringify(text)} / fgemma ${JSON.stringify(mine)}`;
     if (tieTol > 0) {
-      const theirs = Array.from(model.tokenize(mine, true));
+      const theirs = Array.from(model.tokenize(rename(mine, toLl), true));
       let k = 0;
       while (k < out.length && k < theirs.length && out[k] === theirs[k]) k++;
       if (k < out.length && k < theirs.length) {
