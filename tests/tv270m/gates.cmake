@@ -1,0 +1,91 @@
+# gates.cmake — the tv-270m call-accuracy gates (issue 26), run with `cmake -P` by tests/tv270m.cmake.
+#
+#   cmake -DFGEMMA=BIN -DTOOLS=CATALOG.json -DDATA=DATA.jsonl -DBASE=Q4_K_M.gguf -DBASE_Q4_0=Q4_0.gguf
+#         -DADAPTER=LORA.gguf -DMIN_EXACT=PCT -DOUT=DIR -DGATE=dev|demo [-DTHREADS=N] -P gates.cmake
+#
+# tv-270m is google/gemma-3-270m (BASE, the real Q4_K_M) with the adapter models/tv-270m-lora.gguf.
+# GATE=dev (training/tv270m-dev.jsonl: phrasings, and names, never used in training):
+#   - the adapter at run time over BASE: unconstrained exact >= MIN_EXACT %, and call-only exact on the
+#     utterances that expect a call >= MIN_EXACT % of them;
+#   - the same merged at load into Q8_0 (--lora-merge q8_0);
+#   - BASE_Q4_0 (the real file re-typed to Q4_0 by `fgemma convert`) with the adapter at run time:
+#     unconstrained within 2 points of the Q4_K_M base;
+#   - constrained decoding never below unconstrained on the utterances that expect a call, every
+#     call-only answer a valid call, no invalid call from call-or-text, no utterance refused.
+# GATE=demo (tests/tvmini/utterances-de.expected.jsonl): the 12 demo utterances with call-only decoding,
+#   as scripts/demo.sh answers them: all 12 exact.
+# A missing file fails the test with the way to make it; it never skips.
+foreach(v FGEMMA TOOLS DATA BASE BASE_Q4_0 ADAPTER MIN_EXACT OUT GATE)
+  if(NOT DEFINED ${v})
+    message(FATAL_ERROR "gates.cmake: -D${v}=... is required")
+  endif()
+endforeach()
+if(NOT DEFINED THREADS)
+  set(THREADS 2)
+endif()
+foreach(f BASE ADAPTER)
+  if(NOT EXISTS "${${f}}")
+    message(FATAL_ERROR "tv-270m: ${${f}} is missing. The base is the real google/gemma-3-270m Q4_K_M that "
+      "scripts/setup.sh fetches into .cache/models; the adapter is committed as models/tv-270m-lora.gguf "
+      "(docs/TV-270M.md).")
+  endif()
+endforeach()
+file(MAKE_DIRECTORY "${OUT}")
+include(${CMAKE_CURRENT_LIST_DIR}/../tvgates/common.cmake)
+set(EVAL_ARGS --lora "${ADAPTER}")
+
+if(GATE STREQUAL "dev")
+  if(NOT EXISTS "${BASE_Q4_0}")
+    message(FATAL_ERROR "tv-270m: ${BASE_Q4_0} is missing (the fixture tv270m_q4_0 makes it from ${BASE})")
+  endif()
+  run_eval(rt "${BASE}" "off,call-only,call-or-text")
+  run_eval(m8 "${BASE}" "off,call-only" --lora-merge q8_0)
+  run_eval(q4 "${BASE_Q4_0}" "off")
+  foreach(r rt_0 rt_1 rt_2 m8_0 m8_1 q4_0)
+    string(REGEX REPLACE "_([0-9])$" ";\\1" pr "${r}")
+    list(GET pr 0 pf)
+    list(GET pr 1 ix)
+    report(${pf} ${ix})
+  endforeach()
+  set(n ${rt_0_n})
+  set(nc ${rt_0_n_expect_calls})
+  math(EXPR need "(${MIN_EXACT} * ${n} + 99) / 100")
+  math(EXPR need_c "(${MIN_EXACT} * ${nc} + 99) / 100")
+  foreach(pf rt m8)
+    if(pf STREQUAL "rt")
+      set(what "Q4_K_M + adapter")
+    else()
+      set(what "merged Q8_0")
+    endif()
+    gate(${${pf}_0_exact_n} GREATER_EQUAL ${need} "${what} unconstrained exact ${${pf}_0_exact_n}/${n} >= ${MIN_EXACT} % (${need})")
+    gate(${${pf}_1_exact_calls_n} GREATER_EQUAL ${need_c}
+      "${what} call-only exact ${${pf}_1_exact_calls_n}/${nc} on the utterances that expect a call >= ${MIN_EXACT} % (${need_c})")
+    gate(${${pf}_1_exact_calls_n} GREATER_EQUAL ${${pf}_0_exact_calls_n}
+      "${what} call-only ${${pf}_1_exact_calls_n} >= unconstrained ${${pf}_0_exact_calls_n} on the ${nc} utterances that expect a call")
+    math(EXPR bad "${${pf}_1_invalid_calls} + ${${pf}_1_no_call_answers}")
+    gate(${bad} EQUAL 0
+      "${what} call-only: every answer a valid call (${${pf}_1_invalid_calls} invalid, ${${pf}_1_no_call_answers} without a call)")
+  endforeach()
+  math(EXPR drop "(${rt_0_exact_n} - ${q4_0_exact_n}) * 100")
+  math(EXPR allowed "2 * ${n}")
+  gate(${drop} LESS_EQUAL ${allowed} "Q4_0 + adapter exact ${q4_0_exact_n}/${n} within 2 points of Q4_K_M (${rt_0_exact_n}/${n})")
+  gate(${rt_2_exact_n} GREATER_EQUAL ${rt_0_exact_n} "call-or-text ${rt_2_exact_n} >= unconstrained ${rt_0_exact_n}")
+  gate(${rt_2_invalid_calls} EQUAL 0 "call-or-text: no invalid call (${rt_2_invalid_calls})")
+  foreach(r rt_0 rt_1 rt_2 m8_0 m8_1 q4_0)
+    gate(${${r}_errors} EQUAL 0 "${r}: no utterance refused (${${r}_errors})")
+  endforeach()
+elseif(GATE STREQUAL "demo")
+  run_eval(d "${BASE}" "call-only,off")
+  foreach(i 0 1)
+    report(d ${i})
+  endforeach()
+  gate(${d_0_exact_n} EQUAL 12 "call-only: ${d_0_exact_n} of 12 demo utterances give the intended call")
+  message(STATUS "(unconstrained, reported only: ${d_1_exact_n}/12; answers in ${OUT}/${GATE}-d-details.jsonl)")
+else()
+  message(FATAL_ERROR "GATE must be dev or demo, not '${GATE}'")
+endif()
+
+if(failures)
+  list(LENGTH failures nf)
+  message(FATAL_ERROR "${nf} tv-270m gate(s) failed (details in ${OUT})")
+endif()
