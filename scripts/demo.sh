@@ -3,8 +3,11 @@
 # 15-function TV catalog (tests/data/nlu/tv-catalog.json), one JSON object per line, followed by the
 # per-utterance latency table.
 #
-#   scripts/demo.sh                   tv-mini (Q8_0), the trained test model shipped in
-#                                     models/tv-mini.gguf.xz: the calls are right (docs/TV-MINI.md)
+#   scripts/demo.sh                   tv-270m: the real google/gemma-3-270m Q4_K_M (fetched by
+#                                     scripts/setup.sh) with the LoRA adapter models/tv-270m-lora.gguf
+#                                     (docs/TV-270M.md); without the base (offline setup, or
+#                                     FG_SETUP_NO_MODEL=1) tv-mini (Q8_0), the small trained test model
+#                                     shipped in models/tv-mini.gguf.xz (docs/TV-MINI.md). It says which.
 #   scripts/demo.sh MODEL.gguf        your model, e.g. FunctionGemma-270M (or FGEMMA_MODEL=MODEL.gguf)
 #   scripts/demo.sh --synthetic-270m  a synthetic model of FunctionGemma-270M's exact shape (Q8_0, the
 #                                     real Gemma 3 vocabulary, random weights): its choices are noise,
@@ -16,11 +19,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-usage="usage: scripts/demo.sh [MODEL.gguf | --synthetic-270m]"
+usage="usage: scripts/demo.sh [MODEL.gguf | --synthetic-270m | --tv-mini]"
 model=${FGEMMA_MODEL:-}
 case "${1:-}" in
   -h|--help) echo "$usage"; exit 0 ;;
   --synthetic-270m) model=synthetic ;;
+  --tv-mini) model=tv-mini ;;
   -*) echo "$usage" >&2; exit 2 ;;
   "") ;;
   *) model=$1 ;;
@@ -32,7 +36,25 @@ bash scripts/setup.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$root/build/models" >/dev/null
 cmake --build build -j "${FG_JOBS:-2}" --target fgemma
 
+lora=()
+snap=
+base=.cache/models/gemma-3-270m-q4_k_m.gguf
+adapter=models/tv-270m-lora.gguf
 if [ -z "$model" ]; then
+  if [ -f "$base" ] && [ -f "$adapter" ]; then
+    model=tv-270m
+  else
+    echo "demo: tv-270m needs the real gemma-3-270m base ($base, fetched by scripts/setup.sh) and $adapter: using tv-mini"
+    model=tv-mini
+  fi
+fi
+if [ "$model" = tv-270m ]; then
+  echo "demo: tv-270m = google/gemma-3-270m Q4_K_M + the LoRA adapter $adapter (docs/TV-270M.md)"
+  model=$base
+  lora=(--lora "$adapter")
+  snap=build/models/tv-270m.$(basename "${tools%.json}").fgsnap
+elif [ "$model" = tv-mini ]; then
+  echo "demo: tv-mini, the small trained test model (docs/TV-MINI.md)"
   # unpacks the BF16 artifact and converts it (F32, Q8_0, Q4_0) once; later runs reuse the files
   cmake -DFGEMMA=build/fgemma -DSRC=models/tv-mini.gguf.xz -DDIR="$root/build/models" \
     -P tests/tvmini/models.cmake >/dev/null
@@ -47,8 +69,9 @@ elif [ "$model" = synthetic ]; then
   fi
 fi
 [ -f "$model" ] || { echo "demo: no such model file: $model" >&2; exit 1; }
-build/fgemma info -m "$model"
+build/fgemma info -m "$model" "${lora[@]}"
 echo
-snap="${model%.gguf}.$(basename "${tools%.json}").fgsnap"
-build/fgemma call -m "$model" --tools "$tools" --snapshot "$snap" --constrained call-only --table \
+mkdir -p build/models
+snap=${snap:-"${model%.gguf}.$(basename "${tools%.json}").fgsnap"}
+build/fgemma call -m "$model" "${lora[@]}" --tools "$tools" --snapshot "$snap" --constrained call-only --table \
   < examples/utterances-de.txt
