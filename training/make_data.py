@@ -168,25 +168,32 @@ def generate_tv270m(n_train, seed):
     funcs, order = load_catalog()
     with open(DEMO, encoding="utf-8") as f:
         demo = {norm(line) for line in f if line.strip()}
-    train, dev, stats = tv270m.generate(n_train, seed, demo, lambda exp: validate(exp, funcs))
-    t = stats["templates"]
-    print("templates (train/dev): " + ", ".join(f"{s} {t[(s, False)]}/{t[(s, True)]}" for s in tv270m.STYLES)
-          + f"; split salt {tv270m.SPLIT_SALT!r} (tvgen's templates: {tvgen.SPLIT_SALT!r})")
-    print(f"held-out names in the dev set: {len(stats['heldout_names'])}; training utterances dropped for containing "
-          f"one: {stats['rejected_names']}")
-    for name, rows in (("train", train), ("dev", dev)):
-        c = collections.Counter(d["style"] for d in rows)
-        print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     # the hand-written probe (tv270m-probe.jsonl) measures names never seen: none of its names may be in training
+    # (the generator skips training utterances that contain one; checked again below)
     probe = os.path.join(HERE, "tv270m-probe.jsonl")
+    names = set()
     if os.path.exists(probe):
         import tvvalues
         known = {c[0] for c in tvvalues.CHANNELS} | {a[0] for a in tvvalues.APPS}
-        names = set()
         with open(probe, encoding="utf-8") as f:
             for line in f:
                 for c in json.loads(line)["expected"].get("calls", []):
                     names.update(v for k, v in c["args"].items() if k in ("title", "query", "app", "channel") and v not in known)
+    train, dev, stats = tv270m.generate(n_train, seed, demo, lambda exp: validate(exp, funcs), forbidden=names)
+    t = stats["templates"]
+    print("templates (train/dev): " + ", ".join(f"{s} {t[(s, False)]}/{t[(s, True)]}" for s in tv270m.STYLES)
+          + f"; split salt {tv270m.SPLIT_SALT!r} (tvgen's templates: {tvgen.SPLIT_SALT!r}); training-only (tvextra270m): "
+          + ", ".join(f"{s} {n}" for s, n in sorted(stats["extra_templates"].items()))
+          + f" wordings ({stats['extra_dropped']} left out: a dev template says them)")
+    print(f"held-out names in the dev set: {len(stats['heldout_names'])}; training utterances dropped for containing "
+          f"one (or a probe name): {stats['rejected_names']}; for an unlisted app/channel name without its cue: "
+          f"{stats['cue_rejected']}; training utterances with a generated name: {stats['generated_names']}")
+    for d in stats["dev_removed"]:
+        print(f"dev line left out (unlisted name, no app/channel cue): {d['utterance']!r} -> {d['expected']}")
+    for name, rows in (("train", train), ("dev", dev)):
+        c = collections.Counter(d["style"] for d in rows)
+        print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
+    if names:
         pat = tv270m._name_re(names)
         hits = sorted({m.group(0) for d in train for m in [pat.search(norm(d["utterance"]))] if m})
         if hits:

@@ -134,6 +134,24 @@ _QUERY_SLOT_KIND = {"p": "person", "topic": "subject", "genre": "genre"}
 # "Mach X an" with a name nobody knows could be either
 _APP_CUE = re.compile(r"öffn|App|app\b|start|Start|open|Open|launch|Launch|[Ww]irf|[Ss]chmeiß|fire up|[Ll]ad|auf\b|"
                       r"[Rr]uf|Bock|run\b|pull up|bring up|[Gg]o on|use\b|[Gg]eh (in|zu)")
+# the cue words on the rendered text (training/README.md, "app or channel"): a name no list holds is an app only
+# with an app cue and no channel cue, a channel (switch_channel) only with a channel cue and no app cue
+_APP_CUE_TEXT = re.compile(r"\bapps?\b|-app\b|öffn|aufmach|aufzumach|\bstart|wirf|werf|schmeiß|\blad|\bopen|launch|"
+                           r"fire up|\bload|\brun\b|qqnameqq (mal |ma |bitte )?auf\b")
+_CHANNEL_CUE_TEXT = re.compile(r"kanal|sender|programmplatz|channel|station|schalt|wechs|zapp|switch|change|flip|tune|"
+                               r"turn to")
+
+
+def name_cue_ok(function, text, name):
+    """Whether the wording of an utterance says that the unlisted name in it is an app (open_app) or a
+    channel (switch_channel); other functions need no cue."""
+    if function not in ("open_app", "switch_channel"):
+        return True
+    t = text.lower().replace(name.lower(), " qqnameqq ")
+    app, ch = bool(_APP_CUE_TEXT.search(t)), bool(_CHANNEL_CUE_TEXT.search(t))
+    return (app and not ch) if function == "open_app" else (ch and not app)
+
+
 _CHANNEL_CUE = re.compile(r"[Ss]chalt|Sender|[Kk]anal|[Ww]echs|[Zz]app|[Uu]mschalt|switch|Switch|channel|[Cc]hange|"
                           r"[Ff]lip|[Tt]une|station|turn to|Turn to|{auf}|{zu}")
 
@@ -196,16 +214,23 @@ def _channel_prefix(rng, slot_name, lang):
     return {"auf": "auf ", "im": rng.choice(["auf ", "bei "]), "zu": "zu ", "vonch": rng.choice(["von ", "für "])}[slot_name]
 
 
-def put_open_names(rng, it, tpl, slots, pool, p):
+def put_open_names(rng, it, tpl, slots, pool, p, vary=False):
     """Replaces each copyable group of the template by an open name (with probability p; p=1 for the
-    held-out dev lines). Returns the names put in."""
+    held-out dev lines). With vary (training only) the name is a generated one (tvopen.gen_name) with
+    probability P_GEN, and typed in lower case or ALL CAPS now and then (tvopen.typed_case). Returns the names
+    put in."""
     put = []
     for group, kind, names in copy_groups(it, tpl, slots):
         if rng.random() >= p:
             continue
         if kind == "any":
             kind = rng.choice(["title", "person", "subject", "genre"] if it.lang == "en" else ["title", "person", "subject"])
-        name = open_name(rng, kind, it.lang, pool)
+        if vary and rng.random() < P_GEN:
+            name = O.gen_name(rng, kind, it.lang)
+        else:
+            name = open_name(rng, kind, it.lang, pool)
+        if vary:
+            name = O.typed_case(rng, name)
         key = {"title": "title", "query": "query", "app": "app", "channel": "channel"}[group]
         for s in names:
             pre = _channel_prefix(rng, s, it.lang) if group == "channel" else ""
@@ -223,11 +248,17 @@ def put_open_names(rng, it, tpl, slots, pool, p):
 # ----------------------------------------------------------------------------------------------
 # Rendering
 
-def realize(it, tpl, rng, clean=False, pool="train", p_open=0.0):
-    """One utterance of a template -> (text, expected, open names put in)."""
+def realize(it, tpl, rng, clean=False, pool="train", p_open=0.0, vary=False):
+    """One utterance of a template -> (text, expected, open names put in). vary (training only): generated
+    names, names typed in lower case or ALL CAPS, and listed channel and app names typed in lower case
+    (P_LISTED_LOWER; their value stays the normalized one)."""
     slots, args = it.sampler(rng)
     slots, args = dict(slots), dict(args)
-    opened = put_open_names(rng, it, tpl, slots, pool, p_open) if it.function else []
+    opened = put_open_names(rng, it, tpl, slots, pool, p_open, vary) if it.function else []
+    if vary:
+        for name, sl in list(slots.items()):
+            if sl.key in ("channel", "app") and not sl.copy and rng.random() < P_LISTED_LOWER:
+                slots[name] = Slot(sl.core.lower(), sl.key, sl.value, False, sl.prefix)
     parts = []
     tvgen._render(tvgen._parse(tpl), rng, parts)
     noise = Noise(rng, it.lang, it.style, clean, timed=it.function is None or it.name.startswith(_TIMED))
@@ -424,7 +455,10 @@ def check(items, rng, renders=3):
 # Generation
 
 STYLE_SHARE = {"de": 0.35, "colloq": 0.27, "en": 0.38}   # training examples per style
-P_OPEN = {"de": 0.3, "colloq": 0.4, "en": 0.4}           # a copyable name replaced by an open list's name
+P_OPEN = {"de": 0.35, "colloq": 0.45, "en": 0.45}        # a copyable name replaced by an open list's name
+P_GEN = 0.5             # training: an open name is a generated one (tvopen.gen_name)
+P_LISTED_LOWER = 0.1    # training: a listed channel or app name typed in lower case (value normalized)
+P_TEXT = 0.085          # training: an utterance that no function fits (before the dedup of short phrases)
 DEV_COUNTS = {"de": 120, "colloq": 75, "en": 75, "heldout": 30}
 
 
@@ -445,7 +479,7 @@ def _by_function(items, dev):
 def _pick(rng, by_fn, fname=None):
     fname = fname or rng.choice(sorted(by_fn))
     intents = by_fn[fname]
-    it, idx, hand = rng.choices(intents, weights=[len(x[1]) ** 0.5 for x in intents])[0]
+    it, idx, hand = rng.choices(intents, weights=[len(x[1]) ** 0.5 * getattr(x[0], "weight", 1) for x in intents])[0]
     h = [i for i, f in zip(idx, hand) if f]
     g = [i for i, f in zip(idx, hand) if not f]
     if h and g:  # tvgen: handwritten and generated templates get half of the draws each (as make_data.py)
@@ -458,18 +492,65 @@ def _name_re(names):
     return re.compile(r"\b(" + "|".join(re.escape(n) for n in names) + r")\b") if names else None
 
 
-def generate(n_train, seed, demo_keys, validate):
-    """-> (train, dev): lists of {"utterance", "expected", "intent", "lang", "style"}."""
+def _expansions(tpl):
+    """Every wording of a template: its alternatives and optional parts spelled out, slots kept as {name}."""
+    def ex(node):
+        k = node[0]
+        if k == "text":
+            return [node[1]]
+        if k == "slot":
+            return ["{" + node[1] + "}"]
+        if k == "seq":
+            out = [""]
+            for x in node[1]:
+                out = [a + b for a in out for b in ex(x)]
+            return out
+        if k == "alt":
+            return [s for x in node[1] for s in ex(x)]
+        return [""] + ex(node[1])  # opt
+    return [re.sub(r"\s+([,?!.])", r"\1", " ".join(s.split())) for s in ex(tvgen._parse(tpl))]
+
+
+_SLOT_GROUP = {"auf": "ch", "zu": "ch", "im": "ch", "tacc": "t", "tnom": "t", "tdat": "t"}
+
+
+def _wording_key(text):
+    return norm(re.sub(r"\{(\w+)\}", lambda m: " qq" + _SLOT_GROUP.get(m.group(1), m.group(1)) + "qq ", text))
+
+
+def _extra_items(items):
+    """The training-only templates of tvextra270m, each spelled out into its wordings, less every wording that a
+    dev template can also say (compared lower-cased, without punctuation, a channel or title slot as one slot):
+    they must not bring a held-out phrasing into training."""
+    import tvextra270m
+    dev_keys = {_wording_key(w) for it, i, d, _ in items if d for w in _expansions(it.templates[i])}
+    out, dropped = [], 0
+    for it in tvextra270m.intents():
+        keep = []
+        for t in it.templates:
+            ws = [w for w in _expansions(t) if _wording_key(w) not in dev_keys]
+            dropped += len(_expansions(t)) - len(ws)
+            keep += [w for w in ws if w not in keep]
+        it.templates = keep
+        out += [(it, i, False, True) for i in range(len(keep))]
+    return out, dropped
+
+
+def generate(n_train, seed, demo_keys, validate, forbidden=()):
+    """-> (train, dev): lists of {"utterance", "expected", "intent", "lang", "style"}. forbidden: names that no
+    training utterance may contain (the probe's)."""
     import random
     items = all_intents()
-    problems = check(items, random.Random(seed))
+    extra, extra_dropped = _extra_items(items)  # training only (tvextra270m.py); not in the dev draws
+    items_all = items + extra
+    problems = check(items_all, random.Random(seed))
     if problems:
         raise SystemExit("tv270m template problems:\n  " + "\n  ".join(problems))
     dev_by = _by_function(items, True)
-    train_by = _by_function(items, False)
+    train_by = _by_function(items_all, False)
 
     rng = random.Random(seed)
-    dev, dev_keys, heldout_names = [], set(), set()
+    dev, dev_keys, heldout_names, dev_removed = [], set(), set(), []
 
     def add_dev(style, it, i, pool, p_open, clean):
         text, exp, opened = realize(it, it.templates[i], rng, clean=clean, pool=pool, p_open=p_open)
@@ -477,6 +558,13 @@ def generate(n_train, seed, demo_keys, validate):
         if k in dev_keys or k in demo_keys or (pool == "heldout" and not opened):
             return False
         validate(exp)
+        args = exp.get("calls", [{}])[0].get("args", {})
+        name = args.get("app") or args.get("channel")
+        if name and name.lower() in {n.lower() for n in opened} and not name_cue_ok(it.function, text, name):
+            # an unlisted name whose wording does not say app or channel: the conventions do not decide the
+            # label; the line is left out (counted, so that the following draws stay those of run 1's dev set)
+            dev_removed.append({"utterance": text, "expected": exp, "intent": it.name, "lang": it.lang, "style": style})
+            return True
         dev_keys.add(k)
         heldout_names.update(opened if pool == "heldout" else [])
         dev.append({"utterance": text, "expected": exp, "intent": it.name, "lang": it.lang, "style": style})
@@ -509,21 +597,31 @@ def generate(n_train, seed, demo_keys, validate):
             raise RuntimeError("cannot find enough distinct held-out-name dev utterances")
 
     # training: never a dev utterance, a demo utterance, or a held-out name the dev set uses
-    held_re = _name_re(heldout_names)
+    _learn_mid_words(it.templates[i] for it, i, _, _ in extra)
+    held_re = _name_re(set(heldout_names) | set(forbidden))
     rng = random.Random(seed + 1)
     train, train_keys, seen = [], set(), collections.Counter()
     styles, weights = list(STYLE_SHARE), list(STYLE_SHARE.values())
-    tries = rejected_names = 0
+    tries = rejected_names = cue_rejected = n_gen = 0
+    train_fns = {s: sorted(f for f in train_by[s] if f != "(text)") for s in styles}
     while len(train) < n_train:
         tries += 1
         if tries > n_train * 30:
             raise RuntimeError("cannot find enough distinct training utterances")
         style = rng.choices(styles, weights)[0]
-        it, i = _pick(rng, train_by[style])
-        text, exp, _ = realize(it, it.templates[i], rng, clean=rng.random() < 0.15, pool="train", p_open=P_OPEN[style])
+        fns = train_fns[style]
+        it, i = _pick(rng, train_by[style], "(text)" if rng.random() < P_TEXT else rng.choice(fns))
+        text, exp, opened = realize(it, it.templates[i], rng, clean=rng.random() < 0.15, pool="train",
+                                    p_open=P_OPEN[style], vary=True)
         k = norm(text)
         if k in dev_keys or k in demo_keys or seen[k] >= 3:
             continue
+        if opened and it.function in ("open_app", "switch_channel"):
+            args = exp["calls"][0]["args"]
+            name = args.get("app") or args.get("channel")
+            if name and name.lower() in {n.lower() for n in opened} and not name_cue_ok(it.function, text, name):
+                cue_rejected += 1
+                continue
         if held_re and held_re.search(k):
             rejected_names += 1
             continue
@@ -532,10 +630,14 @@ def generate(n_train, seed, demo_keys, validate):
                 if key in c["args"] and c["args"][key] not in text:
                     raise AssertionError(f"{key} {c['args'][key]!r} is not in {text!r}")
         seen[k] += 1
+        gen = [n for n in opened if n.lower() in O.GENERATED]
+        assert not any(O.gen_is_heldout(n) for n in gen), gen
+        n_gen += bool(gen)
         validate(exp)
         train_keys.add(k)
         train.append({"utterance": text, "expected": exp, "intent": it.name, "lang": it.lang, "style": style})
     dev = [d for d in dev if norm(d["utterance"]) not in train_keys]
     stats = {"templates": collections.Counter((it.style, d) for it, _, d, _ in items), "rejected_names": rejected_names,
-             "heldout_names": sorted(heldout_names)}
+             "heldout_names": sorted(heldout_names), "dev_removed": dev_removed, "cue_rejected": cue_rejected,
+             "extra_templates": collections.Counter(it.style for it, _, _, _ in extra), "extra_dropped": extra_dropped, "generated_names": n_gen}
     return train, dev, stats

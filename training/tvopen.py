@@ -297,3 +297,139 @@ def en_app_forms():
             names += [f"the {names[0]} app"]
         out.append((value, names))
     return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Generated names (training only): pseudo-words from German- and English-looking syllables, in the forms
+# names take (multi-word, "X TV", "X Live", "X 24", "X Plus", digits, hyphens, umlauts, 3-4 words) and, as
+# typed, in lower case or ALL CAPS (the value is the name as typed). They teach copying a name whatever it
+# looks like. The space is split like the lists: a generated name is held out when the hash of GEN_SALT and
+# its lower-cased form falls in the lowest HELDOUT_SHARE; training draws only the other ones (gen_name), so a
+# later dev set can draw held-out generated names that training never saw.
+
+GEN_SALT = "tv270m-gen-1"
+_SYL_DE = ["ber", "dor", "fal", "gen", "hal", "kan", "lin", "mar", "nor", "ost", "pel", "ran", "sel", "tor", "wal",
+           "zin", "bräu", "föh", "grün", "hüt", "kör", "löw", "mü", "schön", "spä", "wö", "stein", "wald", "brück",
+           "kel", "lau", "mos", "rin", "sau", "tel", "wen", "zel", "fink", "horn", "bach", "eck", "ling", "hau", "dal"]
+_SYL_EN = ["bly", "cor", "dex", "fli", "gro", "jax", "kly", "lum", "mox", "nix", "pix", "quo", "ro", "sky", "tri", "vo",
+           "wix", "zo", "zap", "vid", "flo", "stream", "bee", "ora", "lo", "ix", "ly", "ra", "tek", "vy", "za", "bit",
+           "max", "go", "hub", "ster", "ton", "ville", "er", "io", "ify", "on", "et"]
+_CH_SUFFIX = [" TV", " Live", " 24", " Plus", " HD", " Eins", " Zwei", " One", " Fernsehen", " Kanal", " Welle",
+              " Kino", " Sport", " News", " Kids", " Classic", "+", " Gold", " Max", " Nord", " Süd"]
+_APP_SUFFIX = [" TV", " Plus", "+", " Go", " Live", " Play", " Now", " Kids", " 24", " Max", " Music", " Fit", " Pro",
+               " Box", " Stream", " Player", " Radio", " Cloud"]
+_TITLE_WORDS_DE = ["Die", "Der", "Das", "von", "und", "im", "am", "auf", "der", "Kommissar", "Doktor", "Insel", "Haus",
+                   "Nacht", "Sommer", "Geheimnis", "Fall", "Jagd", "Liebe", "Stadt", "Fluss", "Berg"]
+_TITLE_WORDS_EN = ["The", "of", "and", "in", "the", "Night", "House", "Files", "Road", "Club", "Secret", "Island",
+                   "Crew", "Legacy", "Chronicles", "Academy", "Agent", "Doctor", "Summer", "River"]
+
+
+def _word(rng, lang=None, cap=True):
+    lang = lang or rng.choice(["de", "en"])
+    syl = _SYL_DE if lang == "de" else _SYL_EN
+    n = rng.choice([2, 2, 2, 3, 3, 1]) if lang == "en" else rng.choice([2, 2, 3, 3, 2])
+    w = "".join(rng.choice(syl) for _ in range(n))
+    if len(w) < 3:
+        w += rng.choice(syl)
+    return w[0].upper() + w[1:] if cap else w
+
+
+def _raw_gen_name(rng, kind, lang):
+    r = rng.random()
+    if kind == "person":
+        first = _word(rng, lang)
+        last = _word(rng, rng.choice(["de", "en"]))
+        if r < 0.15:
+            return f"{first} {_word(rng)}-{last}"
+        if r < 0.25:
+            return f"{first} {rng.choice(['von', 'van', 'de', 'Mc'])}{' ' if rng.random() < 0.7 else ''}{last}"
+        return f"{first} {last}"
+    if kind == "app":
+        if r < 0.3:
+            return _word(rng, lang)
+        if r < 0.5:
+            return _word(rng, lang) + rng.choice(_APP_SUFFIX)
+        if r < 0.6:
+            return _word(rng, lang) + _word(rng, lang)  # CamelCase: "FlimBox"
+        if r < 0.7:
+            return f"{_word(rng, lang)}-{_word(rng, lang)}"
+        if r < 0.8:
+            return f"{_word(rng, lang)} {rng.randint(2, 99)}"
+        if r < 0.9:
+            return f"{_word(rng, lang)} {_word(rng, lang)}" + (rng.choice(_APP_SUFFIX) if rng.random() < 0.4 else "")
+        return _word(rng, lang).lower()  # typed in lower case by its maker: "tubix"
+    if kind == "channel":
+        if r < 0.2:
+            return _word(rng, lang)
+        if r < 0.55:
+            return _word(rng, lang) + rng.choice(_CH_SUFFIX)
+        if r < 0.65:
+            return f"{_word(rng, lang)}-{_word(rng, lang)}" + (rng.choice(_CH_SUFFIX) if rng.random() < 0.5 else "")
+        if r < 0.75:
+            return f"{_word(rng, lang)}{rng.choice(['', ' '])}{rng.randint(1, 24)}"
+        if r < 0.9:
+            return f"{_word(rng, lang)} {_word(rng, lang)}{rng.choice(_CH_SUFFIX)}"
+        return f"{_word(rng, lang)} {_word(rng, lang)} {_word(rng, lang)}" + (rng.choice(_CH_SUFFIX) if rng.random() < 0.5 else "")
+    # title, subject, genre: 1-4 words, some with a number ("Kranix 2")
+    words = _TITLE_WORDS_DE if lang == "de" else _TITLE_WORDS_EN
+    if r < 0.25:
+        t = _word(rng, lang)
+    elif r < 0.45:
+        t = f"{rng.choice(words[9:] if lang == 'de' else words[5:])} {_word(rng, lang)}"
+    elif r < 0.7:
+        t = f"{_word(rng, lang)} {rng.choice(words)} {_word(rng, lang)}"
+    elif r < 0.85:
+        t = f"{rng.choice([w for w in words[3:] if w[0].isupper()] if lang == 'de' else words[5:])} {_word(rng, lang)} {rng.choice(words[3:] if lang == 'de' else words[1:5])} {_word(rng, lang)}"
+    else:
+        t = f"{_word(rng, lang)} {_word(rng, lang)}"
+    if rng.random() < 0.12:
+        t += f" {rng.randint(2, 5) if rng.random() < 0.7 else rng.choice([2000, 3000, 24, 99])}"
+    elif rng.random() < 0.06:
+        t = t.replace(" ", "-", 1)
+    return t[0].upper() + t[1:]
+
+
+def gen_is_heldout(name):
+    h = hashlib.sha256((GEN_SALT + "\x00" + name.lower()).encode()).digest()
+    return int.from_bytes(h[:4], "little") / 2 ** 32 < HELDOUT_SHARE
+
+
+_KNOWN_LOWER = None
+GENERATED = set()  # the generated names drawn so far, lower-cased (make_data's statistics)
+
+
+def _known():
+    global _KNOWN_LOWER
+    if _KNOWN_LOWER is None:
+        _KNOWN_LOWER = ({n.lower() for c in V.CHANNELS for n in c[1]} | {f.lower() for _, fs in V.APPS for f in fs}
+                        | {t.lower() for t, _ in V.TITLES} | {p.lower() for p in V.PEOPLE})
+    return _KNOWN_LOWER
+
+
+# words a generated name must not start with: a cue word or an article the templates put in front of a name
+# ("Sender X", "die X App", "den X") would blur where the name starts
+_NO_START = re.compile(r"(kanal|sender|channel|station|app|die|der|das|den|dem|the|auf|zu|im|am)\b", re.I)
+
+
+def gen_name(rng, kind, lang):
+    """A generated training name of a kind (app/channel/title/person/subject/genre): never a held-out one,
+    never a name tvvalues lists (whose value would be normalized)."""
+    for _ in range(100):
+        name = _raw_gen_name(rng, kind, lang)
+        if gen_is_heldout(name) or name.lower() in _known():
+            continue
+        if _NO_START.match(name):  # titles too: "den X" is the article the sentence adds (-> X)
+            continue
+        GENERATED.add(name.lower())
+        return name
+    raise RuntimeError("no generated name")
+
+
+def typed_case(rng, name, p_lower=0.12, p_upper=0.04):
+    """The name as typed: mostly as written, sometimes all lower case or (short names) ALL CAPS."""
+    r = rng.random()
+    if r < p_lower:
+        return name.lower()
+    if r < p_lower + p_upper and len(name) <= 16:
+        return name.upper()
+    return name
