@@ -345,7 +345,7 @@ static void test_apply_unit(const char *base) {
   float *x = malloc(sizeof(float) * NB * max_in), *y0 = malloc(sizeof(float) * NB * 3 * max_out);
   float *y1 = malloc(sizeof(float) * NB * 3 * max_out), *y2 = malloc(sizeof(float) * NB * 3 * max_out);
   float *y3 = malloc(sizeof(float) * NB * 3 * max_out);
-  float *t = malloc(sizeof(float) * NB * m->lora->max_rank), *u = malloc(sizeof(float) * 2 * NB * FG_LORA_TILE);
+  float *t = malloc(sizeof(float) * NB * m->lora->max_rank);
   double worst = 0;
   int exact = 1;
   for (uint32_t il = 0; il < m->hp.n_layer; il++) {
@@ -357,7 +357,7 @@ static void test_apply_unit(const char *base) {
       float *Y1[3], *Y2[3], *Y3[3];
       size_t ld[3];
       for (uint32_t i = 0; i < nk; i++) {
-        ld[i] = LL->b[k0 + i].rows ? LL->b[k0 + i].rows : 1;
+        ld[i] = LL->bt[k0 + i].rows ? LL->bt[k0 + i].cols : 1;
         Y1[i] = y1 + (size_t)i * NB * max_out;
         Y2[i] = y2 + (size_t)i * NB * max_out;
         Y3[i] = y3 + (size_t)i * NB * max_out;
@@ -367,24 +367,24 @@ static void test_apply_unit(const char *base) {
       memcpy(y1, y0, sizeof(float) * NB * 3 * max_out);
       memcpy(y2, y0, sizeof(float) * NB * 3 * max_out);
       memcpy(y3, y0, sizeof(float) * NB * 3 * max_out);
-      CHECK_OK(fg_lora_apply(ops1, LL, g, x, n_in, NB, Y1, ld, t, u));
-      CHECK_OK(fg_lora_apply(ops2, LL, g, x, n_in, NB, Y2, ld, t, u));
+      CHECK_OK(fg_lora_apply(ops1, LL, g, x, n_in, NB, Y1, ld, t));
+      CHECK_OK(fg_lora_apply(ops2, LL, g, x, n_in, NB, Y2, ld, t));
       for (int b = 0; b < NB; b++) {
         float *Yb[3];
         for (uint32_t i = 0; i < nk; i++) Yb[i] = Y3[i] + (size_t)b * ld[i];
-        CHECK_OK(fg_lora_apply(ops2, LL, g, x + (size_t)b * n_in, n_in, 1, Yb, ld, t, u));
+        CHECK_OK(fg_lora_apply(ops2, LL, g, x + (size_t)b * n_in, n_in, 1, Yb, ld, t));
       }
       exact &= memcmp(y1, y2, sizeof(float) * NB * 3 * max_out) == 0 && memcmp(y1, y3, sizeof(float) * NB * 3 * max_out) == 0;
       for (uint32_t i = 0; i < nk; i++) {
-        const fg_mat *B = &LL->b[k0 + i];
-        const float *Ad = A->data, *Bd = B->data;
-        for (int b = 0; b < NB; b++)
-          for (uint32_t r = 0; r < B->rows; r++) {
+        const fg_mat *BT = &LL->bt[k0 + i];
+        const float *Ad = A->data, *Bd = BT->data;
+        for (int b = 0; b < NB && BT->rows; b++)
+          for (uint32_t r = 0; r < BT->cols; r++) {
             double acc = 0;
-            for (uint32_t j = 0; j < B->cols; j++) {
+            for (uint32_t j = 0; j < BT->rows; j++) {
               double tj = 0;
               for (uint32_t c = 0; c < n_in; c++) tj += (double)Ad[(size_t)(LL->off[k0 + i] + j) * n_in + c] * x[(size_t)b * n_in + c];
-              acc += (double)Bd[(size_t)r * B->cols + j] * tj;
+              acc += (double)Bd[(size_t)j * BT->cols + r] * tj;
             }
             const double want = y0[(size_t)i * NB * max_out + (size_t)b * ld[i] + r] + acc;
             const double got = Y1[i][(size_t)b * ld[i] + r];
@@ -403,7 +403,6 @@ static void test_apply_unit(const char *base) {
   free(y2);
   free(y3);
   free(t);
-  free(u);
   fg_ops_free(ops1);
   fg_ops_free(ops2);
   fg_model_free(m);

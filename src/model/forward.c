@@ -13,7 +13,7 @@
 
 void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
   float **p[] = {&sc->x,  &sc->xn, &sc->q,    &sc->k,         &sc->v,       &sc->o,      &sc->t,
-                 &sc->gate, &sc->up, &sc->attn, &sc->attn_part, &sc->rope_cs, &sc->lora_t, &sc->lora_u};
+                 &sc->gate, &sc->up, &sc->attn, &sc->attn_part, &sc->rope_cs, &sc->lora_t};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
     fg_aligned_free(*p[i]);
     *p[i] = NULL;
@@ -80,8 +80,7 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_model *m, size_t max_
                               uint32_t n_threads, fg_error *err) {
   memset(sc, 0, sizeof *sc);
   const fg_hparams *hp = &m->hp;
-  uint64_t lora_t = 0, lora_u = 0;
-  fg_lora_scratch_floats(m, max_nb, n_threads, &lora_t, &lora_u);
+  const uint64_t lora_t = fg_lora_scratch_floats(m, max_nb);
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t group = hp->n_head / hp->n_head_kv;
   sc->attn_rows = FG_MAX((size_t)1, ATTN_TILE_ROWS / group) * group;
@@ -100,7 +99,6 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_model *m, size_t max_
       {&sc->attn_part, (uint64_t)hp->n_head_kv * attn_max_segs(n_ctx) * attn_part_floats(hp)},
       {&sc->rope_cs, (uint64_t)max_nb * 2 * hk},
       {&sc->lora_t, lora_t},
-      {&sc->lora_u, lora_u},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
     if (a[i].n == 0) continue; /* no run-time adapter */
@@ -464,7 +462,7 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       float *y[] = {sc->q, sc->k, sc->v};
       const size_t ld[] = {nq, nk, nv};
       if ((st = fg_ops_matmul_n(ops, 3, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
-      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_QKV, sc->xn, d, nb, y, ld, sc->lora_t, sc->lora_u)) != FG_OK)
+      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_QKV, sc->xn, d, nb, y, ld, sc->lora_t)) != FG_OK)
         goto fail;
     }
     rj.phase = ROWS_QKV;
@@ -486,7 +484,7 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       }
     }
     if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
-    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_O, sc->o, no, nb, &sc->t, &d, sc->lora_t, sc->lora_u)) != FG_OK)
+    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_O, sc->o, no, nb, &sc->t, &d, sc->lora_t)) != FG_OK)
       goto fail;
     rj.phase = ROWS_POST_ATTN;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
@@ -495,13 +493,13 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       float *y[] = {sc->gate, sc->up};
       const size_t ld[] = {ff, ff};
       if ((st = fg_ops_matmul_n(ops, 2, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
-      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_GATE_UP, sc->xn, d, nb, y, ld, sc->lora_t, sc->lora_u)) != FG_OK)
+      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_GATE_UP, sc->xn, d, nb, y, ld, sc->lora_t)) != FG_OK)
         goto fail;
     }
     gelu_job gj = {sc->ak, sc->gate, sc->up, ff};
     fg_ops_parallel_for(ops, nb, gelu_range, &gj);
     if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate, ff, nb, sc->t, d)) != FG_OK) goto fail;
-    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_DOWN, sc->gate, ff, nb, &sc->t, &d, sc->lora_t, sc->lora_u)) != FG_OK)
+    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_DOWN, sc->gate, ff, nb, &sc->t, &d, sc->lora_t)) != FG_OK)
       goto fail;
     rj.phase = ROWS_POST_FFN;
     rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
