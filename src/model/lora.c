@@ -782,62 +782,43 @@ fg_status fg_lora_load(fg_model *m, const fg_model_params *p, fg_error *err) {
 // ----------------------------------------------------------------------------------------------
 // The fast path's product
 
-uint64_t fg_lora_scratch_floats(const fg_model *m, size_t max_nb) {
-  return m->lora && m->lora->layers ? (uint64_t)max_nb * m->lora->max_rank : 0;
+uint64_t fg_lora_scratch_floats(const fg_model *m, uint32_t n_threads) {
+  return m->lora && m->lora->layers ? (uint64_t)FG_MAX(n_threads, 1u) * m->lora->max_rank : 0;
 }
 
-#define LORA_TILE 64u /* outputs per work item of the B product (a tile of accumulators) */
+#define LORA_TILE 64u /* outputs summed at once by the B product (accumulators on the stack) */
 
-typedef struct lora_b_job {
-  const fg_lora_layer *L;
-  uint32_t k0;              /* first target of the group */
-  const float *t;           /* (nb, ldt) */
-  size_t ldt, nb;
-  float *const *Y;
-  const size_t *ldy;
-  size_t first[4];          /* tiles of the group's i-th target: [first[i], first[i + 1]) */
-} lora_b_job;
-
-/* tiles [i0, i1): y[r] += Σ_j t_j · BT[j][r] for the tile's outputs r and every row of the batch; each
- * output sums its j in order from 0 (the lanes of a tile are independent: vectorized along r) */
-static void lora_b_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
-  (void)tid;
-  const lora_b_job *j = ud;
+void fg_lora_apply_row(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *x, float *const *y, float *t) {
+  const fg_mat *A = &L->a[g];
+  if (!A->rows) return;
+  const fg_status st = fg_ops_matmul_here(ops, A, x, A->cols, 1, t, A->rows);
+  FG_ASSERT(st == FG_OK); /* f32 weights, checked shapes: nothing can fail */
+  (void)st;
   float acc[LORA_TILE];
-  size_t i = 0;
-  for (size_t tile = i0; tile < i1; tile++) {
-    while (tile >= j->first[i + 1]) i++;
-    const uint32_t k = j->k0 + (uint32_t)i;
-    const fg_mat *BT = &j->L->bt[k];
-    const size_t n_out = BT->cols, r0 = (tile - j->first[i]) * LORA_TILE, nr = FG_MIN((size_t)LORA_TILE, n_out - r0);
-    const float *bt = (const float *)BT->data + r0;
-    for (size_t b = 0; b < j->nb; b++) {
-      const float *t = j->t + b * j->ldt + j->L->off[k];
-      for (size_t r = 0; r < nr; r++) acc[r] = 0.0f;
-      for (size_t q = 0; q < BT->rows; q++) {
-        const float tq = t[q], *row = bt + q * n_out;
-        for (size_t r = 0; r < nr; r++) acc[r] += row[r] * tq;
+  for (uint32_t i = 0; i < fg_lora_group_count[g]; i++) {
+    const uint32_t k = fg_lora_group_first[g] + i;
+    const fg_mat *BT = &L->bt[k];
+    const float *tk = t + L->off[k];
+    const size_t n_out = BT->cols;
+    for (size_t r0 = 0; BT->rows && r0 < n_out; r0 += LORA_TILE) {
+      /* y[r] += Σ_q tk[q] · BT[q][r]: every output sums its q in order from 0; the lanes of a tile are
+       * independent, so the loop runs along r (vectorized) */
+      const size_t nr = FG_MIN((size_t)LORA_TILE, n_out - r0);
+      const float *bt = (const float *)BT->data + r0;
+      for (size_t r = 0; r < LORA_TILE; r++) acc[r] = 0.0f;
+      if (nr == LORA_TILE) { /* a whole tile: fixed bounds, so the accumulators stay in registers */
+        for (size_t q = 0; q < BT->rows; q++) {
+          const float tq = tk[q], *row = bt + q * n_out;
+          for (size_t r = 0; r < LORA_TILE; r++) acc[r] += row[r] * tq;
+        }
+      } else {
+        for (size_t q = 0; q < BT->rows; q++) {
+          const float tq = tk[q], *row = bt + q * n_out;
+          for (size_t r = 0; r < nr; r++) acc[r] += row[r] * tq;
+        }
       }
-      float *y = j->Y[i] + b * j->ldy[i] + r0;
-      for (size_t r = 0; r < nr; r++) y[r] += acc[r];
+      float *yr = y[i] + r0;
+      for (size_t r = 0; r < nr; r++) yr[r] += acc[r];
     }
   }
-}
-
-fg_status fg_lora_apply(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *X, size_t ldx, size_t nb,
-                        float *const *Y, const size_t *ldy, float *t) {
-  const fg_mat *A = &L->a[g];
-  if (!A->rows || nb == 0) return FG_OK;
-  fg_status st = fg_ops_matmul(ops, A, X, ldx, nb, t, A->rows);
-  if (st != FG_OK) return st;
-  lora_b_job j = {.L = L, .k0 = fg_lora_group_first[g], .t = t, .ldt = A->rows, .nb = nb, .Y = Y, .ldy = ldy};
-  const uint32_t n = fg_lora_group_count[g];
-  j.first[0] = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const fg_mat *BT = &L->bt[j.k0 + i];
-    j.first[i + 1] = j.first[i] + (BT->rows ? (BT->cols + LORA_TILE - 1) / LORA_TILE : 0);
-  }
-  for (uint32_t i = n + 1; i < 4; i++) j.first[i] = j.first[n];
-  fg_ops_parallel_for(ops, j.first[n], lora_b_range, &j);
-  return FG_OK;
 }

@@ -56,17 +56,18 @@ typedef struct fg_lora_set {
 fg_status fg_lora_load(fg_model *m, const fg_model_params *p, fg_error *err);
 void fg_lora_free(fg_lora_set *set); /* NULL-safe */
 
-/* Floats of fg_lora_apply's t scratch for batches of up to max_nb rows (0 when the model has no run-time
- * adapter). */
-uint64_t fg_lora_scratch_floats(const fg_model *m, size_t max_nb);
+/* Floats of fg_lora_apply_row's t scratch for n_threads threads, max_rank each (0 when the model has no
+ * run-time adapter). */
+uint64_t fg_lora_scratch_floats(const fg_model *m, uint32_t n_threads);
 
-/* Adds the adapters' part to the products of input group g of layer L (fast path, through ops):
- * Y[i][b*ldy[i] + r] += (B_k · (A_k · X[b]))[r] for the i-th target k of the group, every adapted one.
- * X: (nb, ldx); t: scratch (nb, max_rank). A · X is the kernel table's f32 product (fg_ops_matmul); each
- * entry of B · t is then the plain f32 sum over the rank in order, Σ_j t_j · B[r][j] from 0, as
- * fg_vec_dot_ref sums (so the reference's B part is the same for the same t), added to Y once. Neither
- * depends on the batch or on the thread count. */
-fg_status fg_lora_apply(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *X, size_t ldx, size_t nb,
-                        float *const *Y, const size_t *ldy, float *t);
+/* Adds the adapters' part of input group g of layer L to the products of one row, on the calling thread:
+ * y[i][r] += (B_k · (A_k · x))[r] for the i-th target k of the group, every adapted one. x: (n_in);
+ * t: scratch (max_rank). A · x is the kernel table's f32 product (fg_ops_matmul_here); each entry of B · t
+ * is then the plain f32 sum over the rank in order, Σ_j t_j · B[r][j] from 0, as fg_vec_dot_ref sums (so
+ * the reference's B part is the same for the same t), added to y once. A row's result depends neither on
+ * the batch nor on the thread that computes it. The fast forward calls this inside the per-row phases it
+ * runs anyway (before the q/k norms, the post-attention norm, GELU, the post-FFN norm), so adapters add
+ * no dispatch to the thread pool: the work is small (rank × (n_in + n_out) per matrix and row). */
+void fg_lora_apply_row(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *x, float *const *y, float *t);
 
 #endif /* FG_LORA_H */
