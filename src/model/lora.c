@@ -676,6 +676,9 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
       fg_mat *W = layer_mat(&m->layers[il], k);
       uint64_t rb;
       fg_type_row_bytes(type, W->cols, &rb);
+      /* the file's pages of the replaced matrix are handed back (as repack does): resident memory grows
+       * by the copies less what they replace */
+      fg_mapfile_drop(&m->file, W->data, (size_t)W->rows * W->row_bytes);
       W->type = type;
       W->row_bytes = (size_t)rb;
       W->data = dst;
