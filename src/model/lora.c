@@ -572,7 +572,7 @@ typedef struct merge_job {
   uint8_t *dst;      /* (W->rows, dst_rb) */
   size_t dst_rb;
   float *tmp;        /* (nth, 2 * W->cols) per thread: the row, the delta */
-  _Atomic int64_t bad_row; /* first row found with a non-finite merged value, or -1 */
+  _Atomic int32_t bad_row; /* a row found with a non-finite merged value, or -1 (rows < 2^18) */
 } merge_job;
 
 static void merge_run(void *ud, uint32_t ith, uint32_t nth) {
@@ -595,8 +595,8 @@ static void merge_run(void *ud, uint32_t ith, uint32_t nth) {
       finite &= isfinite(w[c]) != 0;
     }
     if (!finite) { /* finite adapters can still overflow the sum: refused by merge(), never quantized */
-      int64_t none = -1;
-      atomic_compare_exchange_strong(&((merge_job *)j)->bad_row, &none, (int64_t)r);
+      int32_t none = -1;
+      atomic_compare_exchange_strong(&((merge_job *)j)->bad_row, &none, (int32_t)r);
       continue;
     }
     fg_quantize_row(j->type, w, j->dst + r * j->dst_rb, n);
@@ -655,14 +655,14 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
         fg_threadpool_run(tp, merge_run, &j);
       else
         merge_run(&j, 0, 1);
-      const int64_t bad = atomic_load(&j.bad_row);
+      const int32_t bad = atomic_load(&j.bad_row);
       if (bad >= 0) {
         fg_free(tmp);
         fg_threadpool_free(tp);
         fg_aligned_free(buf);
         return fg_err(c->err, FG_ERR_FORMAT, "adapter %.90s%s: merging into blk.%u.%s.weight gives a non-finite value "
-                      "in row %lld", c->files[0].path, c->n_files > 1 ? " (and the others)" : "", il, k_target_names[k],
-                      (long long)bad);
+                      "in row %d", c->files[0].path, c->n_files > 1 ? " (and the others)" : "", il, k_target_names[k],
+                      (int)bad);
       }
       dst += ((size_t)rb * W->rows + 63) / 64 * 64;
     }
