@@ -115,10 +115,11 @@ typedef struct fg_snapshot fg_snapshot;
  * product becomes W·x + s·B·(A·x) with s = scale · alpha / rank (scale alone when alpha is 0), as
  * llama.cpp's --lora FILE:SCALE does. An adapter may carry FunctionGemma's control tokens for a base file
  * that lacks them (fgemma.vocab_override.ids / .tokens: the base's <unusedN> pieces at those ids are
- * renamed, and become control tokens; docs/TV-270M.md). */
+ * renamed, and become control tokens). docs/LORA.md. */
 typedef struct fg_lora {
   const char *path; /* the adapter's GGUF file */
-  float scale;      /* user scale, finite; 1 = the adapter as trained, 0 = loaded but without effect */
+  float scale;      /* user scale, any finite value (negative too); 1 = the adapter as trained, 0 = loaded and
+                       checked but without effect (the base's logits bit for bit) */
 } fg_lora;
 
 /* fg_model_params.lora_merge: how adapters are applied. */
@@ -143,7 +144,8 @@ typedef struct fg_model_params {
                            for another architecture or shape, a lone lora_a or lora_b, ranks that differ
                            within a pair, a tensor the base lacks or that fgemma cannot adapt, non-finite
                            values or an invalid scale: FG_ERR_FORMAT / FG_ERR_UNSUPPORTED /
-                           FG_ERR_INVALID_ARG, the message naming the file and tensor */
+                           FG_ERR_INVALID_ARG, the message naming the file and tensor (docs/LORA.md
+                           lists which); a failed load leaves nothing allocated */
 } fg_model_params;
 
 FG_API void fg_model_params_init(fg_model_params *p);

@@ -500,6 +500,67 @@ static void test_generate_batch(const fg_model *m, const char *model_path) {
   CHECK(err_contains("not both"));
 }
 
+// ----------------------------------------------------------------------------------------------
+// --lora FILE[:SCALE] and --lora-merge on the commands that load a model; gen-lora
+
+static void test_lora_options(const char *model_path) {
+  char args[2048], *a = NULL, *b = NULL, *c = NULL, *d = NULL, *out = NULL, ad[600], colon[600], missing[600];
+  snprintf(ad, sizeof ad, "%s", tmp_path("adapter.gguf")); /* tmp_path's buffer is reused */
+  snprintf(colon, sizeof colon, "%s", tmp_path("with:colon.gguf"));
+  snprintf(missing, sizeof missing, "%s", tmp_path("missing.gguf"));
+  snprintf(args, sizeof args, "gen-lora -m '%s' -o '%s' --rank 4 --seed 9", model_path, ad);
+  CHECK_EQ_INT(run_cli(args, NULL), 0);
+  snprintf(args, sizeof args, "gen-lora -m '%s' -o '%s' --rank 4 --seed 9", model_path, colon);
+  CHECK_EQ_INT(run_cli(args, NULL), 0);
+  const char *gen = "generate -t 1 -n 12 --ids '2 300 400 500'";
+  snprintf(args, sizeof args, "%s -m '%s'", gen, model_path);
+  CHECK_EQ_INT(run_cli(args, &a), 0);
+  snprintf(args, sizeof args, "%s -m '%s' --lora '%s:0'", gen, model_path, ad); /* scale 0: the base */
+  CHECK_EQ_INT(run_cli(args, &b), 0);
+  snprintf(args, sizeof args, "%s -m '%s' --lora '%s'", gen, model_path, ad); /* scale 1 */
+  CHECK_EQ_INT(run_cli(args, &c), 0);
+  /* a ':' in the path whose tail is not a number is part of the file name (scale 1) */
+  snprintf(args, sizeof args, "%s -m '%s' --lora '%s'", gen, model_path, colon);
+  CHECK_EQ_INT(run_cli(args, &d), 0);
+  CHECK(a && b && c && d && strcmp(a, b) == 0 && strcmp(a, c) != 0 && strcmp(c, d) == 0);
+  free(b);
+  free(d);
+  snprintf(args, sizeof args, "%s -m '%s' --lora '%s:1' --lora-merge f32", gen, model_path, ad);
+  CHECK_EQ_INT(run_cli(args, &b), 0);
+  CHECK_MSG(b && c && strcmp(b, c) == 0, "merged f32: %s vs run time %s", b ? b : "", c ? c : "");
+  snprintf(args, sizeof args, "%s -m '%s' --lora '%s:0.5' --lora '%s:-0.5' --reference", gen, model_path, ad, ad);
+  CHECK_EQ_INT(run_cli(args, &d), 0); /* two adapters that cancel: the base again */
+  CHECK_MSG(a && d && strcmp(a, d) == 0, "+0.5 -0.5: %s vs %s", d ? d : "", a ? a : "");
+  free(a), free(b), free(c), free(d);
+  snprintf(args, sizeof args, "info -m '%s' --lora '%s' --lora-merge q8_0", model_path, ad);
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  CHECK_MSG(out && strstr(out, "lora adapters   1, merged into q8_0 copies"), "info: %s", out ? out : "");
+  free(out);
+  snprintf(args, sizeof args, "info -m '%s' --lora '%s' --lora-merge sometimes", model_path, ad);
+  CHECK_EQ_INT(run_cli(args, NULL), 2);
+  CHECK(err_contains("--lora-merge: unknown value 'sometimes'"));
+  snprintf(args, sizeof args, "info -m '%s' --lora '%s'", model_path, missing);
+  CHECK_EQ_INT(run_cli(args, NULL), 1);
+  CHECK(err_contains("missing.gguf"));
+  snprintf(args, sizeof args, "info -m '%s' --lora '%s'", model_path, model_path);
+  CHECK_EQ_INT(run_cli(args, NULL), 1);
+  CHECK(err_contains("not an adapter"));
+  /* every command that loads a model documents the options */
+  static const char *const cmds[] = {"info", "generate", "logits", "tokenize", "call", "bench", "eval", "perplexity",
+                                     "serve"};
+  for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    CHECK_EQ_INT(run_cli(args, &out), 0);
+    CHECK_MSG(out && strstr(out, "--lora V") && strstr(out, "--lora-merge V"), "%s --help lacks --lora", cmds[i]);
+    free(out);
+  }
+  CHECK_EQ_INT(run_cli("gen-lora --help", &out), 0);
+  CHECK(out && strstr(out, "--magnitude") && !strstr(out, "--lora V"));
+  free(out);
+  unlink(ad);
+  unlink(colon);
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/fg-test-cli-XXXXXX");
   if (!mkdtemp(g_dir)) {
@@ -519,6 +580,7 @@ int main(void) {
     test_generate_batch(m, model_path);
   }
   test_head_rows();
+  test_lora_options(model_path);
   fg_model_free(m);
   static const char *const files[] = {"texts.jsonl", "bad.jsonl", "forced.json", "forced.jsonl", "details.jsonl", "err.txt",
                                      "ppl.txt", "empty.txt", "batch.txt", "batch.f32", "one.f32", "bad-batch.txt"};

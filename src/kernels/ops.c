@@ -208,7 +208,7 @@ static void fg_prep_range(void *ud, size_t u0, size_t u1, uint32_t ith) {
  * as one job: the activations are prepared once, the work items of all matrices share one queue.
  * A call made while a job runs on this ops (from inside a parallel_for callback, possibly on several
  * threads at once) runs inline with its own activation buffer: the shared scratch is the owner's. */
-static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n_out, size_t n_mats) {
+static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n_out, size_t n_mats, bool here) {
   const fg_kernels *k = ops->k;
   const uint32_t type = in->type;
   const fg_mm_kernel *kern = &k->vec[type];
@@ -217,7 +217,7 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   if (!kern || !kern->run) return FG_ERR_UNSUPPORTED;
 
   int expected = 0;
-  const bool owner = atomic_compare_exchange_strong(&ops->busy, &expected, 1);
+  const bool owner = !here && atomic_compare_exchange_strong(&ops->busy, &expected, 1);
   const bool threaded = owner && ops->n_threads > 1;
   void *tmp = NULL;
   fg_status st = FG_OK;
@@ -303,7 +303,19 @@ fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx
     for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, W->rows * sizeof(float));
     return FG_OK;
   }
-  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1);
+  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1, false);
+}
+
+fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
+  if (!W) return FG_ERR_INVALID_ARG;
+  fg_mm_args a = {W->type, W->data, W->row_bytes, NULL, W->cols, X, ldx, NULL, nb, Y, ldy, mat_packed(ops, W)};
+  fg_status st = fg_mm_check(ops, &a, W, W->rows);
+  if (st != FG_OK || nb == 0 || W->rows == 0) return st;
+  if (W->cols == 0) {
+    for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, W->rows * sizeof(float));
+    return FG_OK;
+  }
+  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1, true);
 }
 
 fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
@@ -325,7 +337,7 @@ fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const f
       const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
       if (st != FG_OK) return st;
     }
-    return fg_mm_common(ops, a, n_out, n);
+    return fg_mm_common(ops, a, n_out, n, false);
   }
   for (size_t m = 0; m < n; m++) { /* mixed types or shapes: one product after the other */
     const fg_status st = fg_ops_matmul(ops, W[m], X, ldx, nb, Y[m], ldy[m]);
@@ -347,5 +359,5 @@ fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, 
     for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, n_rows * sizeof(float));
     return FG_OK;
   }
-  return fg_mm_common(ops, &a, &n_rows, 1);
+  return fg_mm_common(ops, &a, &n_rows, 1, false);
 }

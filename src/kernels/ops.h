@@ -31,6 +31,11 @@ const char *fg_ops_isa(void); /* "ref", "avx2", "avx512", ... the table in use *
  * X: nb × W->cols f32 (row stride ldx), Y: nb × ldy f32. Split over the pool's threads. */
 fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy);
 
+/* The same product on the calling thread alone, never through the pool (each output is what
+ * fg_ops_matmul gives it): for small products inside a parallel_for callback or where a dispatch would
+ * cost more than the work. A type whose kernel prepares its activations allocates them per call. */
+fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy);
+
 /* Y[m] = W[m] · X for m < n as one job (n <= 3 products sharing weight type, columns and X: the
  * activations are prepared once and all rows share one work queue; otherwise one product after the
  * other). Each Y[m] gets exactly what fg_ops_matmul would write. */

@@ -13,7 +13,7 @@
 
 void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
   float **p[] = {&sc->x,  &sc->xn, &sc->q,    &sc->k,         &sc->v,       &sc->o,      &sc->t,
-                 &sc->gate, &sc->up, &sc->attn, &sc->attn_part, &sc->rope_cs, &sc->lora_t, &sc->lora_u};
+                 &sc->gate, &sc->up, &sc->attn, &sc->attn_part, &sc->rope_cs, &sc->lora_t};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
     fg_aligned_free(*p[i]);
     *p[i] = NULL;
@@ -80,8 +80,7 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_model *m, size_t max_
                               uint32_t n_threads, fg_error *err) {
   memset(sc, 0, sizeof *sc);
   const fg_hparams *hp = &m->hp;
-  uint64_t lora_t = 0, lora_u = 0;
-  fg_lora_scratch_floats(m, max_nb, n_threads, &lora_t, &lora_u);
+  const uint64_t lora_t = fg_lora_scratch_floats(m, n_threads);
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t group = hp->n_head / hp->n_head_kv;
   sc->attn_rows = FG_MAX((size_t)1, ATTN_TILE_ROWS / group) * group;
@@ -100,7 +99,6 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_model *m, size_t max_
       {&sc->attn_part, (uint64_t)hp->n_head_kv * attn_max_segs(n_ctx) * attn_part_floats(hp)},
       {&sc->rope_cs, (uint64_t)max_nb * 2 * hk},
       {&sc->lora_t, lora_t},
-      {&sc->lora_u, lora_u},
   };
   for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
     if (a[i].n == 0) continue; /* no run-time adapter */
@@ -341,17 +339,26 @@ static void attn_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   }
 }
 
-/* GELU(gate) * up over rows of the batch */
+/* GELU(gate) * up over rows of the batch, after the run-time adapters' part of gate and up */
 typedef struct gelu_job {
   const fg_attn_kernels *ak;
   float *gate;
-  const float *up;
+  float *up;
   size_t ff;
+  fg_ops *ops;
+  const fg_lora_layer *LL; /* or NULL */
+  const float *xn;         /* (nb, d) the products' input */
+  size_t d;
+  float *lora_t;           /* (threads, max_rank) */
+  size_t max_rank;
 } gelu_job;
 
 static void gelu_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
-  (void)tid;
   const gelu_job *g = ud;
+  for (size_t t = i0; g->LL && t < i1; t++) {
+    float *const y[] = {g->gate + t * g->ff, g->up + t * g->ff};
+    fg_lora_apply_row(g->ops, g->LL, FG_LORA_IN_GATE_UP, g->xn + t * g->d, y, g->lora_t + tid * g->max_rank);
+  }
   g->ak->gelu_mul(g->gate + i0 * g->ff, g->up + i0 * g->ff, (i1 - i0) * g->ff);
 }
 
@@ -362,7 +369,9 @@ enum { ROWS_EMBED, ROWS_QKV, ROWS_POST_ATTN, ROWS_POST_FFN };
 
 typedef struct rows_job {
   const fg_model *m;
+  fg_ops *ops;
   const fg_layer *L;     /* the current layer */
+  const fg_lora_layer *LL; /* its run-time adapters, or NULL */
   const fg_layer *next;  /* whose attn_norm makes xn (EMBED, POST_FFN), or NULL */
   fg_kv *kv;
   fg_fwd_scratch *sc;
@@ -372,13 +381,13 @@ typedef struct rows_job {
 } rows_job;
 
 static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
-  (void)tid;
   const rows_job *j = ud;
   const fg_hparams *hp = &j->m->hp;
   fg_fwd_scratch *sc = j->sc;
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t nq = (size_t)hp->n_head * hk, nk = (size_t)hp->n_head_kv * hk, nv = (size_t)hp->n_head_kv * hv;
   const size_t ldt = FG_MAX(d, nk); /* row stride of t when it holds f16 K rows */
+  float *lora_t = j->LL ? sc->lora_t + (size_t)tid * j->m->lora->max_rank : NULL; /* this thread's A · x */
   for (size_t t = t0; t < t1; t++) {
     const uint32_t p = j->a->pos0 + (uint32_t)t;
     float *x = sc->x + t * d, *xn = sc->xn + t * d, *tr = sc->t + t * d;
@@ -393,6 +402,10 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
         rmsnorm(x, j->next->attn_norm, d, hp->rms_eps, xn);
         break;
       case ROWS_QKV: {
+        if (j->LL) {
+          float *const y[] = {sc->q + t * nq, sc->k + t * nk, sc->v + t * nv};
+          fg_lora_apply_row(j->ops, j->LL, FG_LORA_IN_QKV, xn, y, lora_t);
+        }
         const float *cs = sc->rope_cs + t * 2 * hk + (j->L->is_swa ? hk : 0);
         for (uint32_t h = 0; h < hp->n_head; h++) {
           float *qh = sc->q + t * nq + (size_t)h * hk;
@@ -421,11 +434,13 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
         }
       } break;
       case ROWS_POST_ATTN:
+        if (j->LL) fg_lora_apply_row(j->ops, j->LL, FG_LORA_IN_O, sc->o + t * (size_t)hp->n_head * hv, &tr, lora_t);
         rmsnorm(tr, j->L->post_attn_norm, d, hp->rms_eps, tr);
         for (size_t i = 0; i < d; i++) x[i] += tr[i];
         rmsnorm(x, j->L->ffn_norm, d, hp->rms_eps, xn);
         break;
       case ROWS_POST_FFN:
+        if (j->LL) fg_lora_apply_row(j->ops, j->LL, FG_LORA_IN_DOWN, sc->gate + t * (size_t)hp->n_ff, &tr, lora_t);
         rmsnorm(tr, j->L->post_ffw_norm, d, hp->rms_eps, tr);
         for (size_t i = 0; i < d; i++) x[i] += tr[i];
         if (j->next) rmsnorm(x, j->next->attn_norm, d, hp->rms_eps, xn);
@@ -448,24 +463,24 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
   FG_ASSERT(nb >= 1 && nb <= sc->max_nb && a->pos0 + nb <= sc->n_ctx);
   fg_status st;
 
-  rows_job rj = {m, NULL, NULL, kv, sc, a, 0, ROWS_EMBED};
+  rows_job rj = {m, ops, NULL, NULL, NULL, kv, sc, a, 0, ROWS_EMBED};
   rj.next = &m->layers[0];
   fg_ops_parallel_for(ops, nb, rows_range, &rj);
 
   for (uint32_t il = 0; il < hp->n_layer; il++) {
     if (a->abort_cb && a->abort_cb(a->abort_ud)) return fg_err(err, FG_ERR_ABORTED, "aborted by the callback");
     const fg_layer *L = &m->layers[il];
-    /* run-time adapters of this layer, or NULL (no cost without them) */
+    /* run-time adapters of this layer, or NULL (no cost without them): applied row by row inside the per-row
+     * phases below, right after the products they belong to (fg_lora_apply_row) */
     const fg_lora_layer *LL = m->lora && m->lora->layers ? &m->lora->layers[il] : NULL;
     rj.L = L;
+    rj.LL = LL;
     rj.layer = il;
     {
       const fg_mat *w[] = {&L->wq, &L->wk, &L->wv};
       float *y[] = {sc->q, sc->k, sc->v};
       const size_t ld[] = {nq, nk, nv};
       if ((st = fg_ops_matmul_n(ops, 3, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
-      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_QKV, sc->xn, d, nb, y, ld, sc->lora_t, sc->lora_u)) != FG_OK)
-        goto fail;
     }
     rj.phase = ROWS_QKV;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
@@ -486,8 +501,6 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       }
     }
     if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
-    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_O, sc->o, no, nb, &sc->t, &d, sc->lora_t, sc->lora_u)) != FG_OK)
-      goto fail;
     rj.phase = ROWS_POST_ATTN;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
     {
@@ -495,14 +508,10 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       float *y[] = {sc->gate, sc->up};
       const size_t ld[] = {ff, ff};
       if ((st = fg_ops_matmul_n(ops, 2, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
-      if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_GATE_UP, sc->xn, d, nb, y, ld, sc->lora_t, sc->lora_u)) != FG_OK)
-        goto fail;
     }
-    gelu_job gj = {sc->ak, sc->gate, sc->up, ff};
+    gelu_job gj = {sc->ak, sc->gate, sc->up, ff, ops, LL, sc->xn, d, sc->lora_t, LL ? m->lora->max_rank : 0};
     fg_ops_parallel_for(ops, nb, gelu_range, &gj);
     if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate, ff, nb, sc->t, d)) != FG_OK) goto fail;
-    if (LL && (st = fg_lora_apply(ops, LL, FG_LORA_IN_DOWN, sc->gate, ff, nb, &sc->t, &d, sc->lora_t, sc->lora_u)) != FG_OK)
-      goto fail;
     rj.phase = ROWS_POST_FFN;
     rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);

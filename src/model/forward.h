@@ -26,8 +26,8 @@ typedef struct fg_fwd_scratch {
   float *attn_part; /* (n_kv, n_ctx / 64 + 2, group, 2 + hv) decode: per-segment m, l, o */
   float *rope_cs;/* (max_nb, 2 bases, hk) cos then sin per pair */
   double *rope_freq; /* (2 bases, hk / 2) base^(-2i/hk): global layers, then sliding layers */
-  float *lora_t; /* (max_nb, max rank of an input group) run-time adapters: A · x; NULL without them */
-  float *lora_u; /* (n_threads, FG_LORA_TILE × max_nb) run-time adapters: a tile of B · t per thread */
+  float *lora_t; /* (n_threads, max rank of an input group) run-time adapters: A · x of one row per thread;
+                    NULL without them */
   size_t attn_rows;   /* query rows per attention tile (a multiple of n_head / n_head_kv) */
   size_t attn_stride; /* floats per thread in attn */
   const fg_attn_kernels *ak; /* attention/GELU kernels of the process-wide ISA */

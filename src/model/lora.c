@@ -522,9 +522,9 @@ static fg_status build_layout(lora_ctx *c, fg_lora_set *set) {
         LL->off[k] = row;
         if (!rk) continue;
         const uint32_t n_out = layer_mat(&m->layers[il], k)->rows;
-        fg_mat *B = &LL->b[k];
-        *B = (fg_mat){FG_TYPE_F32, n_out, rk, (size_t)rk * sizeof(float), next, NULL, NULL};
-        float *bdata = next;
+        fg_mat *BT = &LL->bt[k];
+        *BT = (fg_mat){FG_TYPE_F32, rk, n_out, (size_t)n_out * sizeof(float), next, NULL, NULL};
+        float *bdata = next; /* (rk, n_out) */
         next += ((size_t)rk * n_out + 15) / 16 * 16;
         uint32_t col = 0;
         for (size_t pi = 0; pi < c->n_pairs && st == FG_OK; pi++) {
@@ -534,17 +534,17 @@ static fg_status build_layout(lora_ctx *c, fg_lora_set *set) {
           snprintf(nm, sizeof nm, "blk.%u.%s.weight.lora_a", il, k_target_names[k]);
           st = read_tensor(c, p->file, p->a, nm, arow + (size_t)(row + col) * n_in, n_in, NULL);
           nm[strlen(nm) - 1] = 'b';
-          /* lora_b: checked, then its n_out rows of rank values into columns [col, col + rank) of B, times s */
+          /* lora_b: checked, then its n_out rows of rank values, times s, into rows [col, col + rank) of BT */
           if (st == FG_OK) st = read_tensor(c, p->file, p->b, nm, NULL, 0, tmp);
           if (st != FG_OK) break;
           uint64_t rb;
           fg_type_row_bytes(p->b->type, p->b->ne[0], &rb); /* checked by read_tensor */
           for (uint32_t r = 0; r < n_out && st == FG_OK; r++) {
             fg_dequantize_row(p->b->type, p->b->data + r * rb, tmp, p->rank);
-            float *dst = bdata + (size_t)r * rk + col;
-            for (uint32_t j = 0; j < p->rank; j++) dst[j] = p->s * tmp[j];
+            float *dst = bdata + (size_t)col * n_out + r; /* column r of BT, n_out apart */
+            for (uint32_t j = 0; j < p->rank; j++) dst[(size_t)j * n_out] = p->s * tmp[j];
             for (uint32_t j = 0; j < p->rank && st == FG_OK; j++)
-              if (!isfinite(dst[j]))
+              if (!isfinite(dst[(size_t)j * n_out]))
                 st = LERR(c, FG_ERR_FORMAT, p->file, "tensor '%s' times the scale %g overflows in row %u", nm,
                           (double)p->s, r);
           }
@@ -565,27 +565,27 @@ static fg_status build_layout(lora_ctx *c, fg_lora_set *set) {
 
 typedef struct merge_job {
   const fg_mat *W;   /* the base matrix (any type) */
-  const fg_mat *A;   /* the group's A: rows off .. off + B->cols are this target's */
+  const fg_mat *A;   /* the group's A: rows off .. off + BT->rows are this target's */
   uint32_t off;
-  const fg_mat *B;   /* (W->rows, r) s·B */
+  const fg_mat *BT;  /* (r, W->rows) (s·B) transposed */
   uint32_t type;     /* of the copy */
   uint8_t *dst;      /* (W->rows, dst_rb) */
   size_t dst_rb;
   float *tmp;        /* (nth, 2 * W->cols) per thread: the row, the delta */
-  _Atomic int64_t bad_row; /* first row found with a non-finite merged value, or -1 */
+  _Atomic int32_t bad_row; /* a row found with a non-finite merged value, or -1 (rows < 2^18) */
 } merge_job;
 
 static void merge_run(void *ud, uint32_t ith, uint32_t nth) {
   const merge_job *j = ud;
-  const size_t n = j->W->cols, rows = j->W->rows, r_k = j->B->cols;
+  const size_t n = j->W->cols, rows = j->W->rows, r_k = j->BT->rows;
   float *w = j->tmp + (size_t)ith * 2 * n, *d = w + n;
   const float *A = j->A->data;
-  const float *B = j->B->data;
+  const float *BT = j->BT->data;
   for (size_t r = rows * ith / nth; r < rows * (ith + 1) / nth; r++) {
     fg_dequantize_row(j->W->type, (const uint8_t *)j->W->data + r * j->W->row_bytes, w, n);
     memset(d, 0, n * sizeof *d);
     for (size_t q = 0; q < r_k; q++) {
-      const float b = B[r * r_k + q];
+      const float b = BT[q * rows + r];
       const float *a = A + (size_t)(j->off + q) * n;
       for (size_t c = 0; c < n; c++) d[c] += b * a[c];
     }
@@ -595,8 +595,8 @@ static void merge_run(void *ud, uint32_t ith, uint32_t nth) {
       finite &= isfinite(w[c]) != 0;
     }
     if (!finite) { /* finite adapters can still overflow the sum: refused by merge(), never quantized */
-      int64_t none = -1;
-      atomic_compare_exchange_strong(&((merge_job *)j)->bad_row, &none, (int64_t)r);
+      int32_t none = -1;
+      atomic_compare_exchange_strong(&((merge_job *)j)->bad_row, &none, (int32_t)r);
       continue;
     }
     fg_quantize_row(j->type, w, j->dst + r * j->dst_rb, n);
@@ -614,7 +614,7 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
   uint64_t total = 0, max_cols = 1;
   for (uint32_t il = 0; set->layers && il < m->hp.n_layer; il++) {
     for (uint32_t k = 0; k < FG_LORA_N_TARGETS; k++) {
-      if (!set->layers[il].b[k].rows) continue;
+      if (!set->layers[il].bt[k].rows) continue;
       const fg_mat *W = layer_mat(&m->layers[il], k);
       uint64_t rb, sz;
       if (!fg_type_row_bytes(type, W->cols, &rb))
@@ -645,24 +645,24 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
   for (uint32_t il = 0; il < m->hp.n_layer; il++) {
     const fg_lora_layer *LL = &set->layers[il];
     for (uint32_t k = 0; k < FG_LORA_N_TARGETS; k++) {
-      if (!LL->b[k].rows) continue;
+      if (!LL->bt[k].rows) continue;
       const fg_mat *W = layer_mat(&m->layers[il], k);
       uint64_t rb;
       fg_type_row_bytes(type, W->cols, &rb);
-      merge_job j = {W, &LL->a[k_group_of[k]], LL->off[k], &LL->b[k], type, dst, (size_t)rb, tmp, -1};
+      merge_job j = {W, &LL->a[k_group_of[k]], LL->off[k], &LL->bt[k], type, dst, (size_t)rb, tmp, -1};
       atomic_init(&j.bad_row, -1);
       if (tp)
         fg_threadpool_run(tp, merge_run, &j);
       else
         merge_run(&j, 0, 1);
-      const int64_t bad = atomic_load(&j.bad_row);
+      const int32_t bad = atomic_load(&j.bad_row);
       if (bad >= 0) {
         fg_free(tmp);
         fg_threadpool_free(tp);
         fg_aligned_free(buf);
         return fg_err(c->err, FG_ERR_FORMAT, "adapter %.90s%s: merging into blk.%u.%s.weight gives a non-finite value "
-                      "in row %lld", c->files[0].path, c->n_files > 1 ? " (and the others)" : "", il, k_target_names[k],
-                      (long long)bad);
+                      "in row %d", c->files[0].path, c->n_files > 1 ? " (and the others)" : "", il, k_target_names[k],
+                      (int)bad);
       }
       dst += ((size_t)rb * W->rows + 63) / 64 * 64;
     }
@@ -672,10 +672,13 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
   dst = buf;
   for (uint32_t il = 0; il < m->hp.n_layer; il++) {
     for (uint32_t k = 0; k < FG_LORA_N_TARGETS; k++) {
-      if (!set->layers[il].b[k].rows) continue;
+      if (!set->layers[il].bt[k].rows) continue;
       fg_mat *W = layer_mat(&m->layers[il], k);
       uint64_t rb;
       fg_type_row_bytes(type, W->cols, &rb);
+      /* the file's pages of the replaced matrix are handed back (as repack does): resident memory grows
+       * by the copies less what they replace */
+      fg_mapfile_drop(&m->file, W->data, (size_t)W->rows * W->row_bytes);
       W->type = type;
       W->row_bytes = (size_t)rb;
       W->data = dst;
@@ -782,66 +785,43 @@ fg_status fg_lora_load(fg_model *m, const fg_model_params *p, fg_error *err) {
 // ----------------------------------------------------------------------------------------------
 // The fast path's product
 
-void fg_lora_scratch_floats(const fg_model *m, size_t max_nb, uint32_t n_threads, uint64_t *t_floats,
-                            uint64_t *u_floats) {
-  const bool on = m->lora && m->lora->layers;
-  *t_floats = on ? (uint64_t)max_nb * m->lora->max_rank : 0;
-  *u_floats = on ? (uint64_t)max_nb * FG_LORA_TILE * FG_MAX(n_threads, 1u) : 0;
+uint64_t fg_lora_scratch_floats(const fg_model *m, uint32_t n_threads) {
+  return m->lora && m->lora->layers ? (uint64_t)FG_MAX(n_threads, 1u) * m->lora->max_rank : 0;
 }
 
-typedef struct lora_b_job {
-  fg_ops *ops;
-  const fg_lora_layer *L;
-  uint32_t k0;              /* first target of the group */
-  const float *t;           /* (nb, ldt) */
-  size_t ldt, nb;
-  float *const *Y;
-  const size_t *ldy;
-  float *u;                 /* (threads, FG_LORA_TILE * nb) */
-  size_t first[4];          /* tiles of the group's i-th target: [first[i], first[i + 1]) */
-  _Atomic int st;
-} lora_b_job;
+#define LORA_TILE 64u /* outputs summed at once by the B product (accumulators on the stack) */
 
-/* tiles [i0, i1): u = B_k rows of the tile · t, then added to Y (each output once) */
-static void lora_b_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
-  lora_b_job *j = ud;
-  const size_t nb = j->nb;
-  float *u = j->u + (size_t)tid * FG_LORA_TILE * nb;
-  size_t i = 0;
-  for (size_t tile = i0; tile < i1; tile++) {
-    while (tile >= j->first[i + 1]) i++;
-    const uint32_t k = j->k0 + (uint32_t)i;
-    const fg_mat *B = &j->L->b[k];
-    const size_t r0 = (tile - j->first[i]) * FG_LORA_TILE, nr = FG_MIN((size_t)FG_LORA_TILE, B->rows - r0);
-    fg_mat sub = *B;
-    sub.rows = (uint32_t)nr;
-    sub.data = (const uint8_t *)B->data + r0 * B->row_bytes;
-    const fg_status st = fg_ops_matmul(j->ops, &sub, j->t + j->L->off[k], j->ldt, nb, u, nr);
-    if (st != FG_OK) {
-      atomic_store(&j->st, (int)st);
-      continue;
-    }
-    for (size_t b = 0; b < nb; b++) {
-      float *y = j->Y[i] + b * j->ldy[i] + r0;
-      const float *ub = u + b * nr;
-      for (size_t r = 0; r < nr; r++) y[r] += ub[r];
+void fg_lora_apply_row(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *x, float *const *y, float *t) {
+  const fg_mat *A = &L->a[g];
+  if (!A->rows) return;
+  const fg_status st = fg_ops_matmul_here(ops, A, x, A->cols, 1, t, A->rows);
+  FG_ASSERT(st == FG_OK); /* f32 weights, checked shapes: nothing can fail */
+  (void)st;
+  float acc[LORA_TILE];
+  for (uint32_t i = 0; i < fg_lora_group_count[g]; i++) {
+    const uint32_t k = fg_lora_group_first[g] + i;
+    const fg_mat *BT = &L->bt[k];
+    const float *tk = t + L->off[k];
+    const size_t n_out = BT->cols;
+    for (size_t r0 = 0; BT->rows && r0 < n_out; r0 += LORA_TILE) {
+      /* y[r] += Σ_q tk[q] · BT[q][r]: every output sums its q in order from 0; the lanes of a tile are
+       * independent, so the loop runs along r (vectorized) */
+      const size_t nr = FG_MIN((size_t)LORA_TILE, n_out - r0);
+      const float *bt = (const float *)BT->data + r0;
+      for (size_t r = 0; r < LORA_TILE; r++) acc[r] = 0.0f;
+      if (nr == LORA_TILE) { /* a whole tile: fixed bounds, so the accumulators stay in registers */
+        for (size_t q = 0; q < BT->rows; q++) {
+          const float tq = tk[q], *row = bt + q * n_out;
+          for (size_t r = 0; r < LORA_TILE; r++) acc[r] += row[r] * tq;
+        }
+      } else {
+        for (size_t q = 0; q < BT->rows; q++) {
+          const float tq = tk[q], *row = bt + q * n_out;
+          for (size_t r = 0; r < nr; r++) acc[r] += row[r] * tq;
+        }
+      }
+      float *yr = y[i] + r0;
+      for (size_t r = 0; r < nr; r++) yr[r] += acc[r];
     }
   }
-}
-
-fg_status fg_lora_apply(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *X, size_t ldx, size_t nb,
-                        float *const *Y, const size_t *ldy, float *t, float *u) {
-  const fg_mat *A = &L->a[g];
-  if (!A->rows || nb == 0) return FG_OK;
-  fg_status st = fg_ops_matmul(ops, A, X, ldx, nb, t, A->rows);
-  if (st != FG_OK) return st;
-  lora_b_job j = {.ops = ops, .L = L, .k0 = fg_lora_group_first[g], .t = t, .ldt = A->rows, .nb = nb, .Y = Y,
-                  .ldy = ldy, .u = u};
-  const uint32_t n = fg_lora_group_count[g];
-  j.first[0] = 0;
-  for (uint32_t i = 0; i < n; i++) j.first[i + 1] = j.first[i] + (L->b[j.k0 + i].rows + FG_LORA_TILE - 1) / FG_LORA_TILE;
-  for (uint32_t i = n + 1; i < 4; i++) j.first[i] = j.first[n];
-  atomic_init(&j.st, FG_OK);
-  fg_ops_parallel_for(ops, j.first[n], lora_b_range, &j);
-  return (fg_status)atomic_load(&j.st);
 }

@@ -24,13 +24,15 @@ extern const uint8_t fg_lora_group_first[FG_LORA_N_INPUTS];
 extern const uint8_t fg_lora_group_count[FG_LORA_N_INPUTS];
 
 /* One layer's adapters at run time, all f32. The pairs of every adapter (in the order given) for a target
- * are laid side by side: with r_k the sum of their ranks, target k's t = A_k · x has r_k rows and its
- * part of the output is B_k · t, B_k holding s_p · lora_b of each pair p in its own columns. The A parts
- * of the targets that share an input are stacked, so one product gives all their t. */
+ * are laid one after the other: with r_k the sum of their ranks, target k's t = A_k · x has r_k entries
+ * and its part of the output is B_k · t, B_k holding s_p · lora_b of each pair p. B_k is kept transposed
+ * (r_k rows of n_out), so that the product, whose sums are only r_k long, runs along the outputs. The A
+ * parts of the targets that share an input are stacked, so one product gives all their t. */
 typedef struct fg_lora_layer {
   fg_mat a[FG_LORA_N_INPUTS];      /* (r_g, n_in) f32: lora_a rows of the group's targets, stacked; rows 0 = none */
-  fg_mat b[FG_LORA_N_TARGETS];     /* (n_out, r_k) f32: s · lora_b, pairs side by side; rows 0 = not adapted */
-  uint32_t off[FG_LORA_N_TARGETS]; /* first row of target k's part of a[its group] (its first column of t) */
+  fg_mat bt[FG_LORA_N_TARGETS];    /* (r_k, n_out) f32: (s · lora_b) transposed, pairs one after the other;
+                                      rows 0 = not adapted */
+  uint32_t off[FG_LORA_N_TARGETS]; /* first row of target k's part of a[its group] (its first entry of t) */
 } fg_lora_layer;
 
 typedef struct fg_lora_set {
@@ -54,21 +56,18 @@ typedef struct fg_lora_set {
 fg_status fg_lora_load(fg_model *m, const fg_model_params *p, fg_error *err);
 void fg_lora_free(fg_lora_set *set); /* NULL-safe */
 
-/* Rows of an output tile of fg_lora_apply's B products: the u scratch holds FG_LORA_TILE × nb floats per
- * thread. */
-#define FG_LORA_TILE 32u
+/* Floats of fg_lora_apply_row's t scratch for n_threads threads, max_rank each (0 when the model has no
+ * run-time adapter). */
+uint64_t fg_lora_scratch_floats(const fg_model *m, uint32_t n_threads);
 
-/* Floats of fg_lora_apply's scratch for batches of up to max_nb rows on n_threads threads (0 and 0 when
- * the model has no run-time adapter). */
-void fg_lora_scratch_floats(const fg_model *m, size_t max_nb, uint32_t n_threads, uint64_t *t_floats,
-                            uint64_t *u_floats);
-
-/* Adds the adapters' part to the products of input group g of layer L (fast path, through ops):
- * Y[i][b*ldy[i] + r] += (B_k · (A_k · X[b]))[r] for the i-th target k of the group, every adapted one.
- * X: (nb, ldx); t: scratch (nb, max_rank); u: scratch (n_threads, FG_LORA_TILE × nb). Each output is the
- * kernel table's f32 dot of a B row and a t row, added once: the same sum whatever the batch and the
- * thread count. */
-fg_status fg_lora_apply(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *X, size_t ldx, size_t nb,
-                        float *const *Y, const size_t *ldy, float *t, float *u);
+/* Adds the adapters' part of input group g of layer L to the products of one row, on the calling thread:
+ * y[i][r] += (B_k · (A_k · x))[r] for the i-th target k of the group, every adapted one. x: (n_in);
+ * t: scratch (max_rank). A · x is the kernel table's f32 product (fg_ops_matmul_here); each entry of B · t
+ * is then the plain f32 sum over the rank in order, Σ_j t_j · B[r][j] from 0, as fg_vec_dot_ref sums (so
+ * the reference's B part is the same for the same t), added to y once. A row's result depends neither on
+ * the batch nor on the thread that computes it. The fast forward calls this inside the per-row phases it
+ * runs anyway (before the q/k norms, the post-attention norm, GELU, the post-FFN norm), so adapters add
+ * no dispatch to the thread pool: the work is small (rank × (n_in + n_out) per matrix and row). */
+void fg_lora_apply_row(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *x, float *const *y, float *t);
 
 #endif /* FG_LORA_H */

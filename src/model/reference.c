@@ -52,10 +52,13 @@ static void ref_lora(const fg_lora_layer *LL, uint32_t g, const float *x, size_t
       t[j] = fg_vec_dot_ref(FG_TYPE_F32, (const float *)A->data + (size_t)j * A->cols, x + p * A->cols, A->cols);
     for (uint32_t i = 0; i < fg_lora_group_count[g]; i++) {
       const uint32_t k = fg_lora_group_first[g] + i;
-      const fg_mat *B = &LL->b[k];
-      for (uint32_t r = 0; r < B->rows; r++)
-        y[i][p * ldy[i] + r] += fg_vec_dot_ref(FG_TYPE_F32, (const float *)B->data + (size_t)r * B->cols, t + LL->off[k],
-                                               B->cols);
+      const fg_mat *BT = &LL->bt[k]; /* (r_k, n_out): B transposed */
+      const float *bt = BT->data, *tk = t + LL->off[k];
+      for (uint32_t r = 0; r < BT->cols; r++) {
+        float acc = 0.0f;
+        for (uint32_t q = 0; q < BT->rows; q++) acc += bt[(size_t)q * BT->cols + r] * tk[q];
+        y[i][p * ldy[i] + r] += acc;
+      }
     }
   }
 }
