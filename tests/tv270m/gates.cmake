@@ -9,7 +9,8 @@
 #     utterances that expect a call >= MIN_EXACT % of them;
 #   - the same merged at load into Q8_0 (--lora-merge q8_0);
 #   - BASE_Q4_0 (the real file re-typed to Q4_0 by `fgemma convert`) with the adapter at run time:
-#     unconstrained within 2 points of the Q4_K_M base;
+#     unconstrained within Q4_0_POINTS points of the Q4_K_M base (default 2, the issue's; CMake
+#     passes FG_TV270M_Q4_0_POINTS);
 #   - constrained decoding never below unconstrained on the utterances that expect a call, every
 #     call-only answer a valid call, no invalid call from call-or-text, no utterance refused.
 # GATE=demo (tests/tvmini/utterances-de.expected.jsonl): the 12 demo utterances with call-only decoding,
@@ -22,6 +23,9 @@ foreach(v FGEMMA TOOLS DATA BASE BASE_Q4_0 ADAPTER MIN_EXACT OUT GATE)
 endforeach()
 if(NOT DEFINED THREADS)
   set(THREADS 2)
+endif()
+if(NOT DEFINED Q4_0_POINTS)
+  set(Q4_0_POINTS 2)
 endif()
 foreach(f BASE ADAPTER)
   if(NOT EXISTS "${${f}}")
@@ -67,8 +71,8 @@ if(GATE STREQUAL "dev")
       "${what} call-only: every answer a valid call (${${pf}_1_invalid_calls} invalid, ${${pf}_1_no_call_answers} without a call)")
   endforeach()
   math(EXPR drop "(${rt_0_exact_n} - ${q4_0_exact_n}) * 100")
-  math(EXPR allowed "2 * ${n}")
-  gate(${drop} LESS_EQUAL ${allowed} "Q4_0 + adapter exact ${q4_0_exact_n}/${n} within 2 points of Q4_K_M (${rt_0_exact_n}/${n})")
+  math(EXPR allowed "${Q4_0_POINTS} * ${n}")
+  gate(${drop} LESS_EQUAL ${allowed} "Q4_0 + adapter exact ${q4_0_exact_n}/${n} within ${Q4_0_POINTS} points of Q4_K_M (${rt_0_exact_n}/${n})")
   gate(${rt_2_exact_n} GREATER_EQUAL ${rt_0_exact_n} "call-or-text ${rt_2_exact_n} >= unconstrained ${rt_0_exact_n}")
   gate(${rt_2_invalid_calls} EQUAL 0 "call-or-text: no invalid call (${rt_2_invalid_calls})")
   foreach(r rt_0 rt_1 rt_2 m8_0 m8_1 q4_0)
