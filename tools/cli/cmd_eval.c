@@ -561,8 +561,21 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
     return rc;
   }
 
+  uint32_t every = 1;
+  if ((v = cli_get(opts, a, "every")) && !cli_u32("--every", v, 1, 1u << 20, &every)) {
+    free(models_buf), free(heads_buf), free(modes_buf);
+    return 2;
+  }
   call_item *items = NULL;
-  const long n_items = read_calls(data, &items);
+  long n_items = read_calls(data, &items);
+  if (n_items > 0 && every > 1) { /* every N-th utterance, in order (the first one included) */
+    long kept = 0;
+    for (long i = 0; i < n_items; i++) {
+      if (i % (long)every == 0) items[kept++] = items[i];
+      else free(items[i].utt), cJSON_Delete(items[i].expected);
+    }
+    n_items = kept;
+  }
   size_t cat_len = 0;
   char *cat_json = n_items > 0 ? cli_read_file(tools, &cat_len) : NULL;
   fg_catalog *cat = NULL;
@@ -830,6 +843,7 @@ int cmd_eval(int argc, char **argv) {
       {"constrained", 0, true, "--calls: decoding modes, a comma list of off, call-only, call-or-text (default off)"},
       {"max-tokens", 0, true, "--calls: generated tokens per utterance (default 64)"},
       {"details", 0, true, "--calls: write every answer and its scores to this JSONL file"},
+      {"every", 0, true, "--calls: every N-th utterance of DATA only, the first included (default 1: all)"},
       {"speculate", 0, true, "--calls: on | off: verify drafted tokens in batches (default on; same answers)"},
       {"text", 0, true, "next-token agreement over this text file (with -m M1.gguf,M2.gguf,... and --reference)"},
       {"positions", 0, true, "--text: positions measured, from the start of the text (default 512)"},
@@ -843,7 +857,8 @@ int cmd_eval(int argc, char **argv) {
               "-m MODEL.gguf [--reference MODEL_F32.gguf] [--head-type q8_0|q4_0] [--json]\n"
               "       fgemma eval --text FILE.txt -m M1.gguf[,M2.gguf...] --reference F32.gguf [--positions N] [--json]\n"
               "       fgemma eval --calls DATA.jsonl --tools CATALOG.json -m M1.gguf[,M2.gguf...] [--heads file,q8_0]\n"
-              "                   [--constrained off,call-only,call-or-text] [--speculate on|off] [--details FILE.jsonl] [--json]",
+              "                   [--constrained off,call-only,call-or-text] [--speculate on|off] [--details FILE.jsonl]\n"
+              "                   [--every N] [--json]",
               "Logit agreement (first form): compares the next-token logits of MODEL (with its head, or a\n"
               "replacement head made at load) with an F32 reference on a fixed prompt set: the small TV catalog\n"
               "as FunctionGemma prefix (measured every 32 tokens), then 12 German utterances (every token) and 16\n"
@@ -881,7 +896,8 @@ int cmd_eval(int argc, char **argv) {
   if (a.n_pos) return cli_error("eval: unexpected argument '%s'", a.pos[0]), 2;
   if (cli_has(opts, &a, "calls")) return eval_calls(opts, &a);
   if (cli_has(opts, &a, "positions") && !cli_has(opts, &a, "text")) return cli_error("eval: --positions needs --text"), 2;
-  static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details", "speculate"};
+  static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details", "speculate",
+                                          "every"};
   for (size_t i = 0; i < sizeof calls_only / sizeof calls_only[0]; i++)
     if (cli_has(opts, &a, calls_only[i])) return cli_error("eval: --%s needs --calls", calls_only[i]), 2;
   const char *model_path = cli_get(opts, &a, "model");
