@@ -38,35 +38,6 @@ static char g_dir[1024]; /* scratch directory of this run */
 // ----------------------------------------------------------------------------------------------------
 // Files
 
-static bool exists(const char *path) {
-  struct stat sb;
-  return stat(path, &sb) == 0;
-}
-
-static void rm_rf(const char *path) {
-  struct stat sb;
-  if (lstat(path, &sb) != 0) return;
-  if (S_ISDIR(sb.st_mode)) {
-    DIR *d = opendir(path);
-    for (struct dirent *e; d && (e = readdir(d));) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      char sub[2400];
-      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-      rm_rf(sub);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    remove(path);
-  }
-}
-
-static bool write_bytes(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  const bool ok = fwrite(p, 1, n, f) == n;
-  return fclose(f) == 0 && ok;
-}
 
 static bool copy_dir(const char *from, const char *to) {
   if (mkdir(to, 0777) != 0) return false;
@@ -79,7 +50,7 @@ static bool copy_dir(const char *from, const char *to) {
     snprintf(b, sizeof b, "%s/%s", to, e->d_name);
     size_t n;
     char *data = fg_test_read_file(a, &n);
-    ok = data && write_bytes(b, data, n);
+    ok = data && fg_test_write_file(b, data, n);
     free(data);
   }
   if (d) closedir(d);
@@ -88,7 +59,7 @@ static bool copy_dir(const char *from, const char *to) {
 
 /* Nothing named out_path or out_path.tmp* is left in its directory. */
 static bool no_output_left(const char *out_path) {
-  if (exists(out_path)) return false;
+  if (fg_test_exists(out_path)) return false;
   char dir[2048];
   snprintf(dir, sizeof dir, "%s", out_path);
   char *slash = strrchr(dir, '/');
@@ -394,7 +365,7 @@ static bool rewrite_st(const char *path, st_edit_fn edit) {
   size_t fn;
   uint8_t *out = st_file(hdr, (size_t)(n - data + extra), &fn);
   memcpy(out + fn - (n - data) - extra, b + data, (size_t)(n - data));
-  const bool ok = write_bytes(path, out, fn);
+  const bool ok = fg_test_write_file(path, out, fn);
   free(out);
   free(hdr);
   fg_st_clear(&h);
@@ -474,7 +445,7 @@ static bool replace_in_file(const char *path, const char *from, const char *to) 
     memcpy(o, s, (size_t)(at - s));
     memcpy(o + (at - s), to, tl);
     memcpy(o + (at - s) + tl, at + fl, n - (size_t)(at - s) - fl);
-    ok = write_bytes(path, o, n - fl + tl);
+    ok = fg_test_write_file(path, o, n - fl + tl);
     free(o);
   }
   free(s);
@@ -575,7 +546,7 @@ static void test_errors(void) {
         edited = s && n > 9;
         if (edited) {
           s[8] = '[';
-          edited = write_bytes(file, s, n);
+          edited = fg_test_write_file(file, s, n);
         }
         free(s);
       } break;
@@ -591,7 +562,7 @@ static void test_errors(void) {
     CHECK_MSG(st == FG_OK || no_output_left(out), "%s: output or temporary file left behind", c->what);
     remove(out);
     if (getenv("FG_CONVERT_VERBOSE")) printf("  %-22s %s: %s\n", c->what, fg_status_str(st), err.msg);
-    rm_rf(dir);
+    fg_test_rm_rf(dir);
   }
 
   /* inputs that are neither; parameters */
@@ -618,7 +589,7 @@ static void test_errors(void) {
     char *at = s ? memmem(s, n, "gemma3", 6) : NULL; /* general.architecture's value comes first */
     if (at) {
       memcpy(at, "llama3", 6);
-      CHECK(write_bytes(llama, s, n));
+      CHECK(fg_test_write_file(llama, s, n));
       CHECK(convert(llama, out, FG_TYPE_F32, 0, &err) == FG_ERR_UNSUPPORTED && strstr(err.msg, "'llama3'"));
     }
     free(s);
@@ -812,17 +783,17 @@ static bool params_from_options(const cJSON *opts, fg_gen_params *p, char *prese
 /* The checkpoint of a case under FG_TEST_MODELS (shared by build trees; written atomically, so a
  * concurrent writer's copy is as good as ours). */
 static bool ensure_checkpoint(const char *dir, fg_gen_params *p, bool real_vocab) {
-  if (exists(dir)) return true;
+  if (fg_test_exists(dir)) return true;
   if (real_vocab) {
     p->vocab_json = fg_test_tokenizer_json();
-    if (!exists(p->vocab_json)) {
+    if (!fg_test_exists(p->vocab_json)) {
       CHECK_MSG(0, "%s is missing: run scripts/setup.sh to install the test oracles", p->vocab_json);
       return false;
     }
   }
   fg_error err = {0};
   const fg_status st = fg_gen_model(p, dir, &err);
-  if (st != FG_OK && exists(dir)) return true; /* made by a concurrent test meanwhile */
+  if (st != FG_OK && fg_test_exists(dir)) return true; /* made by a concurrent test meanwhile */
   CHECK_MSG(st == FG_OK, "gen-model %s: %s", dir, err.msg);
   return st == FG_OK;
 }
@@ -1033,7 +1004,7 @@ static void test_tokenizer_corpus(const fg_model *m, const char *what) {
 int main(int argc, char **argv) {
   const bool goldens_only = argc > 1 && strcmp(argv[1], "goldens") == 0;
   snprintf(g_dir, sizeof g_dir, "%s/convert-test-%ld", FG_TEST_MODELS, (long)getpid());
-  rm_rf(g_dir);
+  fg_test_rm_rf(g_dir);
   if (mkdir(g_dir, 0777) != 0) {
     fprintf(stderr, "cannot create %s: %s\n", g_dir, strerror(errno));
     return 1;
@@ -1045,6 +1016,6 @@ int main(int argc, char **argv) {
     test_equality();
   }
   test_goldens();
-  rm_rf(g_dir);
+  fg_test_rm_rf(g_dir);
   return fg_test_finish("test_convert");
 }

@@ -49,39 +49,10 @@ static uint64_t dim(char letter) {
 // ----------------------------------------------------------------------------------------------------
 // Files
 
-static bool exists(const char *path) {
-  struct stat sb;
-  return stat(path, &sb) == 0;
-}
-
-static void rm_rf(const char *path) {
-  struct stat sb;
-  if (lstat(path, &sb) != 0) return;
-  if (S_ISDIR(sb.st_mode)) {
-    DIR *d = opendir(path);
-    for (struct dirent *e; d && (e = readdir(d));) {
-      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      char sub[2400];
-      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-      rm_rf(sub);
-    }
-    if (d) closedir(d);
-    rmdir(path);
-  } else {
-    remove(path);
-  }
-}
-
-static bool write_bytes(const char *path, const void *p, size_t n) {
-  FILE *f = fopen(path, "wb");
-  if (!f) return false;
-  const bool ok = fwrite(p, 1, n, f) == n;
-  return fclose(f) == 0 && ok;
-}
 
 /* Nothing named out_path or out_path.tmp* is left in its directory. */
 static bool no_output_left(const char *out_path) {
-  if (exists(out_path)) return false;
+  if (fg_test_exists(out_path)) return false;
   char dir[2048];
   snprintf(dir, sizeof dir, "%s", out_path);
   char *slash = strrchr(dir, '/');
@@ -196,12 +167,12 @@ static void config_text(char *buf, size_t cap, uint32_t r, double alpha, const c
 }
 
 static void write_adapter(const char *dir, const adapter *a, uint32_t r, double alpha, const char *extra) {
-  rm_rf(dir);
+  fg_test_rm_rf(dir);
   CHECK_MSG(mkdir(dir, 0777) == 0, "mkdir %s: %s", dir, strerror(errno));
   char cfg[4096], path[2400];
   config_text(cfg, sizeof cfg, r, alpha, extra);
   snprintf(path, sizeof path, "%s/adapter_config.json", dir);
-  CHECK(write_bytes(path, cfg, strlen(cfg)));
+  CHECK(fg_test_write_file(path, cfg, strlen(cfg)));
   /* safetensors: u64 header length, the header (spaces to a multiple of 8), the data in order */
   size_t cap = 256 + a->n * 256, hl = 0, off = 0;
   char *h = malloc(cap);
@@ -227,7 +198,7 @@ static void write_adapter(const char *dir, const adapter *a, uint32_t r, double 
     p += a->t[i].nbytes;
   }
   snprintf(path, sizeof path, "%s/adapter_model.safetensors", dir);
-  CHECK(write_bytes(path, b, total));
+  CHECK(fg_test_write_file(path, b, total));
   free(b);
   free(h);
 }
@@ -235,7 +206,7 @@ static void write_adapter(const char *dir, const adapter *a, uint32_t r, double 
 static void write_file(const char *dir, const char *name, const char *text) {
   char path[2400];
   snprintf(path, sizeof path, "%s/%s", dir, name);
-  CHECK(write_bytes(path, text, strlen(text)));
+  CHECK(fg_test_write_file(path, text, strlen(text)));
 }
 
 static fg_status convert(const char *in, const char *out, uint32_t type, const char *base, fg_error *err) {
@@ -988,7 +959,7 @@ static void test_refusals(void) {
   free_adapter(&a);
   memset(&err, 0, sizeof err);
   const char *ck = scratch("hf-ckpt");
-  rm_rf(ck);
+  fg_test_rm_rf(ck);
   mkdir(ck, 0777);
   write_file(ck, "config.json", "{}");
   expect_fail("--base for a checkpoint", ck, FG_CONVERT_TYPE_AUTO, base, FG_ERR_INVALID_ARG, "not a PEFT adapter", NULL);
@@ -999,7 +970,7 @@ static void test_refusals(void) {
   write_file(dir, "adapter_model.bin", "PK");
   expect_fail("adapter_model.bin", dir, FG_CONVERT_TYPE_AUTO, NULL, FG_ERR_IO, "adapter_model.bin", "safe_serialization");
   /* a damaged safetensors header and config */
-  CHECK(write_bytes(st, "\x10\0\0\0\0\0\0\0{\"a\":1}", 15));
+  CHECK(fg_test_write_file(st, "\x10\0\0\0\0\0\0\0{\"a\":1}", 15));
   expect_fail("damaged safetensors", dir, FG_CONVERT_TYPE_AUTO, NULL, FG_ERR_FORMAT, "adapter_model.safetensors", NULL);
   write_file(dir, "adapter_config.json", "{\"r\": 4");
   expect_fail("damaged config", dir, FG_CONVERT_TYPE_AUTO, NULL, FG_ERR_FORMAT, "adapter_config.json", NULL);
@@ -1300,7 +1271,7 @@ static void test_fixtures(void) {
 
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "%s/convert-peft-test-%ld", FG_TEST_MODELS, (long)getpid());
-  rm_rf(g_dir);
+  fg_test_rm_rf(g_dir);
   if (mkdir(g_dir, 0777) != 0) {
     fprintf(stderr, "cannot create %s: %s\n", g_dir, strerror(errno));
     return 1;
@@ -1314,6 +1285,6 @@ int main(void) {
   test_refusals();
   test_progress_and_alloc();
   test_fixtures();
-  rm_rf(g_dir);
+  fg_test_rm_rf(g_dir);
   return fg_test_finish("test_convert_peft");
 }

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int fg_test_checks;
 int fg_test_failures;
@@ -29,6 +31,36 @@ char *fg_test_read_file(const char *path, size_t *len) {
   }
   fclose(f);
   return buf;
+}
+
+bool fg_test_write_file(const char *path, const void *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return false;
+  const bool ok = fwrite(p, 1, n, f) == n;
+  return fclose(f) == 0 && ok;
+}
+
+bool fg_test_exists(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) == 0;
+}
+
+void fg_test_rm_rf(const char *path) {
+  struct stat sb;
+  if (lstat(path, &sb) != 0) return;
+  if (S_ISDIR(sb.st_mode)) {
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char sub[2400];
+      snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+      fg_test_rm_rf(sub);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  } else {
+    remove(path);
+  }
 }
 
 fg_catalog *fg_test_catalog_file(const char *file) {

@@ -4,6 +4,7 @@
 #define FG_TESTUTIL_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -56,6 +57,11 @@ double fg_test_rel_diff(const float *a, const float *b, size_t n);
 /* The whole file, malloc'd, with a NUL after its bytes (so text can be used as a string); *len (may be
  * NULL) receives the byte count. NULL when it cannot be opened or read (nothing printed). */
 char *fg_test_read_file(const char *path, size_t *len);
+/* Writes n bytes to path (replacing it); false on any error. */
+bool fg_test_write_file(const char *path, const void *p, size_t n);
+/* Whether path exists; removes a file or a whole directory tree (errors ignored: scratch space). */
+bool fg_test_exists(const char *path);
+void fg_test_rm_rf(const char *path);
 
 /* A catalog of tests/data/nlu/ (parsed; a failure counts as a failed check and gives NULL). */
 typedef struct fg_catalog fg_catalog; /* as in fgemma.h (C11 allows the repeat) */

@@ -294,7 +294,9 @@ static const uint8_t *mat_packed(const fg_ops *ops, const fg_mat *W) {
   return ops && W->packed && W->packed_for == ops->k ? (const uint8_t *)W->packed : NULL;
 }
 
-fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
+/* W·X on the pool, or on the calling thread (here) */
+static fg_status matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy,
+                        bool here) {
   if (!W) return FG_ERR_INVALID_ARG;
   fg_mm_args a = {W->type, W->data, W->row_bytes, NULL, W->cols, X, ldx, NULL, nb, Y, ldy, mat_packed(ops, W)};
   fg_status st = fg_mm_check(ops, &a, W, W->rows);
@@ -303,19 +305,15 @@ fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx
     for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, W->rows * sizeof(float));
     return FG_OK;
   }
-  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1, false);
+  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1, here);
+}
+
+fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
+  return matmul(ops, W, X, ldx, nb, Y, ldy, false);
 }
 
 fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
-  if (!W) return FG_ERR_INVALID_ARG;
-  fg_mm_args a = {W->type, W->data, W->row_bytes, NULL, W->cols, X, ldx, NULL, nb, Y, ldy, mat_packed(ops, W)};
-  fg_status st = fg_mm_check(ops, &a, W, W->rows);
-  if (st != FG_OK || nb == 0 || W->rows == 0) return st;
-  if (W->cols == 0) {
-    for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, W->rows * sizeof(float));
-    return FG_OK;
-  }
-  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1, true);
+  return matmul(ops, W, X, ldx, nb, Y, ldy, true);
 }
 
 fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,

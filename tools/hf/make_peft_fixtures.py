@@ -52,35 +52,9 @@ MM_CASE = ("tiny-mm-names", dict(r=2, lora_alpha=4, target_modules=["q_proj", "v
 
 N_PROMPT, POSITIONS, PROMPT_SEED = 40, [0, 7, 8, 17, 24, 39], 21
 N_FIXED_COLUMNS, TOP_K, GREEDY = 32, 16, 8
-MASK64 = (1 << 64) - 1
-
-
-def splitmix64(state):
-    state = (state + 0x9E3779B97F4A7C15) & MASK64
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    return state, z ^ (z >> 31)
-
-
-def draw(seed, n, lo, hi):
-    out, s = [], seed
-    for _ in range(n):
-        s, z = splitmix64(s)
-        out.append(lo + z % (hi - lo))
-    return out
-
-
-def f8(x):
-    return float(f"{float(x):.8g}")
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+# the deterministic prompt ids, logit rounding and file hashes of the HF goldens (record_goldens.py)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from record_goldens import draw, f8, sha256  # noqa: E402
 
 
 def record(torch, model, ids, columns):
