@@ -27,7 +27,6 @@ Command (repository root; a venv with torch, transformers 5.x and peft; CPU is e
 """
 import argparse
 import datetime
-import hashlib
 import json
 import os
 import shutil
