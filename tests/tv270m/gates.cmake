@@ -7,9 +7,9 @@
 # GATE=dev (training/tv270m-dev.jsonl: phrasings, and names, never used in training):
 #   - the adapter at run time over BASE: unconstrained exact >= MIN_EXACT %, and call-only exact on the
 #     utterances that expect a call >= MIN_EXACT % of them;
-#   - the same merged at load into Q8_0 (--lora-merge q8_0), on every second utterance;
+#   - the same merged at load into Q8_0 (--lora-merge q8_0), on every third utterance;
 #   - BASE_Q4_0 (the real file re-typed to Q4_0 by `fgemma convert`) with the adapter at run time:
-#     unconstrained on every second utterance within Q4_0_POINTS points of the Q4_K_M base (default
+#     unconstrained on every third utterance within Q4_0_POINTS points of the Q4_K_M base (default
 #     2, the issue's; CMake passes FG_TV270M_Q4_0_POINTS);
 #   - call-only never below unconstrained on the utterances that expect a call, every call-only
 #     answer a valid call, no invalid call unconstrained either, no utterance refused.
@@ -42,42 +42,50 @@ if(GATE STREQUAL "dev")
   if(NOT EXISTS "${BASE_Q4_0}")
     message(FATAL_ERROR "tv-270m: ${BASE_Q4_0} is missing (the fixture tv270m_q4_0 makes it from ${BASE})")
   endif()
-  # the adapter at run time on every dev utterance; the merged Q8_0 and the Q4_0 base on every second
-  # one (--every 2: 148), to keep the gate within a few CI minutes (each answer costs ~0.3 s on 2 cores)
+  # the adapter at run time on every dev utterance; the merged Q8_0 and the Q4_0 base on every third
+  # (99), to keep the gate within a few CI minutes (each answer costs ~0.3 s on 2 cores)
   run_eval(rt "${BASE}" "off,call-only")
-  run_eval(m8 "${BASE}" "off,call-only" --lora-merge q8_0 --every 2)
-  run_eval(q4 "${BASE_Q4_0}" "off" --every 2)
+  run_eval(m8 "${BASE}" "off,call-only" --lora-merge q8_0 --every 3)
+  run_eval(q4 "${BASE_Q4_0}" "off" --every 3)
   foreach(r rt_0 rt_1 m8_0 m8_1 q4_0)
     string(REGEX REPLACE "_([0-9])$" ";\\1" pr "${r}")
     list(GET pr 0 pf)
     list(GET pr 1 ix)
     report(${pf} ${ix})
   endforeach()
+  # unconstrained row u and call-only row c of the same utterances
+  set(g_rt_u rt_0)
+  set(g_rt_c rt_1)
+  set(g_rt_c_u rt_0)
+  set(g_m8_u m8_0)
+  set(g_m8_c m8_1)
+  set(g_m8_c_u m8_0)
   foreach(pf rt m8)
     if(pf STREQUAL "rt")
       set(what "Q4_K_M + adapter")
     else()
-      set(what "merged Q8_0 (every 2nd)")
+      set(what "merged Q8_0")
     endif()
-    set(n ${${pf}_0_n})
-    set(nc ${${pf}_0_n_expect_calls})
-    math(EXPR need "(${MIN_EXACT} * ${n} + 99) / 100")
-    math(EXPR need_c "(${MIN_EXACT} * ${nc} + 99) / 100")
-    gate(${${pf}_0_exact_n} GREATER_EQUAL ${need} "${what} unconstrained exact ${${pf}_0_exact_n}/${n} >= ${MIN_EXACT} % (${need})")
-    gate(${${pf}_1_exact_calls_n} GREATER_EQUAL ${need_c}
-      "${what} call-only exact ${${pf}_1_exact_calls_n}/${nc} on the utterances that expect a call >= ${MIN_EXACT} % (${need_c})")
-    gate(${${pf}_1_exact_calls_n} GREATER_EQUAL ${${pf}_0_exact_calls_n}
-      "${what} call-only ${${pf}_1_exact_calls_n} >= unconstrained ${${pf}_0_exact_calls_n} on the ${nc} utterances that expect a call")
-    math(EXPR bad "${${pf}_1_invalid_calls} + ${${pf}_1_no_call_answers}")
+    set(u ${g_${pf}_u})
+    set(c ${g_${pf}_c})
+    set(cu ${g_${pf}_c_u})
+    math(EXPR need "(${MIN_EXACT} * ${${u}_n} + 99) / 100")
+    math(EXPR need_c "(${MIN_EXACT} * ${${c}_n_expect_calls} + 99) / 100")
+    gate(${${u}_exact_n} GREATER_EQUAL ${need} "${what} unconstrained exact ${${u}_exact_n}/${${u}_n} >= ${MIN_EXACT} % (${need})")
+    gate(${${c}_exact_calls_n} GREATER_EQUAL ${need_c}
+      "${what} call-only exact ${${c}_exact_calls_n}/${${c}_n_expect_calls} on the utterances that expect a call >= ${MIN_EXACT} % (${need_c})")
+    gate(${${c}_exact_calls_n} GREATER_EQUAL ${${cu}_exact_calls_n}
+      "${what} call-only ${${c}_exact_calls_n} >= unconstrained ${${cu}_exact_calls_n} on the ${${c}_n_expect_calls} utterances that expect a call")
+    math(EXPR bad "${${c}_invalid_calls} + ${${c}_no_call_answers}")
     gate(${bad} EQUAL 0
-      "${what} call-only: every answer a valid call (${${pf}_1_invalid_calls} invalid, ${${pf}_1_no_call_answers} without a call)")
-    gate(${${pf}_0_invalid_calls} EQUAL 0 "${what} unconstrained: no invalid call (${${pf}_0_invalid_calls})")
+      "${what} call-only: every answer a valid call (${${c}_invalid_calls} invalid, ${${c}_no_call_answers} without a call)")
+    gate(${${u}_invalid_calls} EQUAL 0 "${what} unconstrained: no invalid call (${${u}_invalid_calls})")
   endforeach()
   # rates: 100 * rt / n_rt - 100 * q4 / n_q4 <= POINTS, in integers
   math(EXPR lhs "100 * ${rt_0_exact_n} * ${q4_0_n} - 100 * ${q4_0_exact_n} * ${rt_0_n}")
   math(EXPR rhs "${Q4_0_POINTS} * ${rt_0_n} * ${q4_0_n}")
   gate(${lhs} LESS_EQUAL ${rhs}
-    "Q4_0 + adapter exact ${q4_0_exact_n}/${q4_0_n} (every 2nd) within ${Q4_0_POINTS} points of Q4_K_M (${rt_0_exact_n}/${rt_0_n})")
+    "Q4_0 + adapter exact ${q4_0_exact_n}/${q4_0_n} (every 3rd) within ${Q4_0_POINTS} points of Q4_K_M (${rt_0_exact_n}/${rt_0_n})")
   foreach(r rt_0 rt_1 m8_0 m8_1 q4_0)
     gate(${${r}_errors} EQUAL 0 "${r}: no utterance refused (${${r}_errors})")
   endforeach()
