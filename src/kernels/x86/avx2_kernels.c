@@ -201,7 +201,7 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
   float mw[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
   int32_t sa[FG_NQ_KSEG * 8] __attribute__((aligned(32))), sb[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
   int32_t ma[FG_NQ_KSEG * 8] __attribute__((aligned(32))), mb[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
-  const __m256i noflip = _mm256_setzero_si256();
+  const __m256i nobias = _mm256_setzero_si256();
   fg_pf_first(a, i0, i1, 8);
   for (size_t t0 = i0; t0 < i1; t0 += 8) {
     const size_t nr = FG_MIN((size_t)8, i1 - t0);
@@ -213,7 +213,7 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
       const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
       for (size_t r = 0; r < 8; r++) {
         const fg_qstage st = {wq + r * 32, 8 * 32, dw + r, mw + r, sa + r, sb + r, ma + r, mb + r, 8};
-        fg_qs_stage(type, rp[r], k0, k1, &st, noflip);
+        fg_qs_stage(type, rp[r], k0, k1, &st, nobias);
       }
       for (size_t k = k0; k < k1; k++) fg_pf_step(&pf);
       for (size_t b = 0; b < a->nb; b++) {
