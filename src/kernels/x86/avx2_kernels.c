@@ -336,6 +336,7 @@ FG_INLINE __m256i fg_bcast32(const void *p) { return _mm256_broadcastd_epi32(_mm
 #define FG_QW_ROWS 32   /* rows per tile: 4 row vectors */
 #define FG_QW_KSEG 16   /* blocks per staged segment (16 KiB of weights) */
 #define FG_QW_MIN_NB 4  /* nb from which the gemm runs */
+_Static_assert(FG_QW_KSEG % 8 == 0, "segments start at whole 256-element blocks");
 
 /* One row tile's staged segment: element (kk, row) at kk * FG_QW_ROWS + row. */
 typedef struct fg_qw_seg {
