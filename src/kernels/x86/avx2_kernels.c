@@ -7,7 +7,7 @@
  * the fma spec. Int8 products use the maddubs sign trick (|w| * sign(x, w)), exact for Q8_0.
  * The other quantized types (Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS) decode a tile's rows once
  * per column segment into int8 values and scales (q8w_stage.h) for the same vec core; Q5_0 reads
- * its blocks directly, as Q4_0 does. The quantized gemm (every q8-spec type, nb >= FG_QW_MIN_NB)
+ * its blocks directly, as Q4_0 does. The quantized gemm (every q8-spec type, from 2-4 activations)
  * stages 32 rows' column segment once, transposed so that 8 rows' 4-byte groups fill a register and
  * meet an activation's broadcast group in vpmaddubsw, then runs every activation against it (4 row
  * vectors of accumulators); the weights as small unsigned values where the type allows (int16 sums
@@ -177,8 +177,8 @@ static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a,
 // once per column segment into their int8 values and scales (q8w_stage.h), then per block the
 // Q8_0 core: |v| * sign(x, v) products (exact: |v| <= 127), lanes reduced to lane r = row r (per
 // half-block for the types with half-block scales: isum = sa * ia + sb * ib in int32), then
-// s = fmaf(dw * dx, isum, s) and the minimum's fmaf. Below FG_QW_MIN_NB activations (the gemm below
-// from there).
+// s = fmaf(dw * dx, isum, s) and the minimum's fmaf. For the few activations below the gemm's
+// FG_QW_MIN_NB_*.
 
 #define FG_NQ_KSEG 64 /* blocks per staged segment (8 rows: 16 KiB of values) */
 
@@ -334,8 +334,14 @@ FG_INLINE __m256i fg_bcast32(const void *p) { return _mm256_broadcastd_epi32(_mm
 // ma * xa + mb * xb, one vpmaddwd of the rows' (ma, mb) against (xa, xb)).
 
 #define FG_QW_ROWS 32   /* rows per tile: 4 row vectors */
-#define FG_QW_KSEG 16   /* blocks per staged segment (16 KiB of weights) */
-#define FG_QW_MIN_NB 4  /* nb from which the gemm runs */
+#define FG_QW_KSEG 24   /* blocks per staged segment (24 KiB of weights) */
+/* nb from which the gemm runs instead of vec: where it won in bench/bench_kernels-like runs on Zen 3
+ * (one thread, weights from DRAM and from cache); the K types and Q8_0 decode their blocks cheaply
+ * enough in vec that staging pays later */
+#define FG_QW_MIN_NB_2 2  /* Q4_0, Q4_1, Q5_0, Q5_1 */
+#define FG_QW_MIN_NB_3 3  /* IQ4_NL, Q2_K, Q3_K, Q6_K */
+#define FG_QW_MIN_NB_4 4  /* Q8_0, Q4_K, Q5_K, IQ4_XS */
+#define FG_QW_PF_AHEAD 2 /* row tiles between the one running and the one prefetched */
 _Static_assert(FG_QW_KSEG % 8 == 0, "segments start at whole 256-element blocks");
 
 /* One row tile's staged segment: element (kk, row) at kk * FG_QW_ROWS + row. */
@@ -417,16 +423,30 @@ FG_INLINE void fg_opaque(__m256i *v) { __asm__("" : "+x"(*v)); }
 FG_INLINE __m256i fg_ld8i(const void *p) { return _mm256_load_si256((const __m256i *)p); }
 FG_INLINE __m256 fg_ld8f(const float *p) { return _mm256_load_ps(p); }
 
+/* Prefetch of a later row tile's weights into L2 while this one runs (fg_pf: 16 rows each). */
+typedef struct fg_qw_pf {
+  fg_pf p[FG_QW_ROWS / 16];
+} fg_qw_pf;
+
+/* Sets pf up for the rows t1 .. t1 + FG_QW_ROWS (those below i1) over `steps` steps. */
+FG_INLINE void fg_qw_pf_init(fg_qw_pf *pf, const fg_mm_args *a, size_t t1, size_t i1, size_t steps) {
+  for (size_t h = 0; h < FG_QW_ROWS / 16; h++) fg_pf_init_at(&pf->p[h], a, t1 + 16 * h, i1, 16, steps);
+}
+FG_INLINE void fg_qw_pf_step(fg_qw_pf *pf) {
+  for (size_t h = 0; h < FG_QW_ROWS / 16; h++) fg_pf_step(&pf->p[h]);
+}
+
 /* The staged segment (blocks k0..k1) against every activation; rows t0.. (nr valid). s8: sign trick;
  * else run: groups per int16 sum, c: the unsigned offset (a power of 2, or 0); fl: FG_QS_* */
 FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0, size_t nr, size_t k0, size_t k1,
-                             const int s8, const int run, const int c, const int fl) {
+                             fg_qw_pf *pf, const int s8, const int run, const int c, const int fl) {
   enum { R = FG_QW_ROWS, NV = FG_QW_ROWS / 8 };
   const size_t act_stride = fg_act_q8_row_bytes(a->cols);
   const __m256i ones = _mm256_set1_epi16(1);
   for (size_t b = 0; b < a->nb; b++) {
     const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
     float *yb = a->y + b * a->ldy + t0;
+    fg_qw_pf_step(pf);
     __m256 acc[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; v++)
@@ -487,16 +507,23 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
 
 FG_INLINE void fg_qw_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, const int s8, const int run,
                          const int c, const int fl) {
-  const size_t nblk = a->cols / 32;
+  const size_t nblk = a->cols / 32, nseg = (nblk + FG_QW_KSEG - 1) / FG_QW_KSEG;
   fg_qw_seg sg;
+  fg_qw_pf pf;
+  for (size_t t = 0; t < FG_QW_PF_AHEAD; t++) { /* the first tiles at once */
+    fg_qw_pf_init(&pf, a, i0 + t * FG_QW_ROWS, i1, 1);
+    fg_qw_pf_step(&pf);
+  }
   for (size_t t0 = i0; t0 < i1; t0 += FG_QW_ROWS) {
     const size_t nr = FG_MIN((size_t)FG_QW_ROWS, i1 - t0);
     const uint8_t *rp[FG_QW_ROWS];
     fg_tile_rows(a, t0, nr, FG_QW_ROWS, rp);
+    fg_qw_pf_init(&pf, a, t0 + FG_QW_PF_AHEAD * FG_QW_ROWS, i1, nseg * (a->nb + 1));
     for (size_t k0 = 0; k0 < nblk; k0 += FG_QW_KSEG) {
       const size_t k1 = FG_MIN(k0 + FG_QW_KSEG, nblk);
       fg_qw_stage(&sg, type, rp, k0, k1, c, fl);
-      fg_qw_seg_run(a, &sg, t0, nr, k0, k1, s8, run, c, fl);
+      fg_qw_pf_step(&pf);
+      fg_qw_seg_run(a, &sg, t0, nr, k0, k1, &pf, s8, run, c, fl);
     }
   }
 }
@@ -651,11 +678,11 @@ static const fg_kernels k_avx2 = {
             [FG_TYPE_IQ4_NL] = {fg_iq4_nl_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
             [FG_TYPE_IQ4_XS] = {fg_iq4_xs_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
         },
-    .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = FG_QW_MIN_NB,
-                    [FG_TYPE_Q4_0] = FG_QW_MIN_NB, [FG_TYPE_Q4_1] = FG_QW_MIN_NB, [FG_TYPE_Q5_0] = FG_QW_MIN_NB,
-                    [FG_TYPE_Q5_1] = FG_QW_MIN_NB, [FG_TYPE_Q2_K] = FG_QW_MIN_NB, [FG_TYPE_Q3_K] = FG_QW_MIN_NB,
-                    [FG_TYPE_Q4_K] = FG_QW_MIN_NB, [FG_TYPE_Q5_K] = FG_QW_MIN_NB, [FG_TYPE_Q6_K] = FG_QW_MIN_NB,
-                    [FG_TYPE_IQ4_NL] = FG_QW_MIN_NB, [FG_TYPE_IQ4_XS] = FG_QW_MIN_NB},
+    .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = FG_QW_MIN_NB_4,
+                    [FG_TYPE_Q4_0] = FG_QW_MIN_NB_2, [FG_TYPE_Q4_1] = FG_QW_MIN_NB_2, [FG_TYPE_Q5_0] = FG_QW_MIN_NB_2,
+                    [FG_TYPE_Q5_1] = FG_QW_MIN_NB_2, [FG_TYPE_Q2_K] = FG_QW_MIN_NB_3, [FG_TYPE_Q3_K] = FG_QW_MIN_NB_3,
+                    [FG_TYPE_Q4_K] = FG_QW_MIN_NB_4, [FG_TYPE_Q5_K] = FG_QW_MIN_NB_4, [FG_TYPE_Q6_K] = FG_QW_MIN_NB_3,
+                    [FG_TYPE_IQ4_NL] = FG_QW_MIN_NB_3, [FG_TYPE_IQ4_XS] = FG_QW_MIN_NB_4},
 };
 
 const fg_kernels *fg_kernels_avx2(void) { return &k_avx2; }
