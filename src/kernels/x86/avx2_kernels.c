@@ -335,9 +335,9 @@ FG_INLINE __m256i fg_bcast32(const void *p) { return _mm256_broadcastd_epi32(_mm
 
 #define FG_QW_ROWS 32   /* rows per tile: 4 row vectors */
 #define FG_QW_KSEG 24   /* blocks per staged segment (24 KiB of weights) */
-/* nb from which the gemm runs instead of vec: where it won in bench/bench_kernels-like runs on Zen 3
- * (one thread, weights from DRAM and from cache); the K types and Q8_0 decode their blocks cheaply
- * enough in vec that staging pays later */
+/* nb from which the gemm runs instead of vec: where it won on Zen 3 (one thread, 640 x 2048, weights
+ * from DRAM and from cache; staging a tile costs about what vec spends on 1-3 activations, the most
+ * for the K types and Q8_0) */
 #define FG_QW_MIN_NB_2 2  /* Q4_0, Q4_1, Q5_0, Q5_1 */
 #define FG_QW_MIN_NB_3 3  /* IQ4_NL, Q2_K, Q3_K, Q6_K */
 #define FG_QW_MIN_NB_4 4  /* Q8_0, Q4_K, Q5_K, IQ4_XS */
