@@ -28,9 +28,13 @@ static uint64_t rng_u64(rng *r) { /* splitmix64 */
 static float rng_unif(rng *r) { return (float)((rng_u64(r) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
 
 /* DATA_OUTLIER also puts the format's legal extremes into the weights of the quantized types (random block
- * bytes, Q8_0 -128, Q6_K scale -128, Q2_K / Q3_K zero scales); DATA_EQUAL: all weights of a row equal */
-enum { DATA_RANDOM, DATA_ZEROS, DATA_HUGE, DATA_TINY, DATA_OUTLIER, DATA_WIDE, DATA_EQUAL, DATA_COUNT };
-static const char *const k_data_name[DATA_COUNT] = {"random", "zeros", "huge", "denormal", "outlier", "wide", "equal"};
+ * bytes, Q8_0 -128, Q6_K scale -128, Q2_K / Q3_K zero scales); DATA_EQUAL: all weights of a row equal;
+ * DATA_FLAT: all activations of a row equal (quantized: every value +127 or every value -127) against the
+ * weights of DATA_OUTLIER, so that partial sums of products reach their bounds (int16 sums that could
+ * saturate show) */
+enum { DATA_RANDOM, DATA_ZEROS, DATA_HUGE, DATA_TINY, DATA_OUTLIER, DATA_WIDE, DATA_EQUAL, DATA_FLAT, DATA_COUNT };
+static const char *const k_data_name[DATA_COUNT] = {"random", "zeros", "huge", "denormal", "outlier", "wide", "equal",
+                                                    "flat"};
 
 /* Fills n floats. For weights (is_w) values stay within what the weight type can represent. */
 static void fill(float *v, size_t n, int kind, bool is_w, uint32_t type, rng *r) {
@@ -47,6 +51,7 @@ static void fill(float *v, size_t n, int kind, bool is_w, uint32_t type, rng *r)
     float u = rng_unif(r);
     switch (kind) {
       case DATA_EQUAL: v[i] = is_w ? equal : u; break;
+      case DATA_FLAT: v[i] = is_w ? ((i % 32 == (size_t)(rng_u64(r) % 32)) ? u * 100.0f : u * 1e-3f) : equal; break;
       case DATA_ZEROS: v[i] = 0.0f; break;
       case DATA_HUGE: v[i] = u * big; break;
       case DATA_TINY: v[i] = is_w ? u : u * 1e-39f; break; /* denormal activations */
@@ -92,7 +97,7 @@ static uint16_t rand_fp16(rng *r, int max_exp) { /* finite, sign random, exponen
   return (uint16_t)((rng_u64(r) & 0x83ffu) | (uint16_t)(e << 10));
 }
 
-/* Adversarial weight rows (DATA_OUTLIER) of the types beyond Q8_0/Q4_0: random bytes (every packed scale,
+/* Adversarial weight rows (DATA_OUTLIER, DATA_FLAT) of the types beyond Q8_0/Q4_0: random bytes (every packed scale,
  * minimum and value pattern is legal) with finite fp16 scales, plus the extremes: Q6_K scale -128 on
  * every sub-block of one block, Q2_K / Q3_K all-zero scales on one block (Q3_K: packed zeros = -32, and
  * the encoding of 0), Q4_K / Q5_K all-63 scales and minimums. */
@@ -335,8 +340,9 @@ static void run_case(fg_ops *ops, const fg_kernels *k, const mm_case *c, rng *r)
   for (size_t i = 0; i < c->rows; i++) {
     fill(tmp, c->cols, c->data, true, c->type, r);
     fg_quantize_row(c->type, tmp, w + i * row_bytes, c->cols);
-    if (type_is_q8w(c->type) && c->data == DATA_OUTLIER) adversarial_row(c->type, w + i * row_bytes, c->cols, i, r);
-    if (c->type == FG_TYPE_Q8_0 && c->data == DATA_OUTLIER) /* -128: legal in the format, never produced by quantize */
+    const bool extremes = c->data == DATA_OUTLIER || c->data == DATA_FLAT;
+    if (type_is_q8w(c->type) && extremes) adversarial_row(c->type, w + i * row_bytes, c->cols, i, r);
+    if (c->type == FG_TYPE_Q8_0 && extremes) /* -128: legal in the format, never produced by quantize */
       for (size_t kb = 0; kb < c->cols / 32; kb++) ((fg_block_q8_0 *)(void *)(w + i * row_bytes))[kb].qs[(i + kb) % 32] = -128;
     memset(w + i * row_bytes + rb64, 0xA5, c->row_pad); /* padding must never be read as data */
   }

@@ -7,7 +7,11 @@
  * the fma spec. Int8 products use the maddubs sign trick (|w| * sign(x, w)), exact for Q8_0.
  * The other quantized types (Q4_1, Q5_0, Q5_1, Q2_K..Q6_K, IQ4_NL, IQ4_XS) decode a tile's rows once
  * per column segment into int8 values and scales (q8w_stage.h) for the same vec core; Q5_0 reads
- * its blocks directly, as Q4_0 does. No quantized gemm on this table: vec runs for every nb. */
+ * its blocks directly, as Q4_0 does. The quantized gemm (every q8-spec type, from 2-4 activations)
+ * stages 32 rows' column segment once, transposed so that 8 rows' 4-byte groups fill a register and
+ * meet an activation's broadcast group in vpmaddubsw, then runs every activation against it (4 row
+ * vectors of accumulators); the weights as small unsigned values where the type allows (int16 sums
+ * of several groups before vpmaddwd), else signed ones for the sign trick. */
 #include "kernels/kernels.h"
 #include "kernels/x86/q8w_stage.h"
 
@@ -173,7 +177,8 @@ static void fg_q4_0_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_q_vec(a,
 // once per column segment into their int8 values and scales (q8w_stage.h), then per block the
 // Q8_0 core: |v| * sign(x, v) products (exact: |v| <= 127), lanes reduced to lane r = row r (per
 // half-block for the types with half-block scales: isum = sa * ia + sb * ib in int32), then
-// s = fmaf(dw * dx, isum, s) and the minimum's fmaf. Used for every nb (no gemm table entry).
+// s = fmaf(dw * dx, isum, s) and the minimum's fmaf. For the few activations below the gemm's
+// FG_QW_MIN_NB_*.
 
 #define FG_NQ_KSEG 64 /* blocks per staged segment (8 rows: 16 KiB of values) */
 
@@ -201,7 +206,7 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
   float mw[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
   int32_t sa[FG_NQ_KSEG * 8] __attribute__((aligned(32))), sb[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
   int32_t ma[FG_NQ_KSEG * 8] __attribute__((aligned(32))), mb[FG_NQ_KSEG * 8] __attribute__((aligned(32)));
-  const __m256i noflip = _mm256_setzero_si256();
+  const __m256i nobias = _mm256_setzero_si256();
   fg_pf_first(a, i0, i1, 8);
   for (size_t t0 = i0; t0 < i1; t0 += 8) {
     const size_t nr = FG_MIN((size_t)8, i1 - t0);
@@ -213,7 +218,7 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
       const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
       for (size_t r = 0; r < 8; r++) {
         const fg_qstage st = {wq + r * 32, 8 * 32, dw + r, mw + r, sa + r, sb + r, ma + r, mb + r, 8};
-        fg_qs_stage(type, rp[r], k0, k1, &st, noflip);
+        fg_qs_stage(type, rp[r], k0, k1, &st, nobias);
       }
       for (size_t k = k0; k < k1; k++) fg_pf_step(&pf);
       for (size_t b = 0; b < a->nb; b++) {
@@ -305,6 +310,239 @@ FG_NQ_KERNELS(q5_k, FG_TYPE_Q5_K)
 FG_NQ_KERNELS(q6_k, FG_TYPE_Q6_K)
 FG_NQ_KERNELS(iq4_nl, FG_TYPE_IQ4_NL)
 FG_NQ_KERNELS(iq4_xs, FG_TYPE_IQ4_XS)
+
+/* the 4 bytes at p in every lane (one vpbroadcastd from memory) */
+FG_INLINE __m256i fg_bcast32(const void *p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
+
+// ----------------------------------------------------------------------------
+// quantized gemm (Q8_0, Q4_0 and the types above): 32 rows per tile, their weights in the lanes. A
+// row tile's column segment is staged once (q8w_stage.h for the types beyond Q8_0/Q4_0) and
+// transposed into 4-byte groups, [block][group g][32 rows][4 bytes]: one vpmaddubsw of a row vector
+// (8 rows) against the activation's broadcast group g (elements 4g..4g+3) gives each row's pair sums.
+// Then every activation (the vec kernels' Q8 rows) runs against the staged segment with 4 row vectors
+// of accumulators: per block 8 broadcasts and 32 vpmaddubsw, and y holds the running sums between
+// segments. Weights are staged as small unsigned values u = v + c for vpmaddubsw's unsigned operand
+// (c = 0 where v is unsigned already: the nibbles of Q4_1/Q4_K, ...; Q4_0 8, Q5_0 16, Q3_K 4, Q6_K 32),
+// or as v for the sign trick (Q8_0, IQ4_NL, IQ4_XS: |v| * sign(x, v)).
+// Per block and output the pair sums are added in int16 as long as they cannot saturate (u <= 15:
+// 8 groups, u <= 31: 4, u <= 63: 2; the sign trick: 1) and widened by vpmaddwd with 1 or with the
+// half-block scales (sa, sa) / (sb, sb):
+//   isum = sa * sum_{j<16} u_j x_j + sb * sum_{j>=16} u_j x_j - c * (sa * xa + sb * xb) = sa * ia + sb * ib
+// exactly (without half-block scales sa = sb = 1 and the correction is c * sum x); the correction is
+// one vpmaddwd of the rows' (sa c, sb c) against the activation's (xa, xb). Then the spec's float
+// operations in its order: s = fmaf(dw * dx, (float)isum, s) and the minimum's fmaf (Q2_K:
+// ma * xa + mb * xb, one vpmaddwd of the rows' (ma, mb) against (xa, xb)).
+
+#define FG_QW_ROWS 32   /* rows per tile: 4 row vectors */
+#define FG_QW_KSEG 24   /* blocks per staged segment (24 KiB of weights) */
+/* nb from which the gemm runs instead of vec: where it won on Zen 3 (one thread, 640 x 2048, weights
+ * from DRAM and from cache; staging a tile costs about what vec spends on 1-3 activations, the most
+ * for the K types and Q8_0) */
+#define FG_QW_MIN_NB_2 2  /* Q4_0, Q4_1, Q5_0, Q5_1 */
+#define FG_QW_MIN_NB_3 3  /* IQ4_NL, Q2_K, Q3_K, Q6_K */
+#define FG_QW_MIN_NB_4 4  /* Q8_0, Q4_K, Q5_K, IQ4_XS */
+#define FG_QW_PF_AHEAD 2 /* row tiles between the one running and the one prefetched */
+_Static_assert(FG_QW_KSEG % 8 == 0, "segments start at whole 256-element blocks");
+
+/* One row tile's staged segment: element (kk, row) at kk * FG_QW_ROWS + row. */
+typedef struct fg_qw_seg {
+  uint8_t wq[FG_QW_KSEG * 8 * FG_QW_ROWS * 4] __attribute__((aligned(32))); /* (k, group, row, 4): u or v */
+  float dw[FG_QW_KSEG * FG_QW_ROWS] __attribute__((aligned(32)));
+  float mw[FG_QW_KSEG * FG_QW_ROWS] __attribute__((aligned(32)));
+  uint32_t sa2[FG_QW_KSEG * FG_QW_ROWS] __attribute__((aligned(32))); /* i16 pairs (sa, sa) */
+  uint32_t sb2[FG_QW_KSEG * FG_QW_ROWS] __attribute__((aligned(32))); /* (sb, sb) */
+  uint32_t corr[FG_QW_KSEG * FG_QW_ROWS] __attribute__((aligned(32))); /* (sa c, sb c) */
+  uint32_t mab[FG_QW_KSEG * FG_QW_ROWS] __attribute__((aligned(32)));  /* (ma, mb) */
+  int32_t sa[FG_QW_KSEG * FG_QW_ROWS], sb[FG_QW_KSEG * FG_QW_ROWS];    /* fg_qs_stage's */
+  int32_t ma[FG_QW_KSEG * FG_QW_ROWS], mb[FG_QW_KSEG * FG_QW_ROWS];
+  uint8_t rq[FG_QW_KSEG * 8 * 32] __attribute__((aligned(32))); /* (k, row, 32): 8 rows before the transpose */
+} fg_qw_seg;
+
+FG_INLINE uint32_t fg_i16_pair(int32_t lo, int32_t hi) { return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16; }
+
+/* v[i] = 8 dwords of row i -> v[g] = dword g of rows 0..7 */
+FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* r2i, r2i+1: dwords 0 1 | 4 5 */
+    t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* dwords 2 3 | 6 7 */
+  }
+  for (int i = 0; i < 2; i++)
+    for (int h = 0; h < 2; h++) {
+      u[4 * i + 2 * h] = _mm256_unpacklo_epi64(t[4 * i + h], t[4 * i + 2 + h]);     /* rows 4i..4i+3, dword 2h | 2h+4 */
+      u[4 * i + 2 * h + 1] = _mm256_unpackhi_epi64(t[4 * i + h], t[4 * i + 2 + h]); /* dword 2h+1 | 2h+5 */
+    }
+  for (int g = 0; g < 4; g++) {
+    v[g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x20);
+    v[g + 4] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x31);
+  }
+}
+
+/* Stages blocks k0..k1 of the tile's rows rp[0..FG_QW_ROWS) (c: the unsigned offset, 0 for signed). */
+FG_INLINE void fg_qw_stage(fg_qw_seg *sg, uint32_t type, const uint8_t *const *rp, size_t k0, size_t k1, const int c,
+                           const int fl) {
+  const size_t R = FG_QW_ROWS, nk = k1 - k0;
+  for (size_t rv = 0; rv < R / 8; rv++) {
+    if (type == FG_TYPE_Q8_0 || type == FG_TYPE_Q4_0) {
+      const size_t bsz = type == FG_TYPE_Q4_0 ? 18 : 34;
+      for (size_t r = 0; r < 8; r++)
+        for (size_t k = k0; k < k1; k++) {
+          const uint8_t *blk = rp[rv * 8 + r] + k * bsz;
+          sg->dw[(k - k0) * R + rv * 8 + r] = fg_h2f(blk);
+          const __m256i q = type == FG_TYPE_Q4_0 ? fg_qs_nibbles(blk + 2) : _mm256_loadu_si256((const __m256i *)(const void *)(blk + 2));
+          _mm256_store_si256((__m256i *)(void *)(sg->rq + ((k - k0) * 8 + r) * 32), q);
+        }
+    } else {
+      for (size_t r = 0; r < 8; r++) {
+        const size_t i = rv * 8 + r;
+        const fg_qstage st = {sg->rq + r * 32, 8 * 32, sg->dw + i, sg->mw + i, sg->sa + i, sg->sb + i, sg->ma + i, sg->mb + i, R};
+        fg_qs_stage(type, rp[i], k0, k1, &st, _mm256_set1_epi8((char)c));
+      }
+    }
+    for (size_t kk = 0; kk < nk; kk++) {
+      __m256i v[8];
+      for (int r = 0; r < 8; r++) v[r] = _mm256_load_si256((const __m256i *)(const void *)(sg->rq + (kk * 8 + (size_t)r) * 32));
+      fg_tr8x8_epi32(v);
+      for (int g = 0; g < 8; g++) _mm256_store_si256((__m256i *)(void *)(sg->wq + ((kk * 8 + (size_t)g) * R + rv * 8) * 4), v[g]);
+    }
+  }
+  for (size_t i = 0; i < nk * R; i++) {
+    if (fl & FG_QS_SUB) {
+      sg->sa2[i] = fg_i16_pair(sg->sa[i], sg->sa[i]);
+      sg->sb2[i] = fg_i16_pair(sg->sb[i], sg->sb[i]);
+      sg->corr[i] = fg_i16_pair(sg->sa[i] * c, sg->sb[i] * c);
+    }
+    if (fl & FG_QS_MIN2) sg->mab[i] = fg_i16_pair(sg->ma[i], sg->mb[i]);
+  }
+}
+
+/* An empty asm on v: GCC's reassociation would otherwise turn a block's chain of sums into a tree
+ * whose products are all live at once (spills) */
+FG_INLINE void fg_opaque(__m256i *v) { __asm__("" : "+x"(*v)); }
+
+FG_INLINE __m256i fg_ld8i(const void *p) { return _mm256_load_si256((const __m256i *)p); }
+FG_INLINE __m256 fg_ld8f(const float *p) { return _mm256_load_ps(p); }
+
+/* Prefetch of a later row tile's weights into L2 while this one runs (fg_pf: 16 rows each). */
+typedef struct fg_qw_pf {
+  fg_pf p[FG_QW_ROWS / 16];
+} fg_qw_pf;
+
+/* Sets pf up for the rows t1 .. t1 + FG_QW_ROWS (those below i1) over `steps` steps. */
+FG_INLINE void fg_qw_pf_init(fg_qw_pf *pf, const fg_mm_args *a, size_t t1, size_t i1, size_t steps) {
+  for (size_t h = 0; h < FG_QW_ROWS / 16; h++) fg_pf_init_at(&pf->p[h], a, t1 + 16 * h, i1, 16, steps);
+}
+FG_INLINE void fg_qw_pf_step(fg_qw_pf *pf) {
+  for (size_t h = 0; h < FG_QW_ROWS / 16; h++) fg_pf_step(&pf->p[h]);
+}
+
+/* The staged segment (blocks k0..k1) against every activation; rows t0.. (nr valid). s8: sign trick;
+ * else run: groups per int16 sum, c: the unsigned offset (a power of 2, or 0); fl: FG_QS_* */
+FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0, size_t nr, size_t k0, size_t k1,
+                             fg_qw_pf *pf, const int s8, const int run, const int c, const int fl) {
+  enum { R = FG_QW_ROWS, NV = FG_QW_ROWS / 8 };
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (size_t b = 0; b < a->nb; b++) {
+    const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+    float *yb = a->y + b * a->ldy + t0;
+    fg_qw_pf_step(pf);
+    __m256 acc[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++)
+      acc[v] = k0 == 0 ? _mm256_setzero_ps() : fg_load_rows(yb + 8 * v, nr > 8 * (size_t)v ? nr - 8 * (size_t)v : 0);
+    for (size_t k = k0; k < k1; k++) {
+      const size_t kk = k - k0;
+      const uint8_t *wk = sg->wq + kk * 8 * R * 4;
+      const int8_t *xq = xr.qs + k * 32;
+      const int32_t is = xr.isum[k];
+      __m256i xab = _mm256_setzero_si256(), s[NV], p[NV];
+      if (fl & (FG_QS_SUB | FG_QS_MIN2)) {
+        const int32_t xa = fg_qs_half_sum(xq);
+        xab = _mm256_set1_epi32((int)fg_i16_pair(xa, is - xa));
+      }
+#pragma GCC unroll 8
+      for (int g = 0; g < 8; g++) {
+        const __m256i xg = fg_bcast32(xq + 4 * g);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; v++) {
+          const __m256i w = fg_ld8i(wk + ((size_t)g * R + 8 * (size_t)v) * 4);
+          __m256i d32; /* this step's int32 sums, or none */
+          if (s8) {
+            d32 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xg, w)), ones);
+          } else {
+            const __m256i q = _mm256_maddubs_epi16(w, xg);
+            p[v] = g % run == 0 ? q : _mm256_adds_epi16(p[v], q); /* never saturates; not reassociated */
+            if (g % run != run - 1) continue;
+            const __m256i m = !(fl & FG_QS_SUB) ? ones : fg_ld8i((g < 4 ? sg->sa2 : sg->sb2) + kk * R + 8 * (size_t)v);
+            d32 = _mm256_madd_epi16(p[v], m);
+          }
+          if (g < (s8 ? 1 : run)) { /* the first sums of the block: add the offset's correction */
+            __m256i init = _mm256_setzero_si256();
+            if ((fl & FG_QS_SUB) && c) init = _mm256_sub_epi32(init, _mm256_madd_epi16(fg_ld8i(sg->corr + kk * R + 8 * (size_t)v), xab));
+            else if (c) init = _mm256_set1_epi32(-c * is);
+            s[v] = _mm256_add_epi32(init, d32);
+          } else {
+            s[v] = _mm256_add_epi32(s[v], d32);
+          }
+          fg_opaque(&s[v]);
+        }
+      }
+      const __m256 dx = _mm256_set1_ps(xr.d[k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; v++) {
+        const size_t e = kk * R + 8 * (size_t)v;
+        acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[v]), _mm256_mul_ps(fg_ld8f(sg->dw + e), dx), acc[v]);
+        if (fl & FG_QS_MIN1) acc[v] = _mm256_fmadd_ps(_mm256_set1_ps((float)is), _mm256_mul_ps(fg_ld8f(sg->mw + e), dx), acc[v]);
+        if (fl & FG_QS_MIN2)
+          acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(fg_ld8i(sg->mab + e), xab)),
+                                   _mm256_mul_ps(fg_ld8f(sg->mw + e), dx), acc[v]);
+      }
+    }
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; v++)
+      if (nr > 8 * (size_t)v) fg_store_rows(yb + 8 * v, nr - 8 * (size_t)v, acc[v]);
+  }
+}
+
+FG_INLINE void fg_qw_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, const int s8, const int run,
+                         const int c, const int fl) {
+  const size_t nblk = a->cols / 32, nseg = (nblk + FG_QW_KSEG - 1) / FG_QW_KSEG;
+  fg_qw_seg sg;
+  fg_qw_pf pf;
+  for (size_t t = 0; t < FG_QW_PF_AHEAD; t++) { /* the first tiles at once */
+    fg_qw_pf_init(&pf, a, i0 + t * FG_QW_ROWS, i1, 1);
+    fg_qw_pf_step(&pf);
+  }
+  for (size_t t0 = i0; t0 < i1; t0 += FG_QW_ROWS) {
+    const size_t nr = FG_MIN((size_t)FG_QW_ROWS, i1 - t0);
+    const uint8_t *rp[FG_QW_ROWS];
+    fg_tile_rows(a, t0, nr, FG_QW_ROWS, rp);
+    fg_qw_pf_init(&pf, a, t0 + FG_QW_PF_AHEAD * FG_QW_ROWS, i1, nseg * (a->nb + 1));
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_QW_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_QW_KSEG, nblk);
+      fg_qw_stage(&sg, type, rp, k0, k1, c, fl);
+      fg_qw_pf_step(&pf);
+      fg_qw_seg_run(a, &sg, t0, nr, k0, k1, &pf, s8, run, c, fl);
+    }
+  }
+}
+
+/* name, type, sign trick, int16 run, unsigned offset */
+#define FG_QW_KERNEL(name, type, s8, run, c) \
+  static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qw_run(a, i0, i1, type, s8, run, c, fg_qs_flags(type)); }
+FG_QW_KERNEL(q8_0, FG_TYPE_Q8_0, 1, 1, 0)
+FG_QW_KERNEL(q4_0, FG_TYPE_Q4_0, 0, 8, 8)
+FG_QW_KERNEL(q4_1, FG_TYPE_Q4_1, 0, 8, 0)
+FG_QW_KERNEL(q5_0, FG_TYPE_Q5_0, 0, 4, 16)
+FG_QW_KERNEL(q5_1, FG_TYPE_Q5_1, 0, 4, 0)
+FG_QW_KERNEL(q2_k, FG_TYPE_Q2_K, 0, 4, 0)
+FG_QW_KERNEL(q3_k, FG_TYPE_Q3_K, 0, 4, 4)
+FG_QW_KERNEL(q4_k, FG_TYPE_Q4_K, 0, 8, 0)
+FG_QW_KERNEL(q5_k, FG_TYPE_Q5_K, 0, 4, 0)
+FG_QW_KERNEL(q6_k, FG_TYPE_Q6_K, 0, 2, 32)
+FG_QW_KERNEL(iq4_nl, FG_TYPE_IQ4_NL, 1, 1, 0)
+FG_QW_KERNEL(iq4_xs, FG_TYPE_IQ4_XS, 1, 1, 0)
 
 // ----------------------------------------------------------------------------
 // F32 / F16 / BF16 (fma spec): the 16 column lanes of the spec as two ymm (columns j..j+7, j+8..j+15);
@@ -427,8 +665,24 @@ static const fg_kernels k_avx2 = {
             [FG_TYPE_F32] = {fg_f32_gemm, FG_SPEC_FMA, NULL, NULL, 1, 8},
             [FG_TYPE_F16] = {fg_f16_gemm, FG_SPEC_FMA, NULL, NULL, 1, 8},
             [FG_TYPE_BF16] = {fg_bf16_gemm, FG_SPEC_FMA, NULL, NULL, 1, 8},
+            [FG_TYPE_Q8_0] = {fg_q8_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q4_0] = {fg_q4_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q4_1] = {fg_q4_1_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q5_0] = {fg_q5_0_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q5_1] = {fg_q5_1_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q2_K] = {fg_q2_k_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q3_K] = {fg_q3_k_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q4_K] = {fg_q4_k_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q5_K] = {fg_q5_k_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_Q6_K] = {fg_q6_k_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_IQ4_NL] = {fg_iq4_nl_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
+            [FG_TYPE_IQ4_XS] = {fg_iq4_xs_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
         },
-    .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2},
+    .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = FG_QW_MIN_NB_4,
+                    [FG_TYPE_Q4_0] = FG_QW_MIN_NB_2, [FG_TYPE_Q4_1] = FG_QW_MIN_NB_2, [FG_TYPE_Q5_0] = FG_QW_MIN_NB_2,
+                    [FG_TYPE_Q5_1] = FG_QW_MIN_NB_2, [FG_TYPE_Q2_K] = FG_QW_MIN_NB_3, [FG_TYPE_Q3_K] = FG_QW_MIN_NB_3,
+                    [FG_TYPE_Q4_K] = FG_QW_MIN_NB_4, [FG_TYPE_Q5_K] = FG_QW_MIN_NB_4, [FG_TYPE_Q6_K] = FG_QW_MIN_NB_3,
+                    [FG_TYPE_IQ4_NL] = FG_QW_MIN_NB_3, [FG_TYPE_IQ4_XS] = FG_QW_MIN_NB_4},
 };
 
 const fg_kernels *fg_kernels_avx2(void) { return &k_avx2; }

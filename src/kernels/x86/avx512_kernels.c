@@ -442,7 +442,7 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
   float mw[FG_NQ_VSEG * 16] __attribute__((aligned(64)));
   int32_t sa[FG_NQ_VSEG * 16] __attribute__((aligned(64))), sb[FG_NQ_VSEG * 16] __attribute__((aligned(64)));
   int32_t ma[FG_NQ_VSEG * 16] __attribute__((aligned(64))), mb[FG_NQ_VSEG * 16] __attribute__((aligned(64)));
-  const __m256i flip = _mm256_set1_epi8((char)0x80);
+  const __m256i bias = _mm256_set1_epi8((char)0x80); /* v + 128 */
   fg_pf_first(a, i0, i1, 16);
   for (size_t t0 = i0; t0 < i1; t0 += 16) {
     const size_t nr = FG_MIN((size_t)16, i1 - t0);
@@ -456,7 +456,7 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
       for (size_t s = 0; s < 16; s++) {
         const size_t r = k_q8_slot_row[s];
         const fg_qstage st = {wq + s * 32, 16 * 32, dw + r, mw + r, sa + r, sb + r, ma + r, mb + r, 16};
-        fg_qs_stage(type, rp[r], k0, k1, &st, flip);
+        fg_qs_stage(type, rp[r], k0, k1, &st, bias);
       }
       for (size_t k = k0; k < k1; k++) fg_pf_step(&pf);
       for (size_t b = 0; b < a->nb; b++) {
@@ -601,7 +601,7 @@ FG_INLINE void fg_nq_gemm(const fg_mm_args *a, size_t i0, size_t i1, const uint3
   uint8_t wq[FG_Q_KSEG * FG_QG_ROWS * 32] __attribute__((aligned(64))); /* (k, row, 32) */
   float dw[FG_Q_KSEG * FG_QG_ROWS], mw[FG_Q_KSEG * FG_QG_ROWS];          /* (k, row) */
   int32_t sa[FG_Q_KSEG * FG_QG_ROWS], sb[FG_Q_KSEG * FG_QG_ROWS], ma[FG_Q_KSEG * FG_QG_ROWS], mb[FG_Q_KSEG * FG_QG_ROWS];
-  const __m256i flip = _mm256_set1_epi8((char)0x80);
+  const __m256i bias = _mm256_set1_epi8((char)0x80); /* v + 128 */
   for (size_t t0 = i0; t0 < i1; t0 += FG_QG_ROWS) {
     const size_t nr = FG_MIN((size_t)FG_QG_ROWS, i1 - t0);
     const uint8_t *rp[FG_QG_ROWS];
@@ -610,7 +610,7 @@ FG_INLINE void fg_nq_gemm(const fg_mm_args *a, size_t i0, size_t i1, const uint3
       const size_t k1 = FG_MIN(k0 + FG_Q_KSEG, nblk);
       for (size_t r = 0; r < FG_QG_ROWS; r++) {
         const fg_qstage st = {wq + r * 32, FG_QG_ROWS * 32, dw + r, mw + r, sa + r, sb + r, ma + r, mb + r, FG_QG_ROWS};
-        fg_qs_stage(type, rp[r], k0, k1, &st, flip);
+        fg_qs_stage(type, rp[r], k0, k1, &st, bias);
       }
       for (size_t t = 0; t < ntiles; t++)
         fg_nq_gemm_tile16(a, (const uint8_t *)a->act + t * tb, nblk, t * 16, t0, nr, k0, k1, wq, dw, mw, sa, sb, ma, mb, fl);

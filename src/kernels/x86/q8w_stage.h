@@ -6,7 +6,9 @@
  *
  * The kernels "stage" a tile's rows once per column segment into these arrays and then run one
  * int8 dot core for every type (kernel files). Staged values are the spec's exactly:
- *   q[32]   v ^ flip (flip 0x80: v + 128 as unsigned bytes for vpdpbusd; 0: v itself)
+ *   q[32]   v + bias (mod 256, one bias byte for all 32): 0x80 gives v + 128 as unsigned bytes for
+ *           vpdpbusd (v ^ 0x80), 0 gives v itself for the sign trick, and a type's smallest value's
+ *           negation (Q5_0: 16, Q6_K: 32, Q3_K: 4) gives the small unsigned values of the AVX2 gemm
  *   dw, mw  computed with the very float operations of fg_q8w_decode (e.g. Q4_K: fp16(d) * (float)sc,
  *           -(fp16(dmin) * (float)m)), so dw * dx and mw * dx round the same way
  *   sa, sb  only the types with half-block scales (FG_QS_SUB); ma, mb only Q2_K (FG_QS_MIN2) */
@@ -88,13 +90,13 @@ FG_QS_INLINE __m256i fg_qs_iq4_lut(void) {
   return _mm256_broadcastsi128_si256(t);
 }
 
-FG_QS_INLINE void fg_qs_put(const fg_qstage *st, size_t kk, __m256i v, __m256i flip) {
-  _mm256_storeu_si256((__m256i *)(void *)(st->q + kk * st->qstride), _mm256_xor_si256(v, flip));
+FG_QS_INLINE void fg_qs_put(const fg_qstage *st, size_t kk, __m256i v, __m256i bias) {
+  _mm256_storeu_si256((__m256i *)(void *)(st->q + kk * st->qstride), _mm256_add_epi8(v, bias));
 }
 
 /* Stages blocks k0 .. k1 (32-element blocks; for the 256-element types k0, k1 are multiples of 8) of
  * one row of type. */
-FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size_t k1, const fg_qstage *st, __m256i flip) {
+FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size_t k1, const fg_qstage *st, __m256i bias) {
   switch (type) {
     case FG_TYPE_Q5_0:
     case FG_TYPE_Q5_1: {
@@ -107,7 +109,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
         st->dw[kk * st->sstride] = fg_qs_h2f(b);
         if (q51) st->mw[kk * st->sstride] = fg_qs_h2f(b + 2);
         const __m256i v = _mm256_or_si256(fg_qs_nibbles(b + hoff + 4), fg_qs_bit4(fg_qs_u32(b + hoff)));
-        fg_qs_put(st, kk, _mm256_sub_epi8(v, off), flip);
+        fg_qs_put(st, kk, _mm256_sub_epi8(v, off), bias);
       }
     } break;
     case FG_TYPE_Q4_1:
@@ -116,7 +118,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
         const size_t kk = k - k0;
         st->dw[kk * st->sstride] = fg_qs_h2f(b);
         st->mw[kk * st->sstride] = fg_qs_h2f(b + 2);
-        fg_qs_put(st, kk, fg_qs_nibbles(b + 4), flip);
+        fg_qs_put(st, kk, fg_qs_nibbles(b + 4), bias);
       }
       break;
     case FG_TYPE_IQ4_NL: {
@@ -125,7 +127,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
         const uint8_t *b = row + k * 18;
         const size_t kk = k - k0;
         st->dw[kk * st->sstride] = fg_qs_h2f(b);
-        fg_qs_put(st, kk, _mm256_shuffle_epi8(lut, fg_qs_nibbles(b + 2)), flip);
+        fg_qs_put(st, kk, _mm256_shuffle_epi8(lut, fg_qs_nibbles(b + 2)), bias);
       }
     } break;
     case FG_TYPE_IQ4_XS: {
@@ -136,7 +138,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
         const int ib = (int)(k % 8);
         const int ls = ((b[4 + ib / 2] >> (4 * (ib % 2))) & 0xf) | (((fg_qs_u16(b + 2) >> (2 * ib)) & 3) << 4);
         st->dw[kk * st->sstride] = fg_qs_h2f(b) * (float)(ls - 32);
-        fg_qs_put(st, kk, _mm256_shuffle_epi8(lut, fg_qs_nibbles(b + 8 + 16 * ib)), flip);
+        fg_qs_put(st, kk, _mm256_shuffle_epi8(lut, fg_qs_nibbles(b + 8 + 16 * ib)), bias);
       }
     } break;
     case FG_TYPE_Q4_K:
@@ -162,7 +164,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
             const __m256i on = _mm256_cmpeq_epi8(_mm256_and_si256(qh, bit), bit);
             v = _mm256_or_si256(v, _mm256_and_si256(on, _mm256_set1_epi8(0x10)));
           }
-          fg_qs_put(st, kk, v, flip);
+          fg_qs_put(st, kk, v, bias);
         }
       }
     } break;
@@ -182,7 +184,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
           const __m256i qh = _mm256_loadu_si256((const __m256i *)(const void *)(b + 128 + 32 * h));
           const __m256i lo = _mm256_and_si256(s < 2 ? ql : _mm256_srli_epi16(ql, 4), m4);
           const __m256i hi = _mm256_and_si256(_mm256_srl_epi16(qh, _mm_cvtsi32_si128(2 * s)), m3);
-          fg_qs_put(st, kk, _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)), o32), flip);
+          fg_qs_put(st, kk, _mm256_sub_epi8(_mm256_or_si256(lo, _mm256_slli_epi16(hi, 4)), o32), bias);
         }
       }
     } break;
@@ -204,7 +206,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
           const __m256i q = _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * s)), m3);
           const __m256i bit = _mm256_set1_epi8((char)(1u << (4 * h + s)));
           const __m256i off = _mm256_andnot_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), four);
-          fg_qs_put(st, kk, _mm256_sub_epi8(q, off), flip);
+          fg_qs_put(st, kk, _mm256_sub_epi8(q, off), bias);
         }
       }
     } break;
@@ -224,7 +226,7 @@ FG_QS_INLINE void fg_qs_stage(uint32_t type, const uint8_t *row, size_t k0, size
           st->ma[kk * st->sstride] = sa >> 4;
           st->mb[kk * st->sstride] = sb >> 4;
           const __m256i qs = _mm256_loadu_si256((const __m256i *)(const void *)(b + 16 + 32 * h));
-          fg_qs_put(st, kk, _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * s)), m3), flip);
+          fg_qs_put(st, kk, _mm256_and_si256(_mm256_srl_epi16(qs, _mm_cvtsi32_si128(2 * s)), m3), bias);
         }
       }
     } break;
