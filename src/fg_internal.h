@@ -32,6 +32,12 @@ void fg_assert_fail(const char *expr, const char *file, int line);
 fg_status fg_err(fg_error *err, fg_status code, const char *fmt, ...) FG_PRINTF(3, 4);
 fg_status fg_verr(fg_error *err, fg_status code, const char *fmt, va_list ap);
 void fg_err_clear(fg_error *err);
+/* A path as a message shows it: whole when it fits in cap - 1 bytes, else "..." and its end (the
+ * file's name is what the reader needs). Returns buf. */
+const char *fg_path_shown(char *buf, size_t cap, const char *path);
+/* The same into one of 4 buffers of 72 bytes per thread (valid until the fourth next call on the
+ * thread): for a path among a message's arguments. */
+const char *fg_path_short(const char *path);
 
 /* Logging through the callback set with fg_set_log_callback. */
 void fg_log(fg_log_level level, const char *fmt, ...) FG_PRINTF(2, 3);

@@ -75,6 +75,10 @@ static const char *scratch(const char *name) {
   return buf[k];
 }
 
+/* the refusals' adapter: a long directory name, so that messages naming the path are tested for
+ * fitting in fg_error wherever the checkout lies */
+#define BAD_ADAPTER "bad-adapter-in-a-directory-with-a-long-name-as-checkouts-in-ci-and-home-folders-have"
+
 // ----------------------------------------------------------------------------------------------------
 // PEFT directories written by the test
 
@@ -803,7 +807,7 @@ static void expect_fail(const char *what, const char *dir, uint32_t type, const 
 /* an adapter of every module of layers 0 and 3 plus one edit, and its expected refusal */
 static void refuse(const char *what, void (*edit)(adapter *), uint32_t r, const char *extra, fg_status want,
                    const char *w1, const char *w2) {
-  const char *dir = scratch("bad-adapter");
+  const char *dir = scratch(BAD_ADAPTER);
   adapter a = {0};
   g_rng = 50;
   add_all(&a, PLAIN, 4, "F32");
@@ -898,7 +902,7 @@ static void test_refusals(void) {
   refuse("another PEFT method", NULL, 4, "\"peft_type\": \"IA3\", ", FG_ERR_UNSUPPORTED, "IA3", NULL);
 
   char dir[2048], out[2048]; /* scratch's buffers are reused by the calls below */
-  snprintf(dir, sizeof dir, "%s", scratch("bad-adapter"));
+  snprintf(dir, sizeof dir, "%s", scratch(BAD_ADAPTER));
   snprintf(out, sizeof out, "%s", scratch("fail.gguf"));
   fg_error err;
   adapter a = {0};

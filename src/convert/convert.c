@@ -104,28 +104,28 @@ static fg_status read_all(const char *path, size_t limit, char **out, size_t *si
   *size = 0;
   errno = 0;
   FILE *f = fopen(path, "rb");
-  if (!f) return fg_err(err, FG_ERR_IO, "%.200s: cannot open: %s", path, strerror(errno));
+  if (!f) return fg_err(err, FG_ERR_IO, "%.200s: cannot open: %s", fg_path_short(path), strerror(errno));
   struct stat sb;
   if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
     fclose(f);
-    return fg_err(err, FG_ERR_IO, "%.200s: not a regular file", path);
+    return fg_err(err, FG_ERR_IO, "%.200s: not a regular file", fg_path_short(path));
   }
   if ((uint64_t)sb.st_size > limit) {
     fclose(f);
-    return fg_err(err, FG_ERR_FORMAT, "%.200s: %llu bytes is more than this file may have (%zu)", path,
+    return fg_err(err, FG_ERR_FORMAT, "%.200s: %llu bytes is more than this file may have (%zu)", fg_path_short(path),
                   (unsigned long long)sb.st_size, limit);
   }
   const size_t n = (size_t)sb.st_size;
   char *buf = fg_malloc(n + 1);
   if (!buf) {
     fclose(f);
-    return fg_err(err, FG_ERR_NOMEM, "%.200s: out of memory for %zu bytes", path, n);
+    return fg_err(err, FG_ERR_NOMEM, "%.200s: out of memory for %zu bytes", fg_path_short(path), n);
   }
   const size_t got = n ? fread(buf, 1, n, f) : 0;
   fclose(f);
   if (got != n) {
     fg_free(buf);
-    return fg_err(err, FG_ERR_IO, "%.200s: read %zu of %zu bytes", path, got, n);
+    return fg_err(err, FG_ERR_IO, "%.200s: read %zu of %zu bytes", fg_path_short(path), got, n);
   }
   buf[n] = '\0';
   *out = buf;
@@ -137,11 +137,11 @@ static fg_status read_at(cv_ctx *c, cv_file *fl, uint64_t off, void *buf, size_t
   if (!fl->f) {
     errno = 0;
     if (!(fl->f = fopen(fl->path, "rb")))
-      return fg_err(c->err, FG_ERR_IO, "%.200s: cannot open: %s", fl->path, strerror(errno));
+      return fg_err(c->err, FG_ERR_IO, "%.200s: cannot open: %s", fg_path_short(fl->path), strerror(errno));
   }
   if (fseeko(fl->f, (off_t)off, SEEK_SET) != 0 || fread(buf, 1, n, fl->f) != n)
     return fg_err(c->err, FG_ERR_IO, "%.160s: cannot read %zu bytes of %.60s at byte %llu (file changed or damaged?)",
-                  fl->path, n, what, (unsigned long long)off);
+                  fg_path_short(fl->path), n, what, (unsigned long long)off);
   return FG_OK;
 }
 
@@ -154,7 +154,7 @@ static fg_status add_file(cv_ctx *c, const char *path, size_t *idx) {
   if (!(fl->path = fg_strndup(path, strlen(path)))) return fg_err(c->err, FG_ERR_NOMEM, "out of memory");
   *idx = c->n_files++;
   struct stat sb;
-  if (stat(path, &sb) != 0) return fg_err(c->err, FG_ERR_IO, "%.200s: cannot open: %s", path, strerror(errno));
+  if (stat(path, &sb) != 0) return fg_err(c->err, FG_ERR_IO, "%.200s: cannot open: %s", fg_path_short(path), strerror(errno));
   fl->size = (uint64_t)sb.st_size;
   return FG_OK;
 }
@@ -200,14 +200,14 @@ static fg_status plan_sizes(cv_ctx *c, cv_tensor *t, const char *where) {
   for (uint32_t d = 1; d < FG_GGUF_MAX_DIMS; d++) rows *= t->ne[d] ? t->ne[d] : 1;
   t->rows = rows;
   if (!fg_type_row_bytes(t->src_type, t->ne[0], &t->src_row_bytes))
-    return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' of type %s cannot be read", where, t->src_name,
+    return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' of type %s cannot be read", fg_path_short(where), t->src_name,
                   fg_type_name(t->src_type));
   if (!fg_type_row_bytes(t->out_type, t->ne[0], &t->out_row_bytes))
     return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' has rows of %llu values; %s needs a multiple of %u",
-                  where, t->src_name, (unsigned long long)t->ne[0], fg_type_name(t->out_type),
+                  fg_path_short(where), t->src_name, (unsigned long long)t->ne[0], fg_type_name(t->out_type),
                   fg_type_traits_get(t->out_type)->block_size);
   if (!fg_mul_u64(t->out_row_bytes, rows, &t->out_bytes) || !fg_add_u64(c->total, t->out_bytes, &c->total))
-    return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' is too large", where, t->src_name);
+    return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' is too large", fg_path_short(where), t->src_name);
   if (!is_float(t->src_type) && t->src_type != t->out_type && !is_float(t->out_type) && !c->n_requant++)
     snprintf(c->requant, sizeof c->requant, "%.60s (%s -> %s)", t->src_name, fg_type_name(t->src_type),
              fg_type_name(t->out_type));
@@ -233,13 +233,13 @@ static const cJSON *cfg_get(const cJSON *o, const char *k) { return cJSON_GetObj
 static fg_status cfg_u32(const char *path, const cJSON *o, const char *k, uint32_t def, uint32_t *out, fg_error *err) {
   const cJSON *j = cfg_get(o, k);
   if (!j || cJSON_IsNull(j)) {
-    if (!def) return fg_err(err, FG_ERR_FORMAT, "%.160s: %s is missing", path, k);
+    if (!def) return fg_err(err, FG_ERR_FORMAT, "%.160s: %s is missing", fg_path_short(path), k);
     *out = def;
     return FG_OK;
   }
   if (!cJSON_IsNumber(j) || !(j->valuedouble >= 1.0 && j->valuedouble <= 16777216.0) ||
       j->valuedouble != floor(j->valuedouble))
-    return fg_err(err, FG_ERR_FORMAT, "%.160s: %s must be a positive integer (at most 2^24)", path, k);
+    return fg_err(err, FG_ERR_FORMAT, "%.160s: %s must be a positive integer (at most 2^24)", fg_path_short(path), k);
   *out = (uint32_t)j->valuedouble;
   return FG_OK;
 }
@@ -252,7 +252,7 @@ static fg_status cfg_f32(const char *path, const cJSON *o, const char *k, float 
   }
   if (!cJSON_IsNumber(j) || !(j->valuedouble > 0.0) || !isfinite(j->valuedouble) || (float)j->valuedouble == 0.0f ||
       !isfinite((float)j->valuedouble))
-    return fg_err(err, FG_ERR_FORMAT, "%.160s: %s must be a positive number", path, k);
+    return fg_err(err, FG_ERR_FORMAT, "%.160s: %s must be a positive number", fg_path_short(path), k);
   *out = (float)j->valuedouble;
   return FG_OK;
 }
@@ -269,14 +269,14 @@ static int64_t cfg_id(const cJSON *o, const char *k) {
 static fg_status cfg_rope(const char *path, const cJSON *r, const char *what, float def, float *theta, fg_error *err) {
   *theta = def;
   if (!r || cJSON_IsNull(r)) return FG_OK;
-  if (!cJSON_IsObject(r)) return fg_err(err, FG_ERR_FORMAT, "%.160s: %s is not an object", path, what);
+  if (!cJSON_IsObject(r)) return fg_err(err, FG_ERR_FORMAT, "%.160s: %s is not an object", fg_path_short(path), what);
   const cJSON *type = cfg_get(r, "rope_type");
   if (!type) type = cfg_get(r, "type");
   if (type && !(cJSON_IsString(type) && strcmp(type->valuestring, "default") == 0)) {
     const cJSON *factor = cfg_get(r, "factor");
     if (!(cJSON_IsNumber(factor) && factor->valuedouble == 1.0))
       return fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: %s: rope_type \"%.32s\" is not supported (fgemma runs plain RoPE)",
-                    path, what, cJSON_IsString(type) ? type->valuestring : "?");
+                    fg_path_short(path), what, cJSON_IsString(type) ? type->valuestring : "?");
   }
   return cfg_f32(path, r, "rope_theta", def, theta, err);
 }
@@ -289,14 +289,14 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
   if (st != FG_OK) {
     if (st == FG_ERR_IO)
       return fg_err(err, FG_ERR_IO, "%.160s: no config.json (is %.60s a Hugging Face checkpoint directory? a PEFT adapter "
-                    "directory has adapter_config.json)", path, dir);
+                    "directory has adapter_config.json)", fg_path_short(path), fg_path_short(dir));
     return st;
   }
   cJSON *root = cJSON_ParseWithLength(text, size);
   fg_free(text);
   if (!cJSON_IsObject(root)) {
     cJSON_Delete(root);
-    return fg_err(err, FG_ERR_FORMAT, "%.160s: not a JSON object", path);
+    return fg_err(err, FG_ERR_FORMAT, "%.160s: not a JSON object", fg_path_short(path));
   }
   fg_g3_hparams *hp = &cf->hp;
   const cJSON *mt = cfg_get(root, "model_type"), *arch = cfg_get(root, "architectures");
@@ -312,13 +312,13 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
   }
   if (strcmp(model_type, "gemma3") == 0 || cfg_get(root, "text_config")) {
     st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: multimodal Gemma 3 (model_type gemma3, %s) is not supported; fgemma "
-                "converts text-only Gemma3ForCausalLM checkpoints (model_type gemma3_text)", path,
+                "converts text-only Gemma3ForCausalLM checkpoints (model_type gemma3_text)", fg_path_short(path),
                 archs[0] ? archs : "Gemma3ForConditionalGeneration");
     goto done;
   }
   if (strcmp(model_type, "gemma3_text") != 0 || (archs[0] && !causal)) {
     st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: unknown architecture '%.40s' (model_type '%.40s'); fgemma converts "
-                "Gemma3ForCausalLM (model_type gemma3_text)", path, archs[0] ? archs : "?", model_type[0] ? model_type : "?");
+                "Gemma3ForCausalLM (model_type gemma3_text)", fg_path_short(path), archs[0] ? archs : "?", model_type[0] ? model_type : "?");
     goto done;
   }
   if ((st = cfg_u32(path, root, "vocab_size", 0, &cf->n_vocab, err)) != FG_OK ||
@@ -333,7 +333,7 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
       (st = cfg_f32(path, root, "rms_norm_eps", 1e-6f, &hp->rms_eps, err)) != FG_OK)
     goto done;
   if (hp->n_head % hp->n_head_kv != 0) {
-    st = fg_err(err, FG_ERR_FORMAT, "%.160s: num_attention_heads %u is not a multiple of num_key_value_heads %u", path,
+    st = fg_err(err, FG_ERR_FORMAT, "%.160s: num_attention_heads %u is not a multiple of num_key_value_heads %u", fg_path_short(path),
                 hp->n_head, hp->n_head_kv);
     goto done;
   }
@@ -342,14 +342,14 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
   if ((st = cfg_u32(path, root, "query_pre_attn_scalar", 256, &qpas, err)) != FG_OK) goto done;
   if (qpas != hp->head_dim) {
     st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: query_pre_attn_scalar %u differs from head_dim %u; fgemma scales "
-                "attention by 1/sqrt(head_dim)", path, qpas, hp->head_dim);
+                "attention by 1/sqrt(head_dim)", fg_path_short(path), qpas, hp->head_dim);
     goto done;
   }
   const cJSON *act = cfg_get(root, "hidden_activation");
   if (!act || cJSON_IsNull(act)) act = cfg_get(root, "hidden_act");
   if (act && !cJSON_IsNull(act) &&
       !(cJSON_IsString(act) && (strcmp(act->valuestring, "gelu_pytorch_tanh") == 0 || strcmp(act->valuestring, "gelu_new") == 0))) {
-    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: hidden_activation '%.32s' is not supported (gelu_pytorch_tanh)", path,
+    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: hidden_activation '%.32s' is not supported (gelu_pytorch_tanh)", fg_path_short(path),
                 cJSON_IsString(act) ? act->valuestring : "?");
     goto done;
   }
@@ -357,13 +357,13 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
   for (size_t i = 0; i < 2; i++) {
     const cJSON *j = cfg_get(root, must_be_off[i]);
     if (j && !cJSON_IsFalse(j) && !cJSON_IsNull(j)) {
-      st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: %s is set; fgemma runs causal attention without biases", path, must_be_off[i]);
+      st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: %s is set; fgemma runs causal attention without biases", fg_path_short(path), must_be_off[i]);
       goto done;
     }
   }
   const cJSON *alc = cfg_get(root, "attn_logit_softcapping");
   if (alc && !cJSON_IsNull(alc)) {
-    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: attn_logit_softcapping is set (Gemma 2 style); not supported", path);
+    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: attn_logit_softcapping is set (Gemma 2 style); not supported", fg_path_short(path));
     goto done;
   }
   const cJSON *fsc = cfg_get(root, "final_logit_softcapping");
@@ -381,7 +381,7 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
   const cJSON *lt = cfg_get(root, "layer_types");
   if (lt && !cJSON_IsNull(lt)) {
     if (!cJSON_IsArray(lt) || (uint32_t)cJSON_GetArraySize(lt) != hp->n_layer) {
-      st = fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types must list num_hidden_layers (%u) entries", path, hp->n_layer);
+      st = fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types must list num_hidden_layers (%u) entries", fg_path_short(path), hp->n_layer);
       goto done;
     }
     /* fgemma (and llama.cpp) express the pattern as: layer l is global iff l % P == P - 1 */
@@ -389,7 +389,7 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
     for (const cJSON *e = lt->child; e; e = e->next, l++) {
       const bool full = cJSON_IsString(e) && strcmp(e->valuestring, "full_attention") == 0;
       if (!full && !(cJSON_IsString(e) && strcmp(e->valuestring, "sliding_attention") == 0)) {
-        st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: layer_types[%u] is not full_attention or sliding_attention", path, l);
+        st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: layer_types[%u] is not full_attention or sliding_attention", fg_path_short(path), l);
         goto done;
       }
       if (full && P == 0) P = l + 1;
@@ -400,13 +400,13 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
       const bool full = strcmp(e->valuestring, "full_attention") == 0;
       if (full != (l % P == P - 1)) {
         st = fg_err(err, FG_ERR_UNSUPPORTED, "%.140s: layer_types is not periodic (layer %u is %s); fgemma needs every "
-                    "P-th layer global", path, l, e->valuestring);
+                    "P-th layer global", fg_path_short(path), l, e->valuestring);
         goto done;
       }
     }
     hp->swa_pattern = P;
     if (P > 1 && hp->sliding_window == 0) {
-      st = fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types has sliding layers but sliding_window is null", path);
+      st = fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types has sliding layers but sliding_window is null", fg_path_short(path));
       goto done;
     }
   } else {
@@ -462,22 +462,22 @@ done:
 static fg_status read_header(cv_ctx *c, cv_file *fl) {
   uint8_t first[8];
   errno = 0;
-  if (!(fl->f = fopen(fl->path, "rb"))) return fg_err(c->err, FG_ERR_IO, "%.200s: cannot open: %s", fl->path, strerror(errno));
+  if (!(fl->f = fopen(fl->path, "rb"))) return fg_err(c->err, FG_ERR_IO, "%.200s: cannot open: %s", fg_path_short(fl->path), strerror(errno));
   const size_t got = fread(first, 1, 8, fl->f);
   uint64_t n;
   fg_error e;
   fg_status st = fg_st_header_len(first, got, fl->size, &n, &e);
-  if (st != FG_OK) return fg_err(c->err, st, "%.120s: %s", fl->path, e.msg);
+  if (st != FG_OK) return fg_err(c->err, st, "%.120s: %s", fg_path_short(fl->path), e.msg);
   uint8_t *buf = fg_malloc((size_t)n + 8);
-  if (!buf) return fg_err(c->err, FG_ERR_NOMEM, "%.160s: out of memory for a header of %llu bytes", fl->path, (unsigned long long)n);
+  if (!buf) return fg_err(c->err, FG_ERR_NOMEM, "%.160s: out of memory for a header of %llu bytes", fg_path_short(fl->path), (unsigned long long)n);
   memcpy(buf, first, 8);
   if (fread(buf + 8, 1, (size_t)n, fl->f) != (size_t)n) {
     fg_free(buf);
-    return fg_err(c->err, FG_ERR_IO, "%.200s: cannot read the header", fl->path);
+    return fg_err(c->err, FG_ERR_IO, "%.200s: cannot read the header", fg_path_short(fl->path));
   }
   st = fg_st_parse(buf, (size_t)n + 8, fl->size, &fl->st, &e);
   fg_free(buf);
-  if (st != FG_OK) return fg_err(c->err, st, "%.100s: %s", fl->path, e.msg);
+  if (st != FG_OK) return fg_err(c->err, st, "%.100s: %s", fg_path_short(fl->path), e.msg);
   return FG_OK;
 }
 
@@ -498,7 +498,7 @@ static fg_status open_weights(cv_ctx *c, const char *dir) {
       char *bin = join(dir, "pytorch_model.bin");
       const bool has_bin = bin && file_exists(bin);
       fg_free(bin);
-      st = fg_err(c->err, FG_ERR_IO, "%.120s: no model.safetensors or model.safetensors.index.json%s", dir,
+      st = fg_err(c->err, FG_ERR_IO, "%.120s: no model.safetensors or model.safetensors.index.json%s", fg_path_short(dir),
                   has_bin ? " (only safetensors are read: re-save with save_pretrained(safe_serialization=True))" : "");
       goto done;
     }
@@ -510,13 +510,13 @@ static fg_status open_weights(cv_ctx *c, const char *dir) {
   root = cJSON_ParseWithLength(text, size);
   const cJSON *wm = cfg_get(root, "weight_map");
   if (!cJSON_IsObject(wm)) {
-    st = fg_err(c->err, FG_ERR_FORMAT, "%.160s: no object weight_map", index);
+    st = fg_err(c->err, FG_ERR_FORMAT, "%.160s: no object weight_map", fg_path_short(index));
     goto done;
   }
   /* the shard files, in order of first mention */
   for (const cJSON *e = wm->child; e && st == FG_OK; e = e->next) {
     if (!cJSON_IsString(e) || !e->valuestring[0] || strchr(e->valuestring, '/') || strcmp(e->valuestring, "..") == 0) {
-      st = fg_err(c->err, FG_ERR_FORMAT, "%.120s: weight_map[\"%.60s\"] is not a file name in the directory", index, e->string);
+      st = fg_err(c->err, FG_ERR_FORMAT, "%.120s: weight_map[\"%.60s\"] is not a file name in the directory", fg_path_short(index), e->string);
       break;
     }
     bool seen = false;
@@ -527,7 +527,7 @@ static fg_status open_weights(cv_ctx *c, const char *dir) {
       st = fg_err(c->err, FG_ERR_NOMEM, "out of memory");
       break;
     }
-    if (!file_exists(path)) st = fg_err(c->err, FG_ERR_IO, "%.120s lists %.60s, which does not exist", index, e->valuestring);
+    if (!file_exists(path)) st = fg_err(c->err, FG_ERR_IO, "%.120s lists %.60s, which does not exist", fg_path_short(index), e->valuestring);
     if (st == FG_OK && (st = add_file(c, path, &idx)) == FG_OK) st = read_header(c, &c->files[idx]);
     fg_free(path);
   }
@@ -537,7 +537,7 @@ static fg_status open_weights(cv_ctx *c, const char *dir) {
     for (size_t k = 0; k < fl->st.n; k++) {
       const cJSON *e = cfg_get(wm, fl->st.t[k].name);
       if (!e || strcmp(e->valuestring, base_name(fl->path)) != 0) {
-        st = fg_err(c->err, FG_ERR_FORMAT, "%.100s holds tensor '%.60s', which the index lists %s%.40s", fl->path,
+        st = fg_err(c->err, FG_ERR_FORMAT, "%.100s holds tensor '%.60s', which the index lists %s%.40s", fg_path_short(fl->path),
                     fl->st.t[k].name, e ? "in " : "nowhere", e ? e->valuestring : "");
         break;
       }
@@ -548,7 +548,7 @@ static fg_status open_weights(cv_ctx *c, const char *dir) {
     for (size_t i = 0; i < c->n_files && !found; i++)
       found = strcmp(base_name(c->files[i].path), e->valuestring) == 0 && fg_st_find(&c->files[i].st, e->string);
     if (!found)
-      st = fg_err(c->err, FG_ERR_FORMAT, "%.100s lists tensor '%.60s' in %.40s, which does not hold it", index, e->string,
+      st = fg_err(c->err, FG_ERR_FORMAT, "%.100s lists tensor '%.60s' in %.40s, which does not hold it", fg_path_short(index), e->string,
                   e->valuestring);
   }
 done:
@@ -587,16 +587,16 @@ static fg_status plan_hf_tensor(cv_ctx *c, const char *hf, const char *gguf, uin
   const fg_st_tensor *s = find_st(c, hf, &fi);
   if (!s) {
     if (c->n_files == 1)
-      return fg_err(c->err, FG_ERR_FORMAT, "%.120s: missing tensor '%s' (%.40s expects it)", c->files[0].path, hf,
+      return fg_err(c->err, FG_ERR_FORMAT, "%.120s: missing tensor '%s' (%.40s expects it)", fg_path_short(c->files[0].path), hf,
                     base_name(config_path));
     return fg_err(c->err, FG_ERR_FORMAT, "missing tensor '%s': in none of the %zu shards model.safetensors.index.json "
-                  "lists (%.120s expects it)", hf, c->n_files, config_path);
+                  "lists (%.120s expects it)", hf, c->n_files, fg_path_short(config_path));
   }
   const char *file = c->files[fi].path;
   const uint32_t type = ggml_of_st(s->dtype);
   if (type == UINT32_MAX)
     return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' has dtype %s; fgemma converts F32, F16 and BF16",
-                  file, hf, fg_st_dtype_name(s->dtype));
+                  fg_path_short(file), hf, fg_st_dtype_name(s->dtype));
   const bool shape_ok = norm ? (s->n_dims == 1 && s->shape[0] == cols)
                              : (s->n_dims == 2 && s->shape[0] == rows && s->shape[1] == cols);
   if (!shape_ok) {
@@ -605,9 +605,9 @@ static fg_status plan_hf_tensor(cv_ctx *c, const char *hf, const char *gguf, uin
       snprintf(got + strlen(got), sizeof got - strlen(got), "%s%llu", d ? ", " : "", (unsigned long long)s->shape[d]);
     snprintf(got + strlen(got), sizeof got - strlen(got), "%s]", s->n_dims > 4 ? ", ..." : "");
     if (norm)
-      return fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%s' has shape %s; %.60s implies [%llu]", file, hf, got,
+      return fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%s' has shape %s; %.60s implies [%llu]", fg_path_short(file), hf, got,
                     base_name(config_path), (unsigned long long)cols);
-    return fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%s' has shape %s; %.60s implies [%llu, %llu]", file, hf, got,
+    return fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%s' has shape %s; %.60s implies [%llu, %llu]", fg_path_short(file), hf, got,
                   base_name(config_path), (unsigned long long)rows, (unsigned long long)cols);
   }
   cv_tensor *t = add_tensor(c);
@@ -643,7 +643,7 @@ static fg_status tc_token(const cJSON *tc, const char *key, const fg_hf_vocab *v
   if (cJSON_IsObject(j)) j = cfg_get(j, "content");
   if (!cJSON_IsString(j)) return FG_OK;
   const int32_t k = fg_hf_vocab_find(v, j->valuestring, strlen(j->valuestring));
-  if (k < 0) return fg_err(err, FG_ERR_FORMAT, "%.120s: %s \"%.40s\" is not in tokenizer.json's vocabulary", path, key, j->valuestring);
+  if (k < 0) return fg_err(err, FG_ERR_FORMAT, "%.120s: %s \"%.40s\" is not in tokenizer.json's vocabulary", fg_path_short(path), key, j->valuestring);
   *id = k;
   return FG_OK;
 }
@@ -653,14 +653,14 @@ static fg_status choose_id(int64_t from_tc, int64_t from_cfg, const fg_hf_vocab 
   if (from_tc >= 0) return *out = (uint32_t)from_tc, FG_OK;
   if (from_cfg >= 0) {
     if ((uint64_t)from_cfg >= v->n)
-      return fg_err(err, FG_ERR_FORMAT, "%.120s: config.json's %s_token_id %lld is outside the vocabulary (%u)", dir, what,
+      return fg_err(err, FG_ERR_FORMAT, "%.120s: config.json's %s_token_id %lld is outside the vocabulary (%u)", fg_path_short(dir), what,
                     (long long)from_cfg, v->n);
     return *out = (uint32_t)from_cfg, FG_OK;
   }
   const int32_t k = fg_hf_vocab_find(v, fallback, strlen(fallback));
   if (k >= 0) return *out = (uint32_t)k, FG_OK;
   if (!required) return *out = 0, FG_OK;
-  return fg_err(err, FG_ERR_FORMAT, "%.120s: no %s token (tokenizer_config.json, config.json and %s all missing)", dir, what,
+  return fg_err(err, FG_ERR_FORMAT, "%.120s: no %s token (tokenizer_config.json, config.json and %s all missing)", fg_path_short(dir), what,
                 fallback);
 }
 
@@ -680,7 +680,7 @@ static fg_status load_tokenizer(const char *dir, const cv_config *cf, cv_tok *tk
     char *spm = join(dir, "tokenizer.model");
     const bool has_spm = spm && file_exists(spm);
     fg_free(spm);
-    st = fg_err(err, FG_ERR_IO, "%.120s: no tokenizer.json%s", dir,
+    st = fg_err(err, FG_ERR_IO, "%.120s: no tokenizer.json%s", fg_path_short(dir),
                 has_spm ? " (only tokenizer.model: fgemma reads the tokenizer from tokenizer.json; save it with a fast "
                           "tokenizer)" : "");
     goto done;
@@ -713,7 +713,7 @@ static fg_status load_tokenizer(const char *dir, const cv_config *cf, cv_tok *tk
     fg_free(text);
     text = NULL;
     if (!cJSON_IsObject(tc)) {
-      st = fg_err(err, FG_ERR_FORMAT, "%.160s: not a JSON object", tcp);
+      st = fg_err(err, FG_ERR_FORMAT, "%.160s: not a JSON object", fg_path_short(tcp));
       goto done;
     }
     if ((st = tc_token(tc, "bos_token", &tk->v, tcp, &bos, err)) != FG_OK ||
@@ -746,7 +746,7 @@ static fg_status load_tokenizer(const char *dir, const cv_config *cf, cv_tok *tk
     tk->chat_template = NULL;
     if ((st = read_all(jinja, CV_MAX_CONFIG, &tk->chat_template, &size, err)) != FG_OK) goto done;
     if (memchr(tk->chat_template, '\0', size)) {
-      st = fg_err(err, FG_ERR_FORMAT, "%.160s: holds a NUL byte", jinja);
+      st = fg_err(err, FG_ERR_FORMAT, "%.160s: holds a NUL byte", fg_path_short(jinja));
       goto done;
     }
   }
@@ -825,7 +825,7 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   const bool has_head = find_st(c, FG_G3_HF_HEAD, &fi) != NULL;
   if (st == FG_OK && !cf.tied && !has_head)
     st = fg_err(c->err, FG_ERR_FORMAT, "missing tensor '%s' (%.100s says tie_word_embeddings false)", FG_G3_HF_HEAD,
-                config_path);
+                fg_path_short(config_path));
   const uint32_t head_type = c->p->head_type ? c->p->head_type : matrix_type(c, "output.weight", E, type);
   if (st == FG_OK && !cf.tied) st = plan_hf_tensor(c, FG_G3_HF_HEAD, "output.weight", E, V, false, head_type, config_path);
   if (st == FG_OK && cf.tied && has_head)
@@ -851,7 +851,7 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
       for (size_t j = 0; j < c->n_t && !used; j++) used = strcmp(c->t[j].src_name, n) == 0;
       if (!used)
         st = fg_err(c->err, FG_ERR_FORMAT, "%.100s: unexpected tensor '%.60s' (not part of a Gemma3ForCausalLM with %u "
-                    "layers as %.40s describes)", fl->path, n, hp->n_layer, base_name(config_path));
+                    "layers as %.40s describes)", fg_path_short(fl->path), n, hp->n_layer, base_name(config_path));
     }
   }
   if (st == FG_OK) st = load_tokenizer(dir, &cf, &tk, c->err);
@@ -895,11 +895,11 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   fg_error e;
   fg_status st = fg_mapfile_open(path, true, map, &e);
   if (st != FG_OK) return fg_err(c->err, st, "%s", e.msg);
-  if ((st = fg_gguf_parse(map->data, map->size, g, &e)) != FG_OK) return fg_err(c->err, st, "%.100s: %s", path, e.msg);
+  if ((st = fg_gguf_parse(map->data, map->size, g, &e)) != FG_OK) return fg_err(c->err, st, "%.100s: %s", fg_path_short(path), e.msg);
   fg_gguf_str arch = {"?", 1};
   const bool has_arch = fg_gguf_get_str(g, "general.architecture", &arch, NULL) == FG_OK;
   if (!has_arch || !fg_gguf_str_eq(arch, "gemma3"))
-    return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: architecture '%.*s' (general.architecture) is not gemma3", path,
+    return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: architecture '%.*s' (general.architecture) is not gemma3", fg_path_short(path),
                   (int)FG_MIN(arch.len, 40), arch.ptr);
   size_t fi;
   if ((st = add_file(c, path, &fi)) != FG_OK) return st;
@@ -909,7 +909,7 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   if ((st = fg_gguf_get_u32_or(g, "gemma3.block_count", 0, &c->mix.n_layer, &e)) != FG_OK ||
       (st = fg_gguf_get_u32_or(g, "gemma3.attention.head_count", 1, &n_head, &e)) != FG_OK ||
       (st = fg_gguf_get_u32_or(g, "gemma3.attention.head_count_kv", 1, &n_head_kv, &e)) != FG_OK)
-    return fg_err(c->err, st, "%.100s: %s", path, e.msg);
+    return fg_err(c->err, st, "%.100s: %s", fg_path_short(path), e.msg);
   c->mix.n_gqa = n_head_kv ? n_head / n_head_kv : 1;
   c->mix.tied = !fg_gguf_find_tensor(g, "output.weight");
   const uint32_t plain = !auto_type && type >= FG_CONVERT_MIX_BASE ? fg_g3_mix_of(type - FG_CONVERT_MIX_BASE)->type : type;
@@ -920,7 +920,7 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
     cv_tensor *t = add_tensor(c);
     if (!t) return fg_err(c->err, FG_ERR_NOMEM, "out of memory");
     if (s->name.len >= sizeof t->name)
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: a tensor name of %zu bytes is too long", path, s->name.len);
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: a tensor name of %zu bytes is too long", fg_path_short(path), s->name.len);
     memcpy(t->name, s->name.ptr, s->name.len);
     t->name[s->name.len] = '\0';
     snprintf(t->src_name, sizeof t->src_name, "%s", t->name);
@@ -928,7 +928,7 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
     memcpy(t->ne, s->ne, sizeof t->ne);
     t->src_type = s->type;
     if (!fg_type_traits_get(s->type))
-      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' has type id %u, which fgemma cannot read", path, t->name,
+      return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: tensor '%s' has type id %u, which fgemma cannot read", fg_path_short(path), t->name,
                     s->type);
     const bool is_out = strcmp(t->name, "output.weight") == 0;
     const bool matrix = s->n_dims >= 2 && s->ne[1] > 1;
@@ -944,7 +944,7 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   }
   if (st != FG_OK) return st;
   if (c->p->head_type && !has_output) {
-    if (embd == SIZE_MAX) return fg_err(c->err, FG_ERR_FORMAT, "%.120s: no token_embd.weight to make a head from", path);
+    if (embd == SIZE_MAX) return fg_err(c->err, FG_ERR_FORMAT, "%.120s: no token_embd.weight to make a head from", fg_path_short(path));
     cv_tensor *t = add_tensor(c);
     if (!t) return fg_err(c->err, FG_ERR_NOMEM, "out of memory");
     *t = c->t[embd];
@@ -954,7 +954,7 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   }
   /* metadata: every key as it is, then the file type (kept in place) and the quantization version */
   for (size_t i = 0; i < g->n_kv && st == FG_OK; i++) st = fg_gguf_writer_copy_kv(c->w, &g->kv[i]);
-  if (st != FG_OK) return fg_err(c->err, st, "%.120s: cannot copy its metadata", path);
+  if (st != FG_OK) return fg_err(c->err, st, "%.120s: cannot copy its metadata", fg_path_short(path));
   if (!auto_type) CV_KV(fg_gguf_writer_set_u32(c->w, "general.file_type", file_type(c, plain)), "general.file_type");
   CV_KV(fg_gguf_writer_set_u32(c->w, "general.quantization_version", 2), "general.quantization_version");
   if (c->p->name) CV_KV(fg_gguf_writer_set_str(c->w, "general.name", c->p->name), "general.name");
@@ -989,25 +989,25 @@ static fg_status peft_refuse(cv_ctx *c, const char *path, const char *name, fg_p
   switch (nm.kind) {
     case FG_PEFT_EMBEDDING:
       return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s': a LoRA of the token embedding (embed_tokens) is not "
-                    "supported; train without it in target_modules", file, name);
+                    "supported; train without it in target_modules", fg_path_short(file), name);
     case FG_PEFT_LM_HEAD:
       return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s': a LoRA of the output projection (lm_head) is not "
-                    "supported", file, name);
+                    "supported", fg_path_short(file), name);
     case FG_PEFT_DORA:
       return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' is DoRA's magnitude, which a GGUF LoRA adapter cannot "
-                    "carry; %s", file, name, merge);
+                    "carry; %s", fg_path_short(file), name, merge);
     case FG_PEFT_BIAS:
       return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' is a bias, which a GGUF LoRA adapter cannot carry "
-                    "(train with bias=\"none\", lora_bias=False)", file, name);
+                    "(train with bias=\"none\", lora_bias=False)", fg_path_short(file), name);
     case FG_PEFT_FULL:
       return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' is a whole tensor (modules_to_save, trainable tokens, a "
-                    "norm), which a GGUF LoRA adapter cannot carry; %s", file, name, merge);
+                    "norm), which a GGUF LoRA adapter cannot carry; %s", fg_path_short(file), name, merge);
     case FG_PEFT_OTHER_MODULE:
       return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: '%.100s' adapts a module of layer %u that fgemma does not adapt "
-                    "(only q/k/v/o_proj, gate/up/down_proj)", file, name, nm.layer);
+                    "(only q/k/v/o_proj, gate/up/down_proj)", fg_path_short(file), name, nm.layer);
     default:
       return fg_err(c->err, FG_ERR_FORMAT, "%.80s: unexpected tensor '%.100s' (not a lora_A/lora_B of a Gemma 3 layer "
-                    "as PEFT names them)", file, name);
+                    "as PEFT names them)", fg_path_short(file), name);
   }
 }
 
@@ -1038,12 +1038,12 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
   if (type != FG_CONVERT_TYPE_AUTO && type >= FG_CONVERT_MIX_BASE) type = fg_g3_mix_of(type - FG_CONVERT_MIX_BASE)->type;
   if (type != FG_CONVERT_TYPE_AUTO && type != FG_TYPE_F32 && type != FG_TYPE_F16 && type != FG_TYPE_BF16 &&
       type != FG_TYPE_Q8_0) {
-    st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: a LoRA adapter is written as f32, f16, bf16 or q8_0, not %s", dir,
+    st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: a LoRA adapter is written as f32, f16, bf16 or q8_0, not %s", fg_path_short(dir),
                 fg_type_name(type));
     goto done;
   }
   if (c->p->head_type) {
-    st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: a head type applies to a model, not to a LoRA adapter", dir);
+    st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: a head type applies to a model, not to a LoRA adapter", fg_path_short(dir));
     goto done;
   }
 
@@ -1054,13 +1054,13 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
       goto done;
     }
     if ((st = fg_gguf_parse(bmap.data, bmap.size, &bg, &e)) != FG_OK) {
-      st = fg_err(c->err, st, "base model %.100s: %s", c->p->base, e.msg);
+      st = fg_err(c->err, st, "base model %.100s: %s", fg_path_short(c->p->base), e.msg);
       goto done;
     }
     fg_gguf_str a;
     if (fg_gguf_get_str(&bg, "general.architecture", &a, NULL) != FG_OK || a.len == 0 || a.len >= sizeof arch ||
         memchr(a.ptr, '\0', a.len)) {
-      st = fg_err(c->err, FG_ERR_FORMAT, "base model %.120s: no usable general.architecture", c->p->base);
+      st = fg_err(c->err, FG_ERR_FORMAT, "base model %.120s: no usable general.architecture", fg_path_short(c->p->base));
       goto done;
     }
     memcpy(arch, a.ptr, a.len);
@@ -1075,7 +1075,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     char *bin = join(dir, "adapter_model.bin");
     const bool has_bin = bin && file_exists(bin);
     fg_free(bin);
-    st = fg_err(c->err, FG_ERR_IO, "%.120s: no adapter_model.safetensors%s", dir,
+    st = fg_err(c->err, FG_ERR_IO, "%.120s: no adapter_model.safetensors%s", fg_path_short(dir),
                 has_bin ? " (only adapter_model.bin: save the adapter with save_pretrained(safe_serialization=True))" : "");
     goto done;
   }
@@ -1106,14 +1106,14 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     }
     size_t *slot = nm.kind == FG_PEFT_LORA_A ? &p->a : &p->b;
     if (*slot != SIZE_MAX)
-      st = fg_err(c->err, FG_ERR_FORMAT, "%.60s: tensors '%.80s' and '%.80s' are both lora_%c of layer %u's %s", file,
+      st = fg_err(c->err, FG_ERR_FORMAT, "%.60s: tensors '%.80s' and '%.80s' are both lora_%c of layer %u's %s", fg_path_short(file),
                   h->t[*slot].name, h->t[k].name, nm.kind == FG_PEFT_LORA_A ? 'A' : 'B', nm.layer,
                   fg_peft_modules[nm.module].hf);
     *slot = k;
   }
   if (st != FG_OK) goto done;
   if (n_pairs == 0) {
-    st = fg_err(c->err, FG_ERR_FORMAT, "%.120s: no lora_A/lora_B tensors of the text model's layers", file);
+    st = fg_err(c->err, FG_ERR_FORMAT, "%.120s: no lora_A/lora_B tensors of the text model's layers", fg_path_short(file));
     goto done;
   }
   if (n_vision)
@@ -1135,7 +1135,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     if (p->a == SIZE_MAX || p->b == SIZE_MAX) {
       const fg_st_tensor *have = &h->t[p->a == SIZE_MAX ? p->b : p->a];
       st = fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%.100s' has no matching lora_%c (every adapted matrix needs "
-                  "both lora_A and lora_B)", file, have->name, p->a == SIZE_MAX ? 'A' : 'B');
+                  "both lora_A and lora_B)", fg_path_short(file), have->name, p->a == SIZE_MAX ? 'A' : 'B');
       break;
     }
     const fg_st_tensor *ta = &h->t[p->a], *tb = &h->t[p->b];
@@ -1144,9 +1144,9 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
       const uint32_t tt = ggml_of_st(t->dtype);
       if (tt == UINT32_MAX)
         st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.80s: tensor '%.100s' has dtype %s; fgemma converts F32, F16 and BF16",
-                    file, t->name, fg_st_dtype_name(t->dtype));
+                    fg_path_short(file), t->name, fg_st_dtype_name(t->dtype));
       else if (t->n_dims != 2 || t->shape[0] == 0 || t->shape[1] == 0)
-        st = fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%.100s' is not a matrix (%u dimensions)", file, t->name,
+        st = fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%.100s' is not a matrix (%u dimensions)", fg_path_short(file), t->name,
                     t->n_dims);
       else if (auto_type == UINT32_MAX)
         auto_type = tt;
@@ -1157,7 +1157,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     const uint64_t rank = ta->shape[0], n_in = ta->shape[1], n_out = tb->shape[0];
     if (tb->shape[1] != rank) {
       st = fg_err(c->err, FG_ERR_FORMAT, "%.60s: mismatched ranks: '%.90s' has %llu rows (rank) but '%.90s' has %llu "
-                  "columns", file, ta->name, (unsigned long long)rank, tb->name, (unsigned long long)tb->shape[1]);
+                  "columns", fg_path_short(file), ta->name, (unsigned long long)rank, tb->name, (unsigned long long)tb->shape[1]);
       break;
     }
     /* PEFT's r and lora_alpha of this module (rank_pattern / alpha_pattern), and the alpha that makes
@@ -1172,7 +1172,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     }
     if (!fg_peft_pattern_get(pc.alpha_pattern, pc.n_alpha_pattern, module, pc.alpha, &a_i)) {
       st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.100s: alpha_pattern has a regular expression, which fgemma does not "
-                  "evaluate (it needs %.60s's alpha)", config_path, module);
+                  "evaluate (it needs %.60s's alpha)", fg_path_short(config_path), module);
       break;
     }
     const double alpha_i = pc.rslora ? a_i * sqrt((double)rank) : a_i;
@@ -1194,7 +1194,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
         dims[li] = vs[d];
         dim_from[li] = d ? tb->name : ta->name;
       } else if (dims[li] != vs[d]) {
-        st = fg_err(c->err, FG_ERR_FORMAT, "%.40s: '%.80s' has %s %llu where '%.80s' has %llu (%s)", file,
+        st = fg_err(c->err, FG_ERR_FORMAT, "%.40s: '%.80s' has %s %llu where '%.80s' has %llu (%s)", fg_path_short(file),
                     d ? tb->name : ta->name, d ? "n_out" : "n_in", (unsigned long long)vs[d], dim_from[li],
                     (unsigned long long)dims[li], dim_name(ls[d]));
       }
@@ -1205,10 +1205,10 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     const fg_gguf_tensor *bt = fg_gguf_find_tensor(&bg, bname);
     if (!bt) {
       st = fg_err(c->err, FG_ERR_FORMAT, "'%.90s' adapts %s, which base model %.100s does not have%s", ta->name, bname,
-                  c->p->base, n_layer && p->layer >= n_layer ? " (its layers end before)" : "");
+                  fg_path_short(c->p->base), n_layer && p->layer >= n_layer ? " (its layers end before)" : "");
     } else if (bt->ne[0] != n_in || bt->ne[1] != n_out) {
       st = fg_err(c->err, FG_ERR_FORMAT, "'%.80s' / lora_B adapt a %llu -> %llu matrix, but %s of base model %.80s is "
-                  "%llu -> %llu", ta->name, (unsigned long long)n_in, (unsigned long long)n_out, bname, c->p->base,
+                  "%llu -> %llu", ta->name, (unsigned long long)n_in, (unsigned long long)n_out, bname, fg_path_short(c->p->base),
                   (unsigned long long)bt->ne[0], (unsigned long long)bt->ne[1]);
     }
   }
@@ -1216,7 +1216,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
   if (type == FG_CONVERT_TYPE_AUTO) type = auto_type;
 
   if (!isfinite((float)alpha)) {
-    st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: lora_alpha %g * sqrt(r) does not fit an f32", config_path, pc.alpha);
+    st = fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: lora_alpha %g * sqrt(r) does not fit an f32", fg_path_short(config_path), pc.alpha);
     goto done;
   }
 
@@ -1259,13 +1259,13 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     if (c->p->base && fg_gguf_get_arr(&bg, "tokenizer.ggml.tokens", FG_GGUF_STRING, &toks, NULL) == FG_OK) {
       fg_gguf_str *pieces = NULL;
       if ((st = fg_gguf_str_array(toks, &pieces, &e)) != FG_OK) {
-        st = fg_err(c->err, st, "base model %.100s: %s", c->p->base, e.msg);
+        st = fg_err(c->err, st, "base model %.100s: %s", fg_path_short(c->p->base), e.msg);
         goto done;
       }
       for (size_t i = 0; i < ov.n && st == FG_OK; i++) {
         if ((uint64_t)ov.ids[i] >= toks->arr_n) {
           st = fg_err(c->err, FG_ERR_FORMAT, "%.100s: ids[%zu] = %d is outside base model %.80s's vocabulary (%llu "
-                      "tokens)", ov_path, i, (int)ov.ids[i], c->p->base, (unsigned long long)toks->arr_n);
+                      "tokens)", fg_path_short(ov_path), i, (int)ov.ids[i], fg_path_short(c->p->base), (unsigned long long)toks->arr_n);
           break;
         }
         const fg_gguf_str bp = pieces[ov.ids[i]];
@@ -1343,11 +1343,11 @@ static fg_status check_row(cv_ctx *c, const cv_tensor *t, const float *row, size
   for (size_t j = 0; j < n; j++) {
     if (!isfinite(row[j]))
       return fg_err(c->err, FG_ERR_FORMAT, "%.100s: tensor '%s' holds %s at row %llu, column %zu; an adapter must be "
-                    "finite", c->files[t->file].path, t->src_name, isnan(row[j]) ? "NaN" : "an infinity",
+                    "finite", fg_path_short(c->files[t->file].path), t->src_name, isnan(row[j]) ? "NaN" : "an infinity",
                     (unsigned long long)r, j);
     if (t->out_type == FG_TYPE_F16 && fabsf(row[j]) >= 65520.0f)
       return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.100s: tensor '%s' holds %g at row %llu, column %zu, beyond F16's "
-                    "range (65504): write it as bf16 or f32", c->files[t->file].path, t->src_name, (double)row[j],
+                    "range (65504): write it as bf16 or f32", fg_path_short(c->files[t->file].path), t->src_name, (double)row[j],
                     (unsigned long long)r, j);
   }
   return FG_OK;
@@ -1439,7 +1439,7 @@ fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert
     return fg_err(err, FG_ERR_UNSUPPORTED, "convert: head type %u (%s) is not supported: use q8_0 (8) or q4_0 (2)",
                   params->head_type, fg_type_name(params->head_type));
   struct stat sb;
-  if (stat(in_path, &sb) != 0) return fg_err(err, FG_ERR_IO, "%.200s: cannot open: %s", in_path, strerror(errno));
+  if (stat(in_path, &sb) != 0) return fg_err(err, FG_ERR_IO, "%.200s: cannot open: %s", fg_path_short(in_path), strerror(errno));
 
   cv_ctx c;
   memset(&c, 0, sizeof c);
@@ -1458,7 +1458,7 @@ fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert
   if (st == FG_OK && S_ISDIR(sb.st_mode) && !adapter_config) st = fg_err(err, FG_ERR_NOMEM, "out of memory");
   if (st == FG_OK && params->base && !adapter)
     st = fg_err(err, FG_ERR_INVALID_ARG, "%.160s: a base model is given, but the input is not a PEFT adapter directory "
-                "(no adapter_config.json)", in_path);
+                "(no adapter_config.json)", fg_path_short(in_path));
   if (st == FG_OK) {
     if (adapter) {
       st = plan_peft(&c, in_path, adapter_config);
@@ -1473,7 +1473,7 @@ fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert
         st = plan_gguf(&c, in_path, &map, &g);
       else
         st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: neither a checkpoint directory nor a GGUF file (give the directory "
-                    "that holds config.json)", in_path);
+                    "that holds config.json)", fg_path_short(in_path));
     }
   }
   if (st == FG_OK && c.n_requant)

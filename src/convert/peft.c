@@ -76,8 +76,10 @@ static fg_status parse_pattern(const cJSON *root, const char *name, bool ranks, 
   return FG_OK;
 }
 
-fg_status fg_peft_config_parse(const char *json, size_t len, const char *path, fg_peft_config *out, fg_error *err) {
+fg_status fg_peft_config_parse(const char *json, size_t len, const char *full_path, fg_peft_config *out, fg_error *err) {
   memset(out, 0, sizeof *out);
+  char path[80];
+  fg_path_shown(path, sizeof path, full_path);
   cJSON *root = cJSON_ParseWithLength(json, len);
   fg_status st = FG_OK;
   if (!cJSON_IsObject(root)) {
@@ -318,9 +320,11 @@ static bool ov_grow(fg_peft_vocab_override *v, size_t *cap, size_t k, bool token
   return true;
 }
 
-fg_status fg_peft_vocab_override_parse(const char *json, size_t len, const char *path, fg_peft_vocab_override *out,
-                                       fg_error *err) {
+fg_status fg_peft_vocab_override_parse(const char *json, size_t len, const char *full_path,
+                                       fg_peft_vocab_override *out, fg_error *err) {
   memset(out, 0, sizeof *out);
+  char path[100];
+  fg_path_shown(path, sizeof path, full_path);
   fg_js js;
   fg_js_init(&js, json, len);
   size_t n_ids = 0, n_tok = 0, cap_ids = 0, cap_tok = 0;

@@ -50,6 +50,27 @@ fg_status fg_err(fg_error *err, fg_status code, const char *fmt, ...) {
   return code;
 }
 
+const char *fg_path_shown(char *buf, size_t cap, const char *path) {
+  if (!cap) return buf;
+  const size_t n = path ? strlen(path) : 0;
+  if (n < cap) {
+    memcpy(buf, path ? path : "", n + 1);
+  } else if (cap > 4) {
+    memcpy(buf, "...", 3);
+    memcpy(buf + 3, path + n - (cap - 4), cap - 4 + 1);
+  } else {
+    buf[0] = '\0';
+  }
+  return buf;
+}
+
+const char *fg_path_short(const char *path) {
+  static _Thread_local char ring[4][72];
+  static _Thread_local unsigned k;
+  k = (k + 1) % 4;
+  return fg_path_shown(ring[k], sizeof ring[k], path);
+}
+
 void fg_err_clear(fg_error *err) {
   if (err) {
     err->code = FG_OK;
