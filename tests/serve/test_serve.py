@@ -13,10 +13,14 @@ Starts the server on 127.0.0.1 (a free port chosen by the server) serving tv-min
              status and an OpenAI error body, the server stays up, RSS stays flat
   limits     a second server: queue full -> 429, request timeout -> 503, SIGTERM drains (requests in
              flight answered, new ones 503, exit status 0)
+With --openai-only (the tv-270m pass of scripts/test-serve.sh: the real Gemma 3 270M base with
+--lora models/tv-270m-lora.gguf) only the openai checks run, then, with --requests > 0, one concurrent
+round; no nlu, hostile or limits rounds.
 Every wait is bounded; the servers are killed at the end whatever happens.
 
 Usage: python test_serve.py --fgemma build/fgemma --model tv-mini-q8_0.gguf --tools tv-catalog.json
        --expected utterances-de.expected.jsonl [--threads 16 --requests 50] [--rss-slack-mb 24]
+       [--lora ADAPTER.gguf] [--openai-only] [--quick]
 """
 import argparse
 import concurrent.futures
@@ -483,13 +487,17 @@ def main():
     ap.add_argument("--quick", action="store_true",
                     help="sanitizer runs: 4 demo utterances, one round of hostile clients and of concurrency")
     ap.add_argument("--cli", help="the fgemma binary that answers the /v1/nlu comparison (default --fgemma)")
+    ap.add_argument("--lora", help="a LoRA adapter for the model (fgemma serve --lora)")
+    ap.add_argument("--openai-only", action="store_true",
+                    help="only the openai checks and, with --requests > 0, one concurrent round (the tv-270m pass)")
     args = ap.parse_args()
     catalog = json.load(open(args.tools))
     tools = tools_of(catalog)
     expected = [json.loads(l) for l in open(args.expected, encoding="utf-8") if l.strip()]
     model_id = os.path.basename(args.model)[:-5] if args.model.endswith(".gguf") else os.path.basename(args.model)
     t0 = time.time()
-    srv = Server(args.fgemma, args.model, "--parallel", "2", "--threads", "1", "--api-key", KEY,
+    lora = ["--lora", args.lora] if args.lora else []
+    srv = Server(args.fgemma, args.model, *lora, "--parallel", "2", "--threads", "1", "--api-key", KEY,
                  "--header-timeout", "2", "--conn-timeout", "3", "--max-body", "131072", "--queue", "64",
                  "--max-catalogs", "4")
     try:
@@ -497,6 +505,10 @@ def main():
                                timeout=120)
         answers = test_openai(srv, client, tools, expected[:4] if args.quick else expected, model_id)
         print("openai: %.1f s" % (time.time() - t0), flush=True)
+        if args.openai_only:
+            if args.requests > 0:
+                test_concurrent(srv, client, tools, answers, model_id, args.threads, args.requests)
+            return finish(srv, args, t0)
         test_nlu(srv, args, catalog, expected[:2] if args.quick else expected[:4])
         test_concurrent(srv, client, tools, answers, model_id, args.threads, args.requests)
         test_hostile(srv, tools)
@@ -521,7 +533,8 @@ def main():
 def finish(srv, args, t0):
     check(srv.metric('fgemma_requests_total{endpoint="chat_completions",status="500"}') == 0, "500s were answered")
     check(srv.stop() == 0, "exit status %s" % srv.proc.returncode)
-    test_limits(args)
+    if not args.openai_only:
+        test_limits(args)
     print("test_serve: %d checks, %d failed, %.1f s" % (checks, len(failures), time.time() - t0), flush=True)
     return 1 if failures else 0
 
