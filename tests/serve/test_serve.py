@@ -1,6 +1,7 @@
 """test_serve.py — `fgemma serve` end to end, with the official openai client and raw sockets.
 
-Starts the server on 127.0.0.1 (a free port chosen by the server) serving tv-mini, then checks:
+Starts the server on 127.0.0.1 (a free port chosen by the server) serving tv-mini (or tv-270m, below),
+then checks:
   openai     tool calls of the 12 demo utterances equal the expected ones; streaming reassembles to
              the same answer; tool_choice none / required / a named function / unknown names;
              /v1/models; a wrong API key
@@ -488,6 +489,9 @@ def main():
                     help="sanitizer runs: 4 demo utterances, one round of hostile clients and of concurrency")
     ap.add_argument("--cli", help="the fgemma binary that answers the /v1/nlu comparison (default --fgemma)")
     ap.add_argument("--lora", help="a LoRA adapter for the model (fgemma serve --lora)")
+    ap.add_argument("--server-timeout", type=int,
+                    help="the server's --timeout (default its own, 30 s; the tv-270m pass under the sanitizers "
+                         "needs more for the catalog prefill)")
     ap.add_argument("--openai-only", action="store_true",
                     help="only the openai checks and, with --requests > 0, one concurrent round (the tv-270m pass)")
     args = ap.parse_args()
@@ -497,12 +501,13 @@ def main():
     model_id = os.path.basename(args.model)[:-5] if args.model.endswith(".gguf") else os.path.basename(args.model)
     t0 = time.time()
     lora = ["--lora", args.lora] if args.lora else []
-    srv = Server(args.fgemma, args.model, *lora, "--parallel", "2", "--threads", "1", "--api-key", KEY,
+    timeout = ["--timeout", str(args.server_timeout)] if args.server_timeout else []
+    srv = Server(args.fgemma, args.model, *lora, *timeout, "--parallel", "2", "--threads", "1", "--api-key", KEY,
                  "--header-timeout", "2", "--conn-timeout", "3", "--max-body", "131072", "--queue", "64",
                  "--max-catalogs", "4")
     try:
         client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % srv.port, api_key=KEY, max_retries=0,
-                               timeout=120)
+                               timeout=max(120, (args.server_timeout or 0) + 30))
         answers = test_openai(srv, client, tools, expected[:4] if args.quick else expected, model_id)
         print("openai: %.1f s" % (time.time() - t0), flush=True)
         if args.openai_only:
