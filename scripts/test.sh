@@ -95,10 +95,13 @@ if [ "$asan" = 1 ]; then
     ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 3600 \
     -E '^(test_session_270m|oracle_270m_f32)$' -LE '^real$'
   step "fgemma serve under ASan + UBSan (scripts/test-serve.sh --quick)"
-  # the server's leaks count at exit (its exit status); RSS is not checked (the allocator's quarantine)
+  # the server's leaks count at exit (its exit status); RSS is not checked (the allocator's quarantine).
+  # tv-270m's pass is left out here (said so): 95-100 s under ASan for the server code the tv-mini pass
+  # runs; the release run above serves tv-270m, and test_lora runs the adapter code under ASan
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     timed "serve (ASan)" bash scripts/test-serve.sh --fgemma build-asan/fgemma --cli build/fgemma --quick \
-    --threads 4 --requests 5 --rss-slack-mb 0
+    --threads 4 --requests 5 --rss-slack-mb 0 \
+    --skip-270m "CI time: 95-100 s under ASan for server code the tv-mini pass covers; the release run serves tv-270m"
 fi
 
 if [ "$tsan" = 1 ]; then
