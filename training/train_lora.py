@@ -71,6 +71,18 @@ LAYER_MAP = {
 # ----------------------------------------------------------------------------------------------
 # The base: GGUF metadata and dequantized tensors
 
+
+def logged_args(args):
+    """the arguments as the log records them: paths in the repo relative to it, others as
+    <outside>/NAME, so that logs committed to the repo name no machine's directories"""
+    out = {}
+    for k, v in vars(args).items():
+        if isinstance(v, str) and os.path.isabs(v):
+            inside = os.path.abspath(v).startswith(ROOT + os.sep)
+            v = os.path.relpath(v, ROOT) if inside else "<outside>/" + os.path.basename(v.rstrip("/"))
+        out[k] = v
+    return out
+
 def gguf_metadata(path):
     """Scalar and string metadata of a GGUF file (arrays skipped)."""
     scal = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
@@ -304,7 +316,7 @@ def main():
         dev = T.Split(dev.utt_len[:args.dev_limit], dev.ans_len[:args.dev_limit], dev.ids, dev.offsets[:args.dev_limit])
     log({"event": "start", "torch": torch.__version__, "transformers": transformers.__version__,
          "peft": peft.__version__, "device": torch.cuda.get_device_name(0) if device.type == "cuda" else "cpu",
-         "n_train": len(train), "n_dev": len(dev), "n_prefix": len(prefix), "args": vars(args)})
+         "n_train": len(train), "n_dev": len(dev), "n_prefix": len(prefix), "args": logged_args(args)})
 
     model = load_base(args.base, args.base_sha256, log).to(device)
     if device.type == "cuda":  # exact F32 for the golden check and the final evaluation
