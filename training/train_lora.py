@@ -83,6 +83,7 @@ def logged_args(args):
         out[k] = v
     return out
 
+
 def gguf_metadata(path):
     """Scalar and string metadata of a GGUF file (arrays skipped)."""
     scal = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
