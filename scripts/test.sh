@@ -88,12 +88,17 @@ if [ "$asan" = 1 ]; then
   # checkpoints); the release and FG_ISA runs above keep it. Nor the tests on the real Gemma 3 270M
   # (label real: minutes under ASan); the new block types' code paths run under ASan in test_quant_blocks
   # and test_kernels. Nor oracle_270m_f32 (the 270m preset against llama.cpp: 3 minutes under ASan for
-  # paths the small presets' oracle tests cover). FG_TEST_EMULATED=1 gives the tests that know it their
+  # paths the small presets' oracle tests cover). Of the llama.cpp comparisons of every block type, LoRA
+  # scale and converted checkpoint, one of each family runs here (oracle_quant_q4_k_m: the real file's
+  # mix; oracle_lora_small_f32_s*: the adapter applied; oracle_convert_small_*_q8_0): the others load
+  # and run the same code over other types (test_quant_blocks, test_kernels and test_lora run every
+  # type and adapter path under ASan), 5 CPU-minutes of the run. FG_TEST_EMULATED=1 gives the tests that know it their
   # subset for slow runs (as under qemu): test_constrain (the tiny preset on 3 utterances), test_spec,
   # test_lifetime, test_reliability, test_tokenizer; the release run above keeps their full sets
   FG_TEST_EMULATED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 3600 \
-    -E '^(test_session_270m|oracle_270m_f32)$' -LE '^real$'
+    -E '^(test_session_270m|oracle_270m_f32|oracle_quant_(q2_k|q3_k_m|q4_1|q5_0|q5_1|q5_k_m|q6_k|iq4_nl|iq4_xs)|oracle_lora_small_f32_s[0-9.]+_ref|oracle_convert_small_.*_(f32|f16|bf16|q4_0))$' \
+    -LE '^real$'
   step "fgemma serve under ASan + UBSan (scripts/test-serve.sh --quick)"
   # the server's leaks count at exit (its exit status); RSS is not checked (the allocator's quarantine).
   # tv-270m's pass is left out here (said so): 95-100 s under ASan for the server code the tv-mini pass
@@ -150,12 +155,13 @@ if [ "$arm" = 1 ]; then
   # runs them; arm_ids_real_q4_k_m checks the ARM builds on the real file). test_constrain runs its
   # emulated subset there (tiny preset, 3 utterances).
   # test_convert_mix (the searched quantizers of `fgemma convert`: portable C, ~6 emulated minutes)
-  # too. aarch64 runs the tests of what differs from armv7 there (the NEON dot-product and i8mm
+  # too, and test_kernels_isa_ref: test_kernels tests every table of the target, the plain-C one
+  # included (its emulated scalar code is most of test_kernels' 4 minutes; the per-ISA run repeated it). aarch64 runs the tests of what differs from armv7 there (the NEON dot-product and i8mm
   # tables, the repacked layout, attention, the model, sessions and the ids checks, the loaders and
   # tokenizer on a 64-bit target) and leaves the engine-level tests of portable code to armv7, whose
   # 32-bit build is the stricter target for them (docs/ARM.md "CI").
   FG_ARM_SETUP=0 FG_HOST_FGEMMA="$root/build/fgemma" FG_ARM_MODELS="$root/build/models" \
-    FG_ARM_EXCLUDE='^(test_session_270m|test_nlu_fork|test_convert_mix|real_.*)$' \
+    FG_ARM_EXCLUDE='^(test_session_270m|test_nlu_fork|test_convert_mix|test_kernels_isa_ref|real_.*)$' \
     FG_ARM_EXCLUDE_AARCH64='^(test_constrain|test_engine|test_lifetime|test_reliability|test_spec|test_nlu|test_convert|test_convert_peft|test_gen_model|test_cli|test_tv_targets.*)$' \
     timed "ARM (both targets)" bash scripts/test-arm.sh armv7 aarch64
 fi
