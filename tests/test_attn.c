@@ -236,6 +236,27 @@ static void test_pv_odd(const fg_attn_kernels *k) {
   CHECK_MSG(worst <= 1e-5, "%s: pv with 37 columns differs from the C table by %.3g", k->name, worst);
 }
 
+/* lora_bt against its definition: y[r] += the products t[q] bt[q][r] summed in q order in float (each
+ * product and sum rounded, no fused multiply-add), computed here one output at a time; the outputs past n
+ * are not touched. */
+static void test_lora_bt(const fg_attn_kernels *k) {
+  enum { NQ = 16, LD = 150, N = 137 };
+  static float bt[NQ * LD], t[NQ], y[LD], want[LD];
+  for (int i = 0; i < NQ * LD; i++) bt[i] = frand(-2, 2);
+  for (int q = 0; q < NQ; q++) t[q] = frand(-2, 2);
+  for (int r = 0; r < LD; r++) y[r] = want[r] = frand(-5, 5);
+  for (int r = 0; r < N; r++) {
+    volatile float acc = 0.0f; /* volatile: one rounding per product and per sum, whatever the flags */
+    for (int q = 0; q < NQ; q++) {
+      volatile float prod = bt[q * LD + r] * t[q];
+      acc = acc + prod;
+    }
+    want[r] += acc;
+  }
+  k->lora_bt(y, t, NQ, bt, LD, N);
+  CHECK_MSG(memcmp(y, want, sizeof y) == 0, "%s: lora_bt differs from its definition", k->name);
+}
+
 /* The C table (ARM's) computes exactly what the AVX2 table computes (attn.c): attention of many
  * rows over 4 blocks, GELU (incl. a tail of 5) and exp, bit for bit, f32 and f16 K/V. */
 static void test_c_equals_avx2(void) {
@@ -272,8 +293,24 @@ static void test_c_equals_avx2(void) {
   a->exp(xa, g, NG - 5); /* whole vectors: the AVX2 tail uses the scalar fg_attn_exp1 */
   c->exp(xa, xc, NG - 5);
   differ += memcmp(g, xc, (NG - 5) * sizeof(float)) != 0;
-  CHECK_MSG(differ == 0, "the C attention table differs from the AVX2 table in %d of 4 comparisons", differ);
-  printf("ref == avx2 bit for bit: attention (f32, f16 K/V), gelu_mul, exp\n");
+  /* lora_bt: ranks 1..17 (16 is the adapters' usual), outputs across the AVX2 tiles (64, 8, single), a row
+   * stride wider than the outputs, and products that round (random signs and magnitudes) */
+  enum { NQ = 17, LD = 203 };
+  static float bt[NQ * LD], tq[NQ], ya[LD], yc[LD];
+  for (int i = 0; i < NQ * LD; i++) bt[i] = frand(-1, 1) * (float)(1 + i % 7);
+  for (int j = 0; j < NQ; j++) tq[j] = frand(-3, 3);
+  int lora_differ = 0;
+  const size_t ns[] = {1, 7, 8, 9, 63, 64, 65, 72, 130, 200};
+  for (size_t nq = 1; nq <= NQ; nq++)
+    for (size_t i = 0; i < sizeof ns / sizeof ns[0]; i++) {
+      for (int r = 0; r < LD; r++) ya[r] = yc[r] = frand(-10, 10);
+      a->lora_bt(ya, tq, nq, bt, LD, ns[i]);
+      c->lora_bt(yc, tq, nq, bt, LD, ns[i]);
+      lora_differ += memcmp(ya, yc, sizeof ya) != 0;
+    }
+  differ += lora_differ != 0;
+  CHECK_MSG(differ == 0, "the C attention table differs from the AVX2 table in %d of 5 comparisons", differ);
+  printf("ref == avx2 bit for bit: attention (f32, f16 K/V), gelu_mul, exp, lora_bt\n");
 }
 
 int main(void) {
@@ -294,6 +331,7 @@ int main(void) {
     test_attention(k, FG_TYPE_F32);
     test_attention(k, FG_TYPE_F16);
     test_pv_odd(k);
+    test_lora_bt(k);
   }
   CHECK(tested >= 1);
   CHECK(fg_attn_get() != NULL);

@@ -59,7 +59,21 @@ typedef struct fg_attn_kernels {
   /* The first index of the largest entry of x[0..n) that is not NaN (+0 and -0 tie); SIZE_MAX when
    * every entry is NaN or n is 0. Used by fg_ops_argmax on each range. */
   size_t (*argmax)(const float *x, size_t n);
+
+  /* The B product of run-time LoRA adapters (model/lora.c): y[r] += (t[0] bt[r] + t[1] bt[ld + r] + ... +
+   * t[nq-1] bt[(nq-1) ld + r]) for r < n. Per output the products are summed in q order from 0 in an
+   * accumulator of its own, each product and each sum rounded (no fused multiply-add), and the sum is
+   * then added to y[r]: every table gives the same bits, whatever the tiling. */
+  void (*lora_bt)(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq, const float *FG_RESTRICT bt, size_t ld,
+                  size_t n);
 } fg_attn_kernels;
+
+/* The C table's lora_bt (kernels/ref/lora_bt.c; ARM's tables use it) and the AVX2 one (the AVX-512 table
+ * uses it too: kernels/x86/avx2_lora.c). */
+void fg_lora_bt_c(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq, const float *FG_RESTRICT bt, size_t ld,
+                  size_t n);
+void fg_lora_bt_avx2(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq, const float *FG_RESTRICT bt, size_t ld,
+                     size_t n);
 
 /* The C table's argmax (the SIMD tables of x86 share it). */
 size_t fg_attn_argmax_c(const float *x, size_t n);

@@ -357,7 +357,7 @@ static void gelu_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   const gelu_job *g = ud;
   for (size_t t = i0; g->LL && t < i1; t++) {
     float *const y[] = {g->gate + t * g->ff, g->up + t * g->ff};
-    fg_lora_apply_row(g->ops, g->LL, FG_LORA_IN_GATE_UP, g->xn + t * g->d, y, g->lora_t + tid * g->max_rank);
+    fg_lora_apply_row(g->ops, g->ak, g->LL, FG_LORA_IN_GATE_UP, g->xn + t * g->d, y, g->lora_t + tid * g->max_rank);
   }
   g->ak->gelu_mul(g->gate + i0 * g->ff, g->up + i0 * g->ff, (i1 - i0) * g->ff);
 }
@@ -404,7 +404,7 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
       case ROWS_QKV: {
         if (j->LL) {
           float *const y[] = {sc->q + t * nq, sc->k + t * nk, sc->v + t * nv};
-          fg_lora_apply_row(j->ops, j->LL, FG_LORA_IN_QKV, xn, y, lora_t);
+          fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_QKV, xn, y, lora_t);
         }
         const float *cs = sc->rope_cs + t * 2 * hk + (j->L->is_swa ? hk : 0);
         for (uint32_t h = 0; h < hp->n_head; h++) {
@@ -434,13 +434,15 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
         }
       } break;
       case ROWS_POST_ATTN:
-        if (j->LL) fg_lora_apply_row(j->ops, j->LL, FG_LORA_IN_O, sc->o + t * (size_t)hp->n_head * hv, &tr, lora_t);
+        if (j->LL)
+          fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_O, sc->o + t * (size_t)hp->n_head * hv, &tr, lora_t);
         rmsnorm(tr, j->L->post_attn_norm, d, hp->rms_eps, tr);
         for (size_t i = 0; i < d; i++) x[i] += tr[i];
         rmsnorm(x, j->L->ffn_norm, d, hp->rms_eps, xn);
         break;
       case ROWS_POST_FFN:
-        if (j->LL) fg_lora_apply_row(j->ops, j->LL, FG_LORA_IN_DOWN, sc->gate + t * (size_t)hp->n_ff, &tr, lora_t);
+        if (j->LL)
+          fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_DOWN, sc->gate + t * (size_t)hp->n_ff, &tr, lora_t);
         rmsnorm(tr, j->L->post_ffw_norm, d, hp->rms_eps, tr);
         for (size_t i = 0; i < d; i++) x[i] += tr[i];
         if (j->next) rmsnorm(x, j->next->attn_norm, d, hp->rms_eps, xn);

@@ -789,39 +789,16 @@ uint64_t fg_lora_scratch_floats(const fg_model *m, uint32_t n_threads) {
   return m->lora && m->lora->layers ? (uint64_t)FG_MAX(n_threads, 1u) * m->lora->max_rank : 0;
 }
 
-#define LORA_TILE 64u /* outputs summed at once by the B product (accumulators on the stack) */
-
-void fg_lora_apply_row(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *x, float *const *y, float *t) {
+void fg_lora_apply_row(fg_ops *ops, const fg_attn_kernels *ak, const fg_lora_layer *L, uint32_t g, const float *x,
+                       float *const *y, float *t) {
   const fg_mat *A = &L->a[g];
   if (!A->rows) return;
   const fg_status st = fg_ops_matmul_here(ops, A, x, A->cols, 1, t, A->rows);
   FG_ASSERT(st == FG_OK); /* f32 weights, checked shapes: nothing can fail */
   (void)st;
-  float acc[LORA_TILE];
   for (uint32_t i = 0; i < fg_lora_group_count[g]; i++) {
     const uint32_t k = fg_lora_group_first[g] + i;
-    const fg_mat *BT = &L->bt[k];
-    const float *tk = t + L->off[k];
-    const size_t n_out = BT->cols;
-    for (size_t r0 = 0; BT->rows && r0 < n_out; r0 += LORA_TILE) {
-      /* y[r] += Σ_q tk[q] · BT[q][r]: every output sums its q in order from 0; the lanes of a tile are
-       * independent, so the loop runs along r (vectorized) */
-      const size_t nr = FG_MIN((size_t)LORA_TILE, n_out - r0);
-      const float *bt = (const float *)BT->data + r0;
-      for (size_t r = 0; r < LORA_TILE; r++) acc[r] = 0.0f;
-      if (nr == LORA_TILE) { /* a whole tile: fixed bounds, so the accumulators stay in registers */
-        for (size_t q = 0; q < BT->rows; q++) {
-          const float tq = tk[q], *row = bt + q * n_out;
-          for (size_t r = 0; r < LORA_TILE; r++) acc[r] += row[r] * tq;
-        }
-      } else {
-        for (size_t q = 0; q < BT->rows; q++) {
-          const float tq = tk[q], *row = bt + q * n_out;
-          for (size_t r = 0; r < nr; r++) acc[r] += row[r] * tq;
-        }
-      }
-      float *yr = y[i] + r0;
-      for (size_t r = 0; r < nr; r++) yr[r] += acc[r];
-    }
+    const fg_mat *BT = &L->bt[k]; /* (rank, n_out): y[i][r] += Σ_q t[off + q] · BT[q][r] */
+    if (BT->rows) ak->lora_bt(y[i], t + L->off[k], BT->rows, (const float *)BT->data, BT->cols, BT->cols);
   }
 }

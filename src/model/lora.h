@@ -13,6 +13,7 @@
 #ifndef FG_LORA_H
 #define FG_LORA_H
 
+#include "kernels/attn.h"
 #include "model/model.h"
 
 /* The adapted matrices of a layer, and the input each reads (products of one input group share x). */
@@ -64,10 +65,12 @@ uint64_t fg_lora_scratch_floats(const fg_model *m, uint32_t n_threads);
  * y[i][r] += (B_k · (A_k · x))[r] for the i-th target k of the group, every adapted one. x: (n_in);
  * t: scratch (max_rank). A · x is the kernel table's f32 product (fg_ops_matmul_here); each entry of B · t
  * is then the plain f32 sum over the rank in order, Σ_j t_j · B[r][j] from 0, as fg_vec_dot_ref sums (so
- * the reference's B part is the same for the same t), added to y once. A row's result depends neither on
+ * the reference's B part is the same for the same t), added to y once: ak->lora_bt, the same bits in every
+ * table. A row's result depends neither on
  * the batch nor on the thread that computes it. The fast forward calls this inside the per-row phases it
  * runs anyway (before the q/k norms, the post-attention norm, GELU, the post-FFN norm), so adapters add
  * no dispatch to the thread pool: the work is small (rank × (n_in + n_out) per matrix and row). */
-void fg_lora_apply_row(fg_ops *ops, const fg_lora_layer *L, uint32_t g, const float *x, float *const *y, float *t);
+void fg_lora_apply_row(fg_ops *ops, const fg_attn_kernels *ak, const fg_lora_layer *L, uint32_t g, const float *x,
+                       float *const *y, float *t);
 
 #endif /* FG_LORA_H */

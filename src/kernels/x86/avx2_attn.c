@@ -254,6 +254,7 @@ static void to_f16_avx2(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, siz
   for (; i < n; i++) y[i] = fg_f32_to_fp16(x[i]);
 }
 
-static const fg_attn_kernels k_attn_avx2 = {"avx2", qk_avx2, softmax_avx2, pv_avx2, gelu_mul_avx2, exp_avx2, to_f16_avx2, fg_attn_argmax_c};
+static const fg_attn_kernels k_attn_avx2 = {"avx2",      qk_avx2,          softmax_avx2,   pv_avx2,        gelu_mul_avx2,
+                                           exp_avx2,    to_f16_avx2,      fg_attn_argmax_c, fg_lora_bt_avx2};
 
 const fg_attn_kernels *fg_attn_avx2(void) { return &k_attn_avx2; }

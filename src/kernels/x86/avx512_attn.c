@@ -244,6 +244,6 @@ static void to_f16_avx512(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, s
 }
 
 static const fg_attn_kernels k_attn_avx512 = {"avx512", qk_avx512, softmax_avx512, pv_avx512, gelu_mul_avx512, exp_avx512,
-                                              to_f16_avx512, fg_attn_argmax_c};
+                                              to_f16_avx512, fg_attn_argmax_c, fg_lora_bt_avx2};
 
 const fg_attn_kernels *fg_attn_avx512(void) { return &k_attn_avx512; }
