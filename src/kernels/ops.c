@@ -89,30 +89,37 @@ static fg_status fg_ops_reserve(fg_ops *ops, size_t bytes) {
 
 typedef struct fg_pfor_job {
   size_t n;
+  size_t chunk; /* items per claim */
   fg_ops_range_fn fn;
   void *ud;
+  _Atomic size_t next; /* first unclaimed item */
 } fg_pfor_job;
 
 /* Pool index of the thread running a parallel_for callback (0 outside any job). A nested call runs
  * inline and reports this index, so per-thread scratch indexed by thread_index stays private. */
 static _Thread_local uint32_t g_thread_index;
 
+/* Items are claimed in chunks from a shared counter, so the threads that run take the work of one the
+ * scheduler keeps waiting (fg_threadpool_run_open); callbacks depend on their items only, never on which
+ * thread or range they get (the ops' contract). */
 static void fg_pfor_worker(void *ud, uint32_t ith, uint32_t nth) {
-  const fg_pfor_job *job = ud;
-  const size_t base = job->n / nth, rem = job->n % nth;
-  const size_t i0 = (size_t)ith * base + FG_MIN((size_t)ith, rem);
-  const size_t i1 = i0 + base + (ith < rem ? 1 : 0);
-  if (i1 <= i0) return;
+  (void)nth;
+  fg_pfor_job *job = ud;
   const uint32_t saved = g_thread_index;
   g_thread_index = ith;
-  job->fn(job->ud, i0, i1, ith);
+  for (;;) {
+    const size_t i0 = atomic_fetch_add_explicit(&job->next, job->chunk, memory_order_relaxed);
+    if (i0 >= job->n) break;
+    job->fn(job->ud, i0, FG_MIN(i0 + job->chunk, job->n), ith);
+  }
   g_thread_index = saved;
 }
 
 /* parallel_for on the pool by the thread that holds ops->busy */
 static void fg_pfor_owned(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud) {
-  fg_pfor_job job = {n, fn, ud};
-  fg_threadpool_run(ops->tp, fg_pfor_worker, &job);
+  fg_pfor_job job = {.n = n, .chunk = FG_MAX((size_t)1, n / (4 * (size_t)ops->n_threads)), .fn = fn, .ud = ud};
+  atomic_init(&job.next, 0);
+  fg_threadpool_run_open(ops->tp, fg_pfor_worker, &job);
 }
 
 void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud) {
@@ -266,7 +273,7 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   job.first[0] = 0;
   for (size_t m = 0; m < n_mats; m++) job.first[m + 1] = job.first[m] + (n_out[m] + job.chunk - 1) / job.chunk;
   atomic_init(&job.next, 0);
-  if (threaded && job.first[n_mats] > 1) fg_threadpool_run(ops->tp, fg_mm_worker, &job);
+  if (threaded && job.first[n_mats] > 1) fg_threadpool_run_open(ops->tp, fg_mm_worker, &job);
   else
     for (size_t m = 0; m < n_mats; m++) kern->run(&job.args[m], 0, n_out[m]);
 

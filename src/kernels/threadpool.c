@@ -36,13 +36,18 @@ struct fg_threadpool {
   pthread_cond_t cv_work;   /* workers sleep here waiting for a new generation */
   pthread_cond_t cv_done;   /* the caller sleeps here waiting for pending == 0 */
   _Atomic uint32_t gen;     /* job generation; bumped by the caller */
-  _Atomic uint32_t pending; /* workers that have not finished the current job */
+  _Atomic uint32_t pending; /* workers that have not finished the current job (fg_threadpool_run) */
+  _Atomic uint64_t job;     /* the current job: (generation << 32) | FG_TP_ALL or FG_TP_CLOSED | workers inside */
   _Atomic uint32_t sleepers;        /* workers inside (or about to enter) cv_work */
   _Atomic uint32_t caller_sleeping; /* the caller is inside (or about to enter) cv_done */
   _Atomic bool stop;
   fg_threadpool_fn fn;      /* current job; published by the gen release store */
   void *ud;
 };
+
+#define FG_TP_ALL 0x80000000u    /* job: fg_threadpool_run's, which every worker runs */
+#define FG_TP_CLOSED 0x40000000u /* job: an open job whose caller finished; nobody may join it any more */
+#define FG_TP_INSIDE 0x3fffffffu /* job: workers inside an open job */
 
 // ----------------------------------------------------------------------------
 // spinning
@@ -101,6 +106,27 @@ static void *fg_worker_main(void *arg) {
     if (atomic_load(&tp->stop)) break;
     if (g == seen) continue;
     seen = g;
+    /* The job word names the job: a job of every thread is g's until this worker has run it (its caller waits
+     * for it). An open job is joined only by a CAS on the word while it names g, open: neither a closed job
+     * nor a newer one (whose fn and ud may be written meanwhile) is ever entered, and a worker that does not
+     * get in waits for the next generation (gen != seen already when a newer job exists). */
+    uint64_t s = atomic_load(&tp->job);
+    if ((uint32_t)(s >> 32) != g) continue; /* g was an open job, closed and followed by another */
+    if (!(s & FG_TP_ALL)) {
+      bool joined = false;
+      while ((uint32_t)(s >> 32) == g && !(s & FG_TP_CLOSED))
+        if ((joined = atomic_compare_exchange_weak(&tp->job, &s, s + 1))) break;
+      if (!joined) continue;
+      tp->fn(tp->ud, wk->index, tp->n_threads);
+      const uint64_t was = atomic_fetch_sub(&tp->job, 1); /* pairs with caller_sleeping */
+      atomic_thread_fence(memory_order_seq_cst);
+      if ((was & FG_TP_CLOSED) && (was & FG_TP_INSIDE) == 1 && atomic_load(&tp->caller_sleeping)) {
+        pthread_mutex_lock(&tp->mu);
+        pthread_cond_signal(&tp->cv_done);
+        pthread_mutex_unlock(&tp->mu);
+      }
+      continue;
+    }
     tp->fn(tp->ud, wk->index, tp->n_threads);
     const uint32_t was = atomic_fetch_sub(&tp->pending, 1); /* pairs with caller_sleeping */
     atomic_thread_fence(memory_order_seq_cst);
@@ -136,6 +162,7 @@ fg_status fg_threadpool_create(uint32_t n_threads, fg_threadpool **out) {
   tp->n_threads = n_threads;
   atomic_init(&tp->gen, 0);
   atomic_init(&tp->pending, 0);
+  atomic_init(&tp->job, FG_TP_CLOSED);
   atomic_init(&tp->sleepers, 0);
   atomic_init(&tp->caller_sleeping, 0);
   atomic_init(&tp->stop, false);
@@ -194,6 +221,21 @@ void fg_threadpool_free(fg_threadpool *tp) {
 
 uint32_t fg_threadpool_n_threads(const fg_threadpool *tp) { return tp ? tp->n_threads : 1; }
 
+/* Starts the job set up in tp (fn, ud, pending): names it in the job word with flags (FG_TP_ALL or 0, an
+ * open job), bumps the generation (publishing all of it to the workers that see it) and wakes the
+ * sleeping workers. The caller alone writes gen. */
+static void fg_threadpool_publish(fg_threadpool *tp, uint32_t flags) {
+  const uint32_t g = atomic_load_explicit(&tp->gen, memory_order_relaxed) + 1;
+  atomic_store(&tp->job, (uint64_t)g << 32 | flags);
+  atomic_fetch_add(&tp->gen, 1); /* pairs with sleepers */
+  atomic_thread_fence(memory_order_seq_cst);
+  if (atomic_load(&tp->sleepers) != 0) {
+    pthread_mutex_lock(&tp->mu);
+    pthread_cond_broadcast(&tp->cv_work);
+    pthread_mutex_unlock(&tp->mu);
+  }
+}
+
 void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   if (tp->n_threads <= 1) {
     fn(ud, 0, 1);
@@ -202,14 +244,7 @@ void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   tp->fn = fn;
   tp->ud = ud;
   atomic_store_explicit(&tp->pending, tp->n_threads - 1, memory_order_relaxed);
-  atomic_fetch_add(&tp->gen, 1); /* publishes fn/ud/pending; pairs with sleepers */
-  atomic_thread_fence(memory_order_seq_cst);
-  if (atomic_load(&tp->sleepers) != 0) {
-    pthread_mutex_lock(&tp->mu);
-    pthread_cond_broadcast(&tp->cv_work);
-    pthread_mutex_unlock(&tp->mu);
-  }
-
+  fg_threadpool_publish(tp, FG_TP_ALL);
   fn(ud, 0, tp->n_threads);
 
   /* wait for the workers: spin for a while, then sleep until the last one signals */
@@ -220,6 +255,32 @@ void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
       atomic_store(&tp->caller_sleeping, 1); /* pairs with the workers' pending update */
       atomic_thread_fence(memory_order_seq_cst);
       while (atomic_load(&tp->pending) != 0) pthread_cond_wait(&tp->cv_done, &tp->mu);
+      atomic_store(&tp->caller_sleeping, 0);
+      pthread_mutex_unlock(&tp->mu);
+      break;
+    }
+  }
+}
+
+void fg_threadpool_run_open(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
+  if (tp->n_threads <= 1) {
+    fn(ud, 0, 1);
+    return;
+  }
+  tp->fn = fn;
+  tp->ud = ud;
+  fg_threadpool_publish(tp, 0);
+  fn(ud, 0, tp->n_threads);
+  /* every item is claimed: close the job, then wait for the workers inside (each finishing its last items) */
+  const uint64_t s = atomic_fetch_or(&tp->job, FG_TP_CLOSED);
+  if (!(s & FG_TP_INSIDE)) return;
+  double t_start = 0.0;
+  for (uint32_t i = 0; atomic_load_explicit(&tp->job, memory_order_acquire) & FG_TP_INSIDE; i++) {
+    if (!fg_spin_step(i, &t_start)) {
+      pthread_mutex_lock(&tp->mu);
+      atomic_store(&tp->caller_sleeping, 1); /* pairs with the workers' job update */
+      atomic_thread_fence(memory_order_seq_cst);
+      while (atomic_load(&tp->job) & FG_TP_INSIDE) pthread_cond_wait(&tp->cv_done, &tp->mu);
       atomic_store(&tp->caller_sleeping, 0);
       pthread_mutex_unlock(&tp->mu);
       break;
