@@ -641,9 +641,9 @@ static void test_parallel_for(fg_ops *const *ops, size_t n_ops) {
       int ok = 1;
       for (size_t i = 0; i < n; i++) ok &= atomic_load(&s.hits[i]) == 50;
       CHECK_MSG(ok && !atomic_load(&s.bad), "parallel_for n=%zu threads=%u covers [0,n) wrongly", n, s.n_threads);
-      /* ranges are claimed in chunks of max(1, n / (4 threads)): at most 4 threads + 1 per call (fewer when
-       * n is small), one on one thread or for one item */
-      const size_t chunk = FG_MAX((size_t)1, n / (4 * (size_t)s.n_threads));
+      /* ranges are claimed in chunks of ceil(n / threads): at most one per thread, one on one thread or for
+       * one item */
+      const size_t chunk = (n + s.n_threads - 1) / s.n_threads;
       const int per_call = s.n_threads == 1 || n <= 1 ? (int)FG_MIN(n, (size_t)1) : (int)((n + chunk - 1) / chunk);
       CHECK_MSG(atomic_load(&s.calls) <= 50 * per_call, "parallel_for n=%zu threads=%u: %d calls in 50 runs, at most %d",
                 n, s.n_threads, atomic_load(&s.calls), 50 * per_call);

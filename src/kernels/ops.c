@@ -117,7 +117,10 @@ static void fg_pfor_worker(void *ud, uint32_t ith, uint32_t nth) {
 
 /* parallel_for on the pool by the thread that holds ops->busy */
 static void fg_pfor_owned(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud) {
-  fg_pfor_job job = {.n = n, .chunk = FG_MAX((size_t)1, n / (4 * (size_t)ops->n_threads)), .fn = fn, .ud = ud};
+  /* one chunk per thread, as a static split would give them, unless a thread is late: then the others
+   * take its chunk */
+  const size_t nth = ops->n_threads;
+  fg_pfor_job job = {.n = n, .chunk = (n + nth - 1) / nth, .fn = fn, .ud = ud};
   atomic_init(&job.next, 0);
   fg_threadpool_run_open(ops->tp, fg_pfor_worker, &job);
 }

@@ -46,9 +46,10 @@ fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const f
 fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
                              size_t ldx, size_t nb, float *Y, size_t ldy);
 
-/* Runs fn(ud, i0, i1, thread_index) over [0, n) in contiguous ranges that the threads claim from a shared
- * counter (a thread may get several ranges, or none when the scheduler keeps it waiting); fn must depend
- * on its items only. thread_index < the ops' threads names the running thread (per-thread scratch). */
+/* Runs fn(ud, i0, i1, thread_index) over [0, n) in contiguous ranges of ceil(n / threads) items that the
+ * threads claim from a shared counter: one each, unless the scheduler keeps a thread waiting, when another
+ * takes its range (so a thread may get several, or none); fn must depend on its items only.
+ * thread_index < the ops' threads names the running thread (per-thread scratch). */
 typedef void (*fg_ops_range_fn)(void *ud, size_t i0, size_t i1, uint32_t thread_index);
 void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud);
 
