@@ -1781,11 +1781,108 @@ FG_NEON_INLINE void fg_nq_run(const fg_mm_args *a, size_t i0, size_t i1, const u
   }
 }
 
+/* Q5_0 decode without staging (as x86's fg_q5_0_vec_direct; Q5_0 holds most of the Q4_K_M file's
+ * matrices): per row and block the unsigned values u = nibble | fifth bit << 4 (0..31) straight into the
+ * dot, then isum = sum u x - 16 * sum x = the spec's sum (u - 16) x, exactly; scales and fmas as
+ * fg_qtile4 (lane r = row r). */
+FG_NEON_INLINE void fg_q5_0_u(const uint8_t *b, uint8x16_t bits, int8x16_t *u0, int8x16_t *u1) {
+  uint32_t h32;
+  memcpy(&h32, b + 2, 4);
+#if FG_NEON_A64
+  static const uint8_t k_lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1};
+  const uint8x16_t h = vreinterpretq_u8_u32(vdupq_n_u32(h32));
+  const uint8x16_t hl = vqtbl1q_u8(h, vld1q_u8(k_lo)), hh = vqtbl1q_u8(h, vaddq_u8(vld1q_u8(k_lo), vdupq_n_u8(2)));
+#else
+  const uint8x8_t h = vreinterpret_u8_u32(vdup_n_u32(h32));
+  const uint8x16_t hl = vcombine_u8(vdup_lane_u8(h, 0), vdup_lane_u8(h, 1));
+  const uint8x16_t hh = vcombine_u8(vdup_lane_u8(h, 2), vdup_lane_u8(h, 3));
+#endif
+  const uint8x16_t b4 = vdupq_n_u8(0x10);
+  const uint8x16_t q = vld1q_u8(b + 6);
+  *u0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q, vdupq_n_u8(0x0f)), vandq_u8(vtstq_u8(hl, bits), b4)));
+  *u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q, 4), vandq_u8(vtstq_u8(hh, bits), b4)));
+}
+
+/* 4 rows (lane r = row r) x 1 activation: out[0..3] */
+static void fg_q5_0_vec4(const uint8_t *p0, const uint8_t *p1, const uint8_t *p2, const uint8_t *p3, fg_act_q8_row xr,
+                         size_t nblk, float *out) {
+  static const uint8_t k_bits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  const uint8x16_t bits = vld1q_u8(k_bits);
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  uint16x4_t h = vdup_n_u16(0);
+#if FG_NEON_HAVE_DOTPROD
+  /* running sums per row, a block's dots the difference of two reductions (as fg_qtile4) */
+  int32x4_t c0 = vdupq_n_s32(0), c1 = c0, c2 = c0, c3 = c0, prev = c0;
+#endif
+  for (size_t k = 0; k < nblk; k++) {
+    const int8x16_t x0 = vld1q_s8(xr.qs + 32 * k), x1 = vld1q_s8(xr.qs + 32 * k + 16);
+    int8x16_t u0, u1;
+    h = vld1_lane_u16((const uint16_t *)(const void *)p0, h, 0);
+    h = vld1_lane_u16((const uint16_t *)(const void *)p1, h, 1);
+    h = vld1_lane_u16((const uint16_t *)(const void *)p2, h, 2);
+    h = vld1_lane_u16((const uint16_t *)(const void *)p3, h, 3);
+#if FG_NEON_HAVE_DOTPROD
+    fg_q5_0_u(p0, bits, &u0, &u1);
+    c0 = vdotq_s32(vdotq_s32(c0, u0, x0), u1, x1);
+    fg_q5_0_u(p1, bits, &u0, &u1);
+    c1 = vdotq_s32(vdotq_s32(c1, u0, x0), u1, x1);
+    fg_q5_0_u(p2, bits, &u0, &u1);
+    c2 = vdotq_s32(vdotq_s32(c2, u0, x0), u1, x1);
+    fg_q5_0_u(p3, bits, &u0, &u1);
+    c3 = vdotq_s32(vdotq_s32(c3, u0, x0), u1, x1);
+    const int32x4_t red = fg_vsum4_s32(c0, c1, c2, c3);
+    int32x4_t isum = vsubq_s32(red, prev);
+    prev = red;
+#else
+    fg_q5_0_u(p0, bits, &u0, &u1);
+    const int32x4_t d0 = fg_qdot(u0, u1, x0, x1);
+    fg_q5_0_u(p1, bits, &u0, &u1);
+    const int32x4_t d1 = fg_qdot(u0, u1, x0, x1);
+    fg_q5_0_u(p2, bits, &u0, &u1);
+    const int32x4_t d2 = fg_qdot(u0, u1, x0, x1);
+    fg_q5_0_u(p3, bits, &u0, &u1);
+    const int32x4_t d3 = fg_qdot(u0, u1, x0, x1);
+    int32x4_t isum = fg_vsum4_s32(d0, d1, d2, d3);
+#endif
+    isum = vsubq_s32(isum, vdupq_n_s32(16 * xr.isum[k]));
+    const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(h));
+    acc = vfmaq_f32(acc, vmulq_n_f32(dw, xr.d[k]), vcvtq_f32_s32(isum));
+    p0 += 22;
+    p1 += 22;
+    p2 += 22;
+    p3 += 22;
+  }
+  vst1q_u8((uint8_t *)out, vreinterpretq_u8_f32(acc));
+}
+
+static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
+  const size_t stride = fg_act_q8_row_bytes(a->cols), nblk = a->cols / 32;
+  const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
+  for (size_t b = 0; b < a->nb; b++) {
+    const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+    float *y = a->y + b * a->ldy;
+    for (size_t t0 = i0; t0 < i1; t0 += FG_Q_ROWS) {
+      const size_t nr = FG_MIN((size_t)FG_Q_ROWS, i1 - t0);
+      const uint8_t *rp[FG_Q_ROWS];
+      fg_tile_rows(a, t0, nr, FG_Q_ROWS, rp);
+      if (FG_NEON_FTZ && !safe[b]) { /* armv7, tiny activation scales: the spec in scalar VFP code */
+        for (size_t r = 0; r < nr; r++) y[t0 + r] = fg_spec_dot_q8(a->type, rp[r], xr, a->cols);
+      } else if (nr == FG_Q_ROWS) {
+        fg_q5_0_vec4(rp[0], rp[1], rp[2], rp[3], xr, nblk, y + t0);
+      } else {
+        float o[4];
+        fg_q5_0_vec4(rp[0], rp[1], rp[2], rp[3], xr, nblk, o);
+        for (size_t r = 0; r < nr; r++) y[t0 + r] = o[r];
+      }
+    }
+  }
+}
+
 #define FG_NQ_KERNELS(name, type)                                                                              \
   static void fg_##name##_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_run(a, i0, i1, type, 0); } \
   static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_run(a, i0, i1, type, 1); }
 FG_NQ_KERNELS(q4_1, FG_TYPE_Q4_1)
-FG_NQ_KERNELS(q5_0, FG_TYPE_Q5_0)
+static void fg_q5_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_run(a, i0, i1, FG_TYPE_Q5_0, 1); }
 FG_NQ_KERNELS(q5_1, FG_TYPE_Q5_1)
 FG_NQ_KERNELS(q2_k, FG_TYPE_Q2_K)
 FG_NQ_KERNELS(q3_k, FG_TYPE_Q3_K)
@@ -1809,7 +1906,7 @@ static const fg_kernels k_fg_neon_table = {
             [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, FG_Q8_ACT, FG_Q8_TILE},
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
             [FG_TYPE_Q4_1] = {fg_q4_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
-            [FG_TYPE_Q5_0] = {fg_q5_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
+            [FG_TYPE_Q5_0] = {fg_q5_0_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
             [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
             [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_Q_ROWS},
