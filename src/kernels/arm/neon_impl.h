@@ -1473,7 +1473,7 @@ FG_NEON_INLINE int fg_nq_flags(uint32_t type) {
 /* One row tile's staged segment: block kk of row r at [kk * 4 + r] (32 values at v + 32 * that), so the
  * four rows' scales of a block are one vector. */
 typedef struct fg_nq_seg {
-  int8_t v[FG_NQ_KSEG * FG_Q_ROWS * 32]; /* (kk, row, 32) */
+  int8_t v[FG_NQ_KSEG * FG_Q_ROWS * 32] __attribute__((aligned(16))); /* (kk, row, 32) */
   float dw[FG_NQ_KSEG * FG_Q_ROWS];      /* (kk, row) */
   float mw[FG_NQ_KSEG * FG_Q_ROWS];
   int32_t sa[FG_NQ_KSEG * FG_Q_ROWS], sb[FG_NQ_KSEG * FG_Q_ROWS];
@@ -1755,11 +1755,99 @@ FG_NEON_INLINE void fg_nq_seg_run(const fg_mm_args *a, const fg_nq_seg *sg, size
   if (B == 2) fg_store4(yb, nr, acc1);
 }
 
+#if FG_NEON_HAVE_DOTPROD
+/* The dot-product gemm: a staged segment re-laid for the dot product by element. Per block 8 vectors, g =
+ * 0..7 holding bytes 4g..4g+3 of rows 0..3 (lane r = row r); sdot v.4s, w_g.16b, x.4b[g % 4] then adds
+ * each row's 4-product dot of the group to its own lane, so a block's 4 row sums need no reduction
+ * (the packed Q8_0 layout's idea, made per segment from the staged values). */
+FG_NEON_INLINE void fg_nq_interleave(const fg_nq_seg *sg, size_t nk, int8_t *vt) {
+  for (size_t kk = 0; kk < nk; kk++) {
+    const int32_t *src = (const int32_t *)(const void *)(sg->v + kk * FG_Q_ROWS * 32); /* (row, 8 words) */
+    int8_t *dst = vt + kk * FG_Q_ROWS * 32;
+    for (int h = 0; h < 2; h++) { /* words 4h .. 4h + 3 of the 4 rows: a 4 x 4 transpose */
+      const int32x4x2_t t01 = vtrnq_s32(vld1q_s32(src + 4 * h), vld1q_s32(src + 8 + 4 * h));
+      const int32x4x2_t t23 = vtrnq_s32(vld1q_s32(src + 16 + 4 * h), vld1q_s32(src + 24 + 4 * h));
+      vst1q_s32((int32_t *)(void *)(dst + 64 * h), vcombine_s32(vget_low_s32(t01.val[0]), vget_low_s32(t23.val[0])));
+      vst1q_s32((int32_t *)(void *)(dst + 64 * h + 16), vcombine_s32(vget_low_s32(t01.val[1]), vget_low_s32(t23.val[1])));
+      vst1q_s32((int32_t *)(void *)(dst + 64 * h + 32), vcombine_s32(vget_high_s32(t01.val[0]), vget_high_s32(t23.val[0])));
+      vst1q_s32((int32_t *)(void *)(dst + 64 * h + 48), vcombine_s32(vget_high_s32(t01.val[1]), vget_high_s32(t23.val[1])));
+    }
+  }
+}
+
+/* acc + (row lanes) the dot of group w with bytes 4L..4L+3 of x (L constant) */
+#  if FG_NEON_A64
+#    define FG_NQ_SDOT(acc, w, x, L) vdotq_laneq_s32((acc), (w), (x), (L))
+#  else
+#    define FG_NQ_SDOT(acc, w, x, L) vdotq_lane_s32((acc), (w), (L) < 2 ? vget_low_s8(x) : vget_high_s8(x), (L) % 2)
+#  endif
+
+/* The re-laid segment (blocks k0..k1) against activations b0 .. b0 + B (B = 1, 2 or, aarch64, 4). */
+FG_NEON_INLINE void fg_nq_seg_run_dp(const fg_mm_args *a, const fg_nq_seg *sg, const int8_t *vt, size_t t0, size_t nr,
+                                     size_t k0, size_t k1, size_t b0, const int B, const int fl) {
+  const size_t stride = fg_act_q8_row_bytes(a->cols);
+#  define FG_NQ_X(j)                                                                                              \
+    const fg_act_q8_row x##j = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b0 + (B > (j) ? (j) : 0)) * stride, \
+                                                a->cols);                                                         \
+    float *y##j = a->y + (b0 + (B > (j) ? (j) : 0)) * a->ldy + t0;                                                \
+    float32x4_t acc##j = k0 == 0 ? vdupq_n_f32(0.0f) : fg_load4(y##j, nr)
+  FG_NQ_X(0);
+  FG_NQ_X(1);
+  FG_NQ_X(2);
+  FG_NQ_X(3);
+#  undef FG_NQ_X
+  const int32x4_t z = vdupq_n_s32(0);
+  for (size_t k = k0; k < k1; k++) {
+    const size_t e = (k - k0) * FG_Q_ROWS;
+    const int8_t *wk = vt + 32 * e;
+    const int8x16_t w0 = vld1q_s8(wk), w1 = vld1q_s8(wk + 16), w2 = vld1q_s8(wk + 32), w3 = vld1q_s8(wk + 48);
+    const int8x16_t w4 = vld1q_s8(wk + 64), w5 = vld1q_s8(wk + 80), w6 = vld1q_s8(wk + 96), w7 = vld1q_s8(wk + 112);
+    int32x4_t sa = z, sb = z;
+    if (fl & FG_NQ_SUB) {
+      sa = vld1q_s32(sg->sa + e);
+      sb = vld1q_s32(sg->sb + e);
+    }
+#  define FG_NQ_B(j)                                                                                              \
+    do {                                                                                                          \
+      const int8_t *xq = x##j.qs + 32 * k;                                                                        \
+      const int8x16_t xv0 = vld1q_s8(xq), xv1 = vld1q_s8(xq + 16);                                                \
+      int32x4_t isum;                                                                                             \
+      if (fl & FG_NQ_SUB) {                                                                                       \
+        const int32x4_t ia = FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(z, w0, xv0, 0), w1, xv0, 1), w2, xv0, 2), w3, xv0, 3); \
+        const int32x4_t ib = FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(z, w4, xv1, 0), w5, xv1, 1), w6, xv1, 2), w7, xv1, 3); \
+        isum = vmlaq_s32(vmulq_s32(ia, sa), ib, sb);                                                              \
+      } else {                                                                                                    \
+        isum = FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(z, w0, xv0, 0), w1, xv0, 1), w2, xv0, 2), w3, xv0, 3); \
+        isum = FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(isum, w4, xv1, 0), w5, xv1, 1), w6, xv1, 2), w7, xv1, 3); \
+      }                                                                                                           \
+      acc##j = fg_nq_fma(acc##j, sg, e, isum, xq, x##j.d[k], x##j.isum[k], fl);                                   \
+    } while (0)
+    FG_NQ_B(0);
+    if (B > 1) FG_NQ_B(1);
+    if (B > 2) {
+      FG_NQ_B(2);
+      FG_NQ_B(3);
+    }
+#  undef FG_NQ_B
+  }
+  fg_store4(y0, nr, acc0);
+  if (B > 1) fg_store4(y1, nr, acc1);
+  if (B > 2) {
+    fg_store4(y2, nr, acc2);
+    fg_store4(y3, nr, acc3);
+  }
+}
+#  define FG_NQ_DP_B (FG_NEON_A64 ? 4 : 2) /* activations per pass: 8 weight registers + 2 per activation */
+#endif
+
 FG_NEON_INLINE void fg_nq_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, const int gemm) {
   const int fl = fg_nq_flags(type);
   const size_t nblk = a->cols / 32;
   const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
   fg_nq_seg sg;
+#if FG_NEON_HAVE_DOTPROD
+  int8_t vt[FG_NQ_KSEG * FG_Q_ROWS * 32] __attribute__((aligned(16))); /* (kk, group, row, 4): fg_nq_interleave */
+#endif
   for (size_t t0 = i0; t0 < i1; t0 += FG_Q_ROWS) {
     const size_t nr = FG_MIN((size_t)FG_Q_ROWS, i1 - t0);
     const uint8_t *rp[FG_Q_ROWS];
@@ -1768,6 +1856,14 @@ FG_NEON_INLINE void fg_nq_run(const fg_mm_args *a, size_t i0, size_t i1, const u
       const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
       for (size_t r = 0; r < FG_Q_ROWS; r++) fg_nq_stage(&sg, type, rp[r], k0, k1, r);
       size_t b = 0;
+#if FG_NEON_HAVE_DOTPROD
+      if (gemm) {
+        fg_nq_interleave(&sg, k1 - k0, vt);
+        for (; b + FG_NQ_DP_B <= a->nb; b += FG_NQ_DP_B) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, FG_NQ_DP_B, fl);
+        for (; b + 2 <= a->nb; b += 2) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, 2, fl);
+        for (; b < a->nb; b++) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, 1, fl);
+      }
+#endif
       if (gemm)
         for (; b + 2 <= a->nb; b += 2) fg_nq_seg_run(a, &sg, t0, nr, k0, k1, b, 2, fl);
       for (; b < a->nb; b++) fg_nq_seg_run(a, &sg, t0, nr, k0, k1, b, 1, fl);
