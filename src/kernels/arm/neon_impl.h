@@ -1696,16 +1696,17 @@ FG_NEON_INLINE float32x4_t fg_load4(const float *y, size_t n) {
   return vld1q_f32(tmp);
 }
 
-/* The int32 block sums of the 4 staged rows at v (lane r = row r) against one activation block. */
-FG_NEON_INLINE int32x4_t fg_nq_isum(const int8x16_t w[8], int8x16_t x0, int8x16_t x1, const int fl, int32x4_t sa,
+/* The int32 block sums of the 4 staged rows (row r: w<2r>, w<2r+1>; lane r = row r) against one activation
+ * block. Named vectors, not an array: GCC at -O2 copied such an array to the stack every block. */
+FG_NEON_INLINE int32x4_t fg_nq_isum(int8x16_t w0, int8x16_t w1, int8x16_t w2, int8x16_t w3, int8x16_t w4, int8x16_t w5,
+                                    int8x16_t w6, int8x16_t w7, int8x16_t x0, int8x16_t x1, const int fl, int32x4_t sa,
                                     int32x4_t sb) {
   if (fl & FG_NQ_SUB) {
-    const int32x4_t ia = fg_vsum4_s32(fg_nq_hdot(w[0], x0), fg_nq_hdot(w[2], x0), fg_nq_hdot(w[4], x0), fg_nq_hdot(w[6], x0));
-    const int32x4_t ib = fg_vsum4_s32(fg_nq_hdot(w[1], x1), fg_nq_hdot(w[3], x1), fg_nq_hdot(w[5], x1), fg_nq_hdot(w[7], x1));
+    const int32x4_t ia = fg_vsum4_s32(fg_nq_hdot(w0, x0), fg_nq_hdot(w2, x0), fg_nq_hdot(w4, x0), fg_nq_hdot(w6, x0));
+    const int32x4_t ib = fg_vsum4_s32(fg_nq_hdot(w1, x1), fg_nq_hdot(w3, x1), fg_nq_hdot(w5, x1), fg_nq_hdot(w7, x1));
     return vmlaq_s32(vmulq_s32(ia, sa), ib, sb);
   }
-  return fg_vsum4_s32(fg_qdot(w[0], w[1], x0, x1), fg_qdot(w[2], w[3], x0, x1), fg_qdot(w[4], w[5], x0, x1),
-                      fg_qdot(w[6], w[7], x0, x1));
+  return fg_vsum4_s32(fg_qdot(w0, w1, x0, x1), fg_qdot(w2, w3, x0, x1), fg_qdot(w4, w5, x0, x1), fg_qdot(w6, w7, x0, x1));
 }
 
 /* The spec's float steps of one block for one activation: s = fma(dw dx, isum, s), then the minimum. */
@@ -1733,8 +1734,8 @@ FG_NEON_INLINE void fg_nq_seg_run(const fg_mm_args *a, const fg_nq_seg *sg, size
   for (size_t k = k0; k < k1; k++) {
     const size_t e = (k - k0) * FG_Q_ROWS;
     const int8_t *wv = sg->v + 32 * e;
-    int8x16_t w[8];
-    for (int i = 0; i < 8; i++) w[i] = vld1q_s8(wv + 16 * i);
+    const int8x16_t w0 = vld1q_s8(wv), w1 = vld1q_s8(wv + 16), w2 = vld1q_s8(wv + 32), w3 = vld1q_s8(wv + 48);
+    const int8x16_t w4 = vld1q_s8(wv + 64), w5 = vld1q_s8(wv + 80), w6 = vld1q_s8(wv + 96), w7 = vld1q_s8(wv + 112);
     int32x4_t sa = vdupq_n_s32(1), sb = sa;
     if (fl & FG_NQ_SUB) {
       sa = vld1q_s32(sg->sa + e);
@@ -1742,12 +1743,12 @@ FG_NEON_INLINE void fg_nq_seg_run(const fg_mm_args *a, const fg_nq_seg *sg, size
     }
     {
       const int8_t *xq = xa.qs + 32 * k;
-      const int32x4_t isum = fg_nq_isum(w, vld1q_s8(xq), vld1q_s8(xq + 16), fl, sa, sb);
+      const int32x4_t isum = fg_nq_isum(w0, w1, w2, w3, w4, w5, w6, w7, vld1q_s8(xq), vld1q_s8(xq + 16), fl, sa, sb);
       acc0 = fg_nq_fma(acc0, sg, e, isum, xq, xa.d[k], xa.isum[k], fl);
     }
     if (B == 2) {
       const int8_t *xq = xb.qs + 32 * k;
-      const int32x4_t isum = fg_nq_isum(w, vld1q_s8(xq), vld1q_s8(xq + 16), fl, sa, sb);
+      const int32x4_t isum = fg_nq_isum(w0, w1, w2, w3, w4, w5, w6, w7, vld1q_s8(xq), vld1q_s8(xq + 16), fl, sa, sb);
       acc1 = fg_nq_fma(acc1, sg, e, isum, xq, xb.d[k], xb.isum[k], fl);
     }
   }
