@@ -59,7 +59,11 @@ static void fill(float *v, size_t n, int kind, int is_w, uint32_t type, rng *r) 
   }
 }
 
-static const uint32_t k_types[] = {FG_TYPE_F32, FG_TYPE_F16, FG_TYPE_BF16, FG_TYPE_Q8_0, FG_TYPE_Q4_0};
+/* every type the NEON tables have kernels of their own for: the q8-spec types beyond Q8_0/Q4_0 too (a
+ * table entry missing for one of them would fall back to the portable q8 kernel and fail the check) */
+static const uint32_t k_types[] = {FG_TYPE_F32,  FG_TYPE_F16,  FG_TYPE_BF16, FG_TYPE_Q8_0, FG_TYPE_Q4_0,
+                                   FG_TYPE_Q4_1, FG_TYPE_Q5_0, FG_TYPE_Q5_1, FG_TYPE_Q2_K, FG_TYPE_Q3_K,
+                                   FG_TYPE_Q4_K, FG_TYPE_Q5_K, FG_TYPE_Q6_K, FG_TYPE_IQ4_NL, FG_TYPE_IQ4_XS};
 
 /* the spec value for (kernel spec, weight row, activation row) */
 static float spec_value(uint32_t spec, uint32_t type, const void *w, const float *x, size_t cols) {
@@ -147,6 +151,7 @@ static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t row
 
 static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
   static const size_t q_cols[] = {32, 64, 96, 224, 1056, 2080};    /* 1, 2, 3, 7, 33, 65 blocks (2 segments) */
+  static const size_t k_cols[] = {256, 768, 2304, 4352};           /* 256-element blocks: 8 .. 136 blocks (3 segments) */
   static const size_t f_cols[] = {1, 15, 16, 17, 32, 100, 640, 2061};
   static const size_t rows_l[] = {1, 3, 4, 5, 9, 67};
   static const size_t nbs[] = {1, 2, 3, 6};
@@ -154,10 +159,16 @@ static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
   for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++) {
     const uint32_t type = k_types[ti];
     CHECK_MSG(k->vec[type].run != NULL, "%s: no vec kernel for %s", k->name, fg_type_traits_get(type)->name);
-    const int is_q = type == FG_TYPE_Q8_0 || type == FG_TYPE_Q4_0;
+    CHECK_MSG(k->gemm[type].run != NULL && k->gemm_min_nb[type] >= 2, "%s: no gemm kernel for %s", k->name,
+              fg_type_traits_get(type)->name);
+    const int is_q = type != FG_TYPE_F32 && type != FG_TYPE_F16 && type != FG_TYPE_BF16;
+    const int is_k = fg_type_traits_get(type)->block_size == 256;
     CHECK(k->vec[type].spec == (is_q ? FG_SPEC_Q8 : FG_SPEC_FMA));
-    const size_t *cl = is_q ? q_cols : f_cols;
-    const size_t ncl = is_q ? sizeof q_cols / sizeof q_cols[0] : sizeof f_cols / sizeof f_cols[0];
+    CHECK(k->gemm[type].spec == k->vec[type].spec);
+    const size_t *cl = is_k ? k_cols : is_q ? q_cols : f_cols;
+    const size_t ncl = is_k   ? sizeof k_cols / sizeof k_cols[0]
+                       : is_q ? sizeof q_cols / sizeof q_cols[0]
+                              : sizeof f_cols / sizeof f_cols[0];
     for (size_t ci = 0; ci < ncl; ci++)
       for (size_t ri = 0; ri < sizeof rows_l / sizeof rows_l[0]; ri++)
         for (size_t bi = 0; bi < sizeof nbs / sizeof nbs[0]; bi++) {
@@ -167,7 +178,7 @@ static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
           run_case(ops[(ri + bi) % 2], k, type, rows, cols, nb, data, (ri + ci) % 3 == 0, (ci + bi) % 3, r);
         }
     /* every data kind once at a size with several tiles and activations */
-    for (int d = 0; d < D_COUNT; d++) run_case(ops[1], k, type, 9, is_q ? 1056 : 100, 5, d, d % 2, (size_t)d % 3, r);
+    for (int d = 0; d < D_COUNT; d++) run_case(ops[1], k, type, 9, is_k ? 2304 : is_q ? 1056 : 100, 5, d, d % 2, (size_t)d % 3, r);
   }
   fprintf(stderr, "table %s: %s\n", k->name, fg_test_failures == checks0 ? "bit-exact with the specs" : "FAILED");
 }
