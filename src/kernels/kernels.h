@@ -113,6 +113,29 @@ fg_status fg_kernels_get(const fg_kernels **out, fg_error *err);
 void fg_ops_set_kernels(fg_ops *ops, const fg_kernels *k);
 
 // ----------------------------------------------------------------------------
+// the q8-spec weight types beyond Q8_0/Q4_0: what a staged block needs beyond isum = sum v x and
+// s = fmaf(dw dx, isum, s) (fg_q8w_decode in tensor/dtype.h; shared by the x86 and NEON staging kernels)
+
+enum {
+  FG_Q8W_SUB = 1,  /* half-block scales: isum = sa * ia + sb * ib */
+  FG_Q8W_MIN1 = 2, /* minimum with ma = mb = 1: s = fmaf(mw dx, sum x, s) */
+  FG_Q8W_MIN2 = 4  /* minimum with integer ma, mb (Q2_K): msum = ma * xa + mb * xb */
+};
+
+static inline int fg_q8w_flags(uint32_t type) {
+  switch (type) {
+    case FG_TYPE_Q4_1:
+    case FG_TYPE_Q5_1:
+    case FG_TYPE_Q4_K:
+    case FG_TYPE_Q5_K: return FG_Q8W_MIN1;
+    case FG_TYPE_Q6_K:
+    case FG_TYPE_Q3_K: return FG_Q8W_SUB;
+    case FG_TYPE_Q2_K: return FG_Q8W_SUB | FG_Q8W_MIN2;
+    default: return 0; /* Q5_0, IQ4_NL, IQ4_XS */
+  }
+}
+
+// ----------------------------------------------------------------------------
 // prefetch helper shared by the SIMD kernels
 
 #define FG_PF_MAX_ROWS 16

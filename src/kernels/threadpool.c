@@ -236,6 +236,29 @@ static void fg_threadpool_publish(fg_threadpool *tp, uint32_t flags) {
   }
 }
 
+/* Whether workers are still in the current job: every one of fg_threadpool_run's, or those inside an open one. */
+static inline bool fg_threadpool_busy(fg_threadpool *tp, bool open) {
+  if (open) return (atomic_load_explicit(&tp->job, memory_order_acquire) & FG_TP_INSIDE) != 0;
+  return atomic_load_explicit(&tp->pending, memory_order_acquire) != 0;
+}
+
+/* The caller's wait for the workers: spin for a while, then sleep until the last one signals (the
+ * caller_sleeping handshake pairs with the workers' updates of pending or job: fences on both sides). */
+static void fg_threadpool_wait(fg_threadpool *tp, bool open) {
+  double t_start = 0.0;
+  for (uint32_t i = 0; fg_threadpool_busy(tp, open); i++) {
+    if (!fg_spin_step(i, &t_start)) {
+      pthread_mutex_lock(&tp->mu);
+      atomic_store(&tp->caller_sleeping, 1);
+      atomic_thread_fence(memory_order_seq_cst);
+      while (fg_threadpool_busy(tp, open)) pthread_cond_wait(&tp->cv_done, &tp->mu);
+      atomic_store(&tp->caller_sleeping, 0);
+      pthread_mutex_unlock(&tp->mu);
+      break;
+    }
+  }
+}
+
 void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   if (tp->n_threads <= 1) {
     fn(ud, 0, 1);
@@ -246,20 +269,7 @@ void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   atomic_store_explicit(&tp->pending, tp->n_threads - 1, memory_order_relaxed);
   fg_threadpool_publish(tp, FG_TP_ALL);
   fn(ud, 0, tp->n_threads);
-
-  /* wait for the workers: spin for a while, then sleep until the last one signals */
-  double t_start = 0.0;
-  for (uint32_t i = 0; atomic_load_explicit(&tp->pending, memory_order_acquire) != 0; i++) {
-    if (!fg_spin_step(i, &t_start)) {
-      pthread_mutex_lock(&tp->mu);
-      atomic_store(&tp->caller_sleeping, 1); /* pairs with the workers' pending update */
-      atomic_thread_fence(memory_order_seq_cst);
-      while (atomic_load(&tp->pending) != 0) pthread_cond_wait(&tp->cv_done, &tp->mu);
-      atomic_store(&tp->caller_sleeping, 0);
-      pthread_mutex_unlock(&tp->mu);
-      break;
-    }
-  }
+  fg_threadpool_wait(tp, false);
 }
 
 void fg_threadpool_run_open(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
@@ -272,18 +282,5 @@ void fg_threadpool_run_open(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   fg_threadpool_publish(tp, 0);
   fn(ud, 0, tp->n_threads);
   /* every item is claimed: close the job, then wait for the workers inside (each finishing its last items) */
-  const uint64_t s = atomic_fetch_or(&tp->job, FG_TP_CLOSED);
-  if (!(s & FG_TP_INSIDE)) return;
-  double t_start = 0.0;
-  for (uint32_t i = 0; atomic_load_explicit(&tp->job, memory_order_acquire) & FG_TP_INSIDE; i++) {
-    if (!fg_spin_step(i, &t_start)) {
-      pthread_mutex_lock(&tp->mu);
-      atomic_store(&tp->caller_sleeping, 1); /* pairs with the workers' job update */
-      atomic_thread_fence(memory_order_seq_cst);
-      while (atomic_load(&tp->job) & FG_TP_INSIDE) pthread_cond_wait(&tp->cv_done, &tp->mu);
-      atomic_store(&tp->caller_sleeping, 0);
-      pthread_mutex_unlock(&tp->mu);
-      break;
-    }
-  }
+  if (atomic_fetch_or(&tp->job, FG_TP_CLOSED) & FG_TP_INSIDE) fg_threadpool_wait(tp, true);
 }

@@ -1450,26 +1450,6 @@ static void fg_q4_0_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qrun(a,
 #define FG_NQ_KSEG 64 /* blocks per staged segment (4 rows: 8 KiB of values) */
 _Static_assert(FG_NQ_KSEG % 8 == 0, "segments start at whole 256-element blocks");
 
-/* What a type needs beyond isum = sum v x and s = fma(dw dx, isum, s) (as q8w_stage.h). */
-enum {
-  FG_NQ_SUB = 1,  /* half-block scales: isum = sa * ia + sb * ib */
-  FG_NQ_MIN1 = 2, /* minimum with ma = mb = 1: s = fma(mw dx, sum x, s) */
-  FG_NQ_MIN2 = 4  /* minimum with integer ma, mb (Q2_K): msum = ma * xa + mb * xb */
-};
-
-FG_NEON_INLINE int fg_nq_flags(uint32_t type) {
-  switch (type) {
-    case FG_TYPE_Q4_1:
-    case FG_TYPE_Q5_1:
-    case FG_TYPE_Q4_K:
-    case FG_TYPE_Q5_K: return FG_NQ_MIN1;
-    case FG_TYPE_Q6_K:
-    case FG_TYPE_Q3_K: return FG_NQ_SUB;
-    case FG_TYPE_Q2_K: return FG_NQ_SUB | FG_NQ_MIN2;
-    default: return 0; /* Q5_0, IQ4_NL, IQ4_XS */
-  }
-}
-
 /* One row tile's staged segment: block kk of row r at [kk * 4 + r] (32 values at v + 32 * that), so the
  * four rows' scales of a block are one vector. */
 typedef struct fg_nq_seg {
@@ -1701,7 +1681,7 @@ FG_NEON_INLINE float32x4_t fg_load4(const float *y, size_t n) {
 FG_NEON_INLINE int32x4_t fg_nq_isum(int8x16_t w0, int8x16_t w1, int8x16_t w2, int8x16_t w3, int8x16_t w4, int8x16_t w5,
                                     int8x16_t w6, int8x16_t w7, int8x16_t x0, int8x16_t x1, const int fl, int32x4_t sa,
                                     int32x4_t sb) {
-  if (fl & FG_NQ_SUB) {
+  if (fl & FG_Q8W_SUB) {
     const int32x4_t ia = fg_vsum4_s32(fg_nq_hdot(w0, x0), fg_nq_hdot(w2, x0), fg_nq_hdot(w4, x0), fg_nq_hdot(w6, x0));
     const int32x4_t ib = fg_vsum4_s32(fg_nq_hdot(w1, x1), fg_nq_hdot(w3, x1), fg_nq_hdot(w5, x1), fg_nq_hdot(w7, x1));
     return vmlaq_s32(vmulq_s32(ia, sa), ib, sb);
@@ -1713,8 +1693,8 @@ FG_NEON_INLINE int32x4_t fg_nq_isum(int8x16_t w0, int8x16_t w1, int8x16_t w2, in
 FG_NEON_INLINE float32x4_t fg_nq_fma(float32x4_t acc, const fg_nq_seg *sg, size_t e, int32x4_t isum, const int8_t *xq,
                                      float dx, int32_t xsum, const int fl) {
   acc = vfmaq_f32(acc, vmulq_n_f32(vld1q_f32(sg->dw + e), dx), vcvtq_f32_s32(isum));
-  if (fl & FG_NQ_MIN1) acc = vfmaq_f32(acc, vmulq_n_f32(vld1q_f32(sg->mw + e), dx), vdupq_n_f32((float)xsum));
-  if (fl & FG_NQ_MIN2) {
+  if (fl & FG_Q8W_MIN1) acc = vfmaq_f32(acc, vmulq_n_f32(vld1q_f32(sg->mw + e), dx), vdupq_n_f32((float)xsum));
+  if (fl & FG_Q8W_MIN2) {
     const int32_t xa = fg_nq_half_sum(xq), xb = xsum - xa;
     const int32x4_t ms = vmlaq_n_s32(vmulq_n_s32(vld1q_s32(sg->ma + e), xa), vld1q_s32(sg->mb + e), xb);
     acc = vfmaq_f32(acc, vmulq_n_f32(vld1q_f32(sg->mw + e), dx), vcvtq_f32_s32(ms));
@@ -1737,7 +1717,7 @@ FG_NEON_INLINE void fg_nq_seg_run(const fg_mm_args *a, const fg_nq_seg *sg, size
     const int8x16_t w0 = vld1q_s8(wv), w1 = vld1q_s8(wv + 16), w2 = vld1q_s8(wv + 32), w3 = vld1q_s8(wv + 48);
     const int8x16_t w4 = vld1q_s8(wv + 64), w5 = vld1q_s8(wv + 80), w6 = vld1q_s8(wv + 96), w7 = vld1q_s8(wv + 112);
     int32x4_t sa = vdupq_n_s32(1), sb = sa;
-    if (fl & FG_NQ_SUB) {
+    if (fl & FG_Q8W_SUB) {
       sa = vld1q_s32(sg->sa + e);
       sb = vld1q_s32(sg->sb + e);
     }
@@ -1804,7 +1784,7 @@ FG_NEON_INLINE void fg_nq_seg_run_dp(const fg_mm_args *a, const fg_nq_seg *sg, c
     const int8x16_t w0 = vld1q_s8(wk), w1 = vld1q_s8(wk + 16), w2 = vld1q_s8(wk + 32), w3 = vld1q_s8(wk + 48);
     const int8x16_t w4 = vld1q_s8(wk + 64), w5 = vld1q_s8(wk + 80), w6 = vld1q_s8(wk + 96), w7 = vld1q_s8(wk + 112);
     int32x4_t sa = z, sb = z;
-    if (fl & FG_NQ_SUB) {
+    if (fl & FG_Q8W_SUB) {
       sa = vld1q_s32(sg->sa + e);
       sb = vld1q_s32(sg->sb + e);
     }
@@ -1813,7 +1793,7 @@ FG_NEON_INLINE void fg_nq_seg_run_dp(const fg_mm_args *a, const fg_nq_seg *sg, c
       const int8_t *xq = x##j.qs + 32 * k;                                                                        \
       const int8x16_t xv0 = vld1q_s8(xq), xv1 = vld1q_s8(xq + 16);                                                \
       int32x4_t isum;                                                                                             \
-      if (fl & FG_NQ_SUB) {                                                                                       \
+      if (fl & FG_Q8W_SUB) {                                                                                       \
         const int32x4_t ia = FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(z, w0, xv0, 0), w1, xv0, 1), w2, xv0, 2), w3, xv0, 3); \
         const int32x4_t ib = FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(FG_NQ_SDOT(z, w4, xv1, 0), w5, xv1, 1), w6, xv1, 2), w7, xv1, 3); \
         isum = vmlaq_s32(vmulq_s32(ia, sa), ib, sb);                                                              \
@@ -1842,7 +1822,7 @@ FG_NEON_INLINE void fg_nq_seg_run_dp(const fg_mm_args *a, const fg_nq_seg *sg, c
 #endif
 
 FG_NEON_INLINE void fg_nq_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, const int gemm) {
-  const int fl = fg_nq_flags(type);
+  const int fl = fg_q8w_flags(type);
   const size_t nblk = a->cols / 32;
   const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
   fg_nq_seg sg;

@@ -198,7 +198,7 @@ FG_INLINE __m256i fg_dot_s8(const uint8_t *v, __m256i xq) {
 }
 
 FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type) {
-  const int fl = fg_qs_flags(type);
+  const int fl = fg_q8w_flags(type);
   const size_t nblk = a->cols / 32;
   const size_t act_stride = fg_act_q8_row_bytes(a->cols);
   uint8_t wq[FG_NQ_KSEG * 8 * 32] __attribute__((aligned(32))); /* (k, row, 32) */
@@ -231,7 +231,7 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
           __m256i v[8];
           for (int r = 0; r < 8; r++) v[r] = fg_dot_s8(wq + (kk * 8 + (size_t)r) * 32, xq);
           __m256i idot;
-          if (fl & FG_QS_SUB) {
+          if (fl & FG_Q8W_SUB) {
             __m256i ha, hb;
             fg_reduce_rows8_halves(v, &ha, &hb);
             idot = _mm256_add_epi32(_mm256_mullo_epi32(ha, _mm256_load_si256((const __m256i *)(const void *)(sa + kk * 8))),
@@ -241,9 +241,9 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
           }
           const __m256 dx = _mm256_set1_ps(xr.d[k]);
           acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), _mm256_mul_ps(_mm256_load_ps(dw + kk * 8), dx), acc);
-          if (fl & FG_QS_MIN1)
+          if (fl & FG_Q8W_MIN1)
             acc = _mm256_fmadd_ps(_mm256_set1_ps((float)xr.isum[k]), _mm256_mul_ps(_mm256_load_ps(mw + kk * 8), dx), acc);
-          if (fl & FG_QS_MIN2) {
+          if (fl & FG_Q8W_MIN2) {
             const int32_t xa = fg_qs_half_sum(xr.qs + k * 32), xb = xr.isum[k] - xa;
             const __m256i ms = _mm256_add_epi32(
                 _mm256_mullo_epi32(_mm256_load_si256((const __m256i *)(const void *)(ma + kk * 8)), _mm256_set1_epi32(xa)),
@@ -407,12 +407,12 @@ FG_INLINE void fg_qw_stage(fg_qw_seg *sg, uint32_t type, const uint8_t *const *r
     }
   }
   for (size_t i = 0; i < nk * R; i++) {
-    if (fl & FG_QS_SUB) {
+    if (fl & FG_Q8W_SUB) {
       sg->sa2[i] = fg_i16_pair(sg->sa[i], sg->sa[i]);
       sg->sb2[i] = fg_i16_pair(sg->sb[i], sg->sb[i]);
       sg->corr[i] = fg_i16_pair(sg->sa[i] * c, sg->sb[i] * c);
     }
-    if (fl & FG_QS_MIN2) sg->mab[i] = fg_i16_pair(sg->ma[i], sg->mb[i]);
+    if (fl & FG_Q8W_MIN2) sg->mab[i] = fg_i16_pair(sg->ma[i], sg->mb[i]);
   }
 }
 
@@ -457,7 +457,7 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
       const int8_t *xq = xr.qs + k * 32;
       const int32_t is = xr.isum[k];
       __m256i xab = _mm256_setzero_si256(), s[NV], p[NV];
-      if (fl & (FG_QS_SUB | FG_QS_MIN2)) {
+      if (fl & (FG_Q8W_SUB | FG_Q8W_MIN2)) {
         const int32_t xa = fg_qs_half_sum(xq);
         xab = _mm256_set1_epi32((int)fg_i16_pair(xa, is - xa));
       }
@@ -474,12 +474,12 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
             const __m256i q = _mm256_maddubs_epi16(w, xg);
             p[v] = g % run == 0 ? q : _mm256_adds_epi16(p[v], q); /* never saturates; not reassociated */
             if (g % run != run - 1) continue;
-            const __m256i m = !(fl & FG_QS_SUB) ? ones : fg_ld8i((g < 4 ? sg->sa2 : sg->sb2) + kk * R + 8 * (size_t)v);
+            const __m256i m = !(fl & FG_Q8W_SUB) ? ones : fg_ld8i((g < 4 ? sg->sa2 : sg->sb2) + kk * R + 8 * (size_t)v);
             d32 = _mm256_madd_epi16(p[v], m);
           }
           if (g < (s8 ? 1 : run)) { /* the first sums of the block: add the offset's correction */
             __m256i init = _mm256_setzero_si256();
-            if ((fl & FG_QS_SUB) && c) init = _mm256_sub_epi32(init, _mm256_madd_epi16(fg_ld8i(sg->corr + kk * R + 8 * (size_t)v), xab));
+            if ((fl & FG_Q8W_SUB) && c) init = _mm256_sub_epi32(init, _mm256_madd_epi16(fg_ld8i(sg->corr + kk * R + 8 * (size_t)v), xab));
             else if (c) init = _mm256_set1_epi32(-c * is);
             s[v] = _mm256_add_epi32(init, d32);
           } else {
@@ -493,8 +493,8 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
       for (int v = 0; v < NV; v++) {
         const size_t e = kk * R + 8 * (size_t)v;
         acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[v]), _mm256_mul_ps(fg_ld8f(sg->dw + e), dx), acc[v]);
-        if (fl & FG_QS_MIN1) acc[v] = _mm256_fmadd_ps(_mm256_set1_ps((float)is), _mm256_mul_ps(fg_ld8f(sg->mw + e), dx), acc[v]);
-        if (fl & FG_QS_MIN2)
+        if (fl & FG_Q8W_MIN1) acc[v] = _mm256_fmadd_ps(_mm256_set1_ps((float)is), _mm256_mul_ps(fg_ld8f(sg->mw + e), dx), acc[v]);
+        if (fl & FG_Q8W_MIN2)
           acc[v] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(fg_ld8i(sg->mab + e), xab)),
                                    _mm256_mul_ps(fg_ld8f(sg->mw + e), dx), acc[v]);
       }
@@ -530,7 +530,7 @@ FG_INLINE void fg_qw_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32
 
 /* name, type, sign trick, int16 run, unsigned offset */
 #define FG_QW_KERNEL(name, type, s8, run, c) \
-  static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qw_run(a, i0, i1, type, s8, run, c, fg_qs_flags(type)); }
+  static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qw_run(a, i0, i1, type, s8, run, c, fg_q8w_flags(type)); }
 FG_QW_KERNEL(q8_0, FG_TYPE_Q8_0, 1, 1, 0)
 FG_QW_KERNEL(q4_0, FG_TYPE_Q4_0, 0, 8, 8)
 FG_QW_KERNEL(q4_1, FG_TYPE_Q4_1, 0, 8, 0)

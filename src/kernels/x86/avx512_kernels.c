@@ -434,7 +434,7 @@ FG_INLINE void fg_reduce_rows16_halves(const __m512i z[8], __m512i *ha, __m512i 
 }
 
 FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type) {
-  const int fl = fg_qs_flags(type);
+  const int fl = fg_q8w_flags(type);
   const size_t nblk = a->cols / 32;
   const size_t act_stride = fg_act_q8_row_bytes(a->cols);
   uint8_t wq[FG_NQ_VSEG * 16 * 32] __attribute__((aligned(64))); /* (k, slot, 32) */
@@ -470,9 +470,9 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
           for (int p = 0; p < 8; p++)
             z[p] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_load_si512(wq + kk * 512 + p * 64), xv);
           const int32_t isx = xr.isum[k];
-          const int32_t xa = fl & (FG_QS_SUB | FG_QS_MIN2) ? fg_qs_half_sum(xr.qs + k * 32) : 0, xb = isx - xa;
+          const int32_t xa = fl & (FG_Q8W_SUB | FG_Q8W_MIN2) ? fg_qs_half_sum(xr.qs + k * 32) : 0, xb = isx - xa;
           __m512i idot;
-          if (fl & FG_QS_SUB) {
+          if (fl & FG_Q8W_SUB) {
             __m512i ha, hb;
             fg_reduce_rows16_halves(z, &ha, &hb);
             ha = _mm512_add_epi32(ha, _mm512_set1_epi32(-128 * xa));
@@ -484,9 +484,9 @@ FG_INLINE void fg_nq_vec(const fg_mm_args *a, size_t i0, size_t i1, const uint32
           }
           const __m512 dx = _mm512_set1_ps(xr.d[k]);
           acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(idot), _mm512_mul_ps(_mm512_load_ps(dw + kk * 16), dx), acc);
-          if (fl & FG_QS_MIN1)
+          if (fl & FG_Q8W_MIN1)
             acc = _mm512_fmadd_ps(_mm512_set1_ps((float)isx), _mm512_mul_ps(_mm512_load_ps(mw + kk * 16), dx), acc);
-          if (fl & FG_QS_MIN2) {
+          if (fl & FG_Q8W_MIN2) {
             const __m512i ms = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_load_si512(ma + kk * 16), _mm512_set1_epi32(xa)),
                                                 _mm512_mullo_epi32(_mm512_load_si512(mb + kk * 16), _mm512_set1_epi32(xb)));
             acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ms), _mm512_mul_ps(_mm512_load_ps(mw + kk * 16), dx), acc);
@@ -554,7 +554,7 @@ FG_INLINE void fg_nq_gemm_tile16(const fg_mm_args *a, const uint8_t *tile, size_
     const uint8_t *wk = wq + kk * FG_QG_ROWS * 32;
     const uint8_t *xk = tile + k * 512;
     __m512i s[FG_QG_ROWS];
-    if (fl & FG_QS_SUB) {
+    if (fl & FG_Q8W_SUB) {
       const __m512i ba = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(xa, 7));
       const __m512i bb = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_slli_epi32(xb, 7));
       __m512i u[FG_QG_ROWS];
@@ -583,8 +583,8 @@ FG_INLINE void fg_nq_gemm_tile16(const fg_mm_args *a, const uint8_t *tile, size_
     for (int r = 0; r < FG_QG_ROWS; r++) {
       const __m512 scale = _mm512_mul_ps(_mm512_set1_ps(dw[kk * FG_QG_ROWS + r]), dx);
       acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[r]), scale, acc[r]);
-      if (fl & FG_QS_MIN1) acc[r] = _mm512_fmadd_ps(fx, _mm512_mul_ps(_mm512_set1_ps(mw[kk * FG_QG_ROWS + r]), dx), acc[r]);
-      if (fl & FG_QS_MIN2) {
+      if (fl & FG_Q8W_MIN1) acc[r] = _mm512_fmadd_ps(fx, _mm512_mul_ps(_mm512_set1_ps(mw[kk * FG_QG_ROWS + r]), dx), acc[r]);
+      if (fl & FG_Q8W_MIN2) {
         const __m512i ms = _mm512_add_epi32(_mm512_mullo_epi32(_mm512_set1_epi32(ma[kk * FG_QG_ROWS + r]), xa),
                                             _mm512_mullo_epi32(_mm512_set1_epi32(mb[kk * FG_QG_ROWS + r]), xb));
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(ms), _mm512_mul_ps(_mm512_set1_ps(mw[kk * FG_QG_ROWS + r]), dx), acc[r]);
@@ -595,7 +595,7 @@ FG_INLINE void fg_nq_gemm_tile16(const fg_mm_args *a, const uint8_t *tile, size_
 }
 
 FG_INLINE void fg_nq_gemm(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type) {
-  const int fl = fg_qs_flags(type);
+  const int fl = fg_q8w_flags(type);
   const size_t nblk = a->cols / 32;
   const size_t tb = fg_q8h_tile_bytes(a->cols), ntiles = (a->nb + 15) / 16;
   uint8_t wq[FG_Q_KSEG * FG_QG_ROWS * 32] __attribute__((aligned(64))); /* (k, row, 32) */

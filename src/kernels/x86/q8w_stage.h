@@ -11,7 +11,7 @@
  *           negation (Q5_0: 16, Q6_K: 32, Q3_K: 4) gives the small unsigned values of the AVX2 gemm
  *   dw, mw  computed with the very float operations of fg_q8w_decode (e.g. Q4_K: fp16(d) * (float)sc,
  *           -(fp16(dmin) * (float)m)), so dw * dx and mw * dx round the same way
- *   sa, sb  only the types with half-block scales (FG_QS_SUB); ma, mb only Q2_K (FG_QS_MIN2) */
+ *   sa, sb  only the types with half-block scales (FG_Q8W_SUB); ma, mb only Q2_K (FG_Q8W_MIN2) */
 #ifndef FG_Q8W_STAGE_H
 #define FG_Q8W_STAGE_H
 
@@ -21,26 +21,6 @@
 #include <string.h>
 
 #define FG_QS_INLINE static inline __attribute__((always_inline))
-
-/* What a type needs beyond isum = sum v x and s = fmaf(dw dx, isum, s). */
-enum {
-  FG_QS_SUB = 1,  /* half-block scales: isum = sa * ia + sb * ib */
-  FG_QS_MIN1 = 2, /* minimum with ma = mb = 1: s = fmaf(mw dx, sum x, s) */
-  FG_QS_MIN2 = 4  /* minimum with integer ma, mb (Q2_K): msum = ma * xa + mb * xb */
-};
-
-FG_QS_INLINE int fg_qs_flags(uint32_t type) {
-  switch (type) {
-    case FG_TYPE_Q4_1:
-    case FG_TYPE_Q5_1:
-    case FG_TYPE_Q4_K:
-    case FG_TYPE_Q5_K: return FG_QS_MIN1;
-    case FG_TYPE_Q6_K:
-    case FG_TYPE_Q3_K: return FG_QS_SUB;
-    case FG_TYPE_Q2_K: return FG_QS_SUB | FG_QS_MIN2;
-    default: return 0; /* Q5_0, IQ4_NL, IQ4_XS */
-  }
-}
 
 /* Staging destination of one row: element [kk * qstride] of q (32 bytes) and [kk * sstride] of the
  * scalar arrays for the row's kk-th block of the segment. */
