@@ -285,9 +285,13 @@ typedef struct fg_convert_params {
 
 FG_API void fg_convert_params_init(fg_convert_params *p);
 /* A --type name ("q4_k_m", "iq4_xs", "f16", ...) as fg_convert_params.type: the mix of that name, or
- * with `pure` the mix's main GGML type for every matrix. "q4_0" is always every matrix Q4_0 (as before
- * the mixes; llama-quantize's Q4_0 mix, with a Q6_K/Q8_0 head, is FG_CONVERT_MIX(2)); for f32, f16,
- * bf16 and q8_0 the mix is that type everywhere anyway. FG_ERR_INVALID_ARG for an unknown name. */
+ * with `pure` the mix's main GGML type for every matrix ("q4_0": llama-quantize's Q4_0 mix, the tied
+ * head Q6_K or Q8_0; with `pure` every matrix Q4_0); for f32, f16, bf16 and q8_0 the mix is that type
+ * everywhere anyway. FG_ERR_INVALID_ARG for an unknown name.
+ * The fits: F32, F16, BF16 and Q8_0 tensors get llama.cpp's reference quantizers; so do Q4_0 tensors
+ * when type is the one GGML type Q4_0 and a head_type Q4_0 head (gen-model's bytes, and
+ * fg_model_requant_head's). Every other quantized tensor, Q4_0 in a mix too, gets a searched
+ * least-squares fit. */
 FG_API fg_status fg_convert_type_parse(const char *name, bool pure, uint32_t *type);
 /* The names fg_convert_type_parse accepts, comma separated (static text). */
 FG_API const char *fg_convert_type_names(void);

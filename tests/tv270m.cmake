@@ -3,24 +3,24 @@
 # committed LoRA adapter models/tv-270m-lora.gguf, trained on the accelerator machine
 # (training/train_lora.py). Registered whenever the gates are (FG_TV_MINI_GATES, as scripts/test.sh
 # configures); a missing base or adapter fails the tests with the way to get it.
-#   tv270m_q4_0     fixture: the base re-typed to Q4_0 with a Q8_0 head (`fgemma convert --type q4_0
-#                   --head-type q8_0`: llama-quantize also keeps the head above Q4_0)
+#   tv270m_q4_0     fixture: the base re-typed to llama-quantize's Q4_0 mix (`fgemma convert --type
+#                   q4_0`: every matrix Q4_0, searched fit; the tied embedding Q8_0, its rows of 640
+#                   not being a multiple of 256)
 #   tv270m_dev      the call-accuracy gates on training/tv270m-dev.jsonl (tests/tv270m/gates.cmake)
 #   tv270m_demo     the 12 demo utterances, call-only: all exact
 #   oracle_tv270m_parity  fgemma's answers equal llama.cpp's with --lora (every 4th dev utterance)
 set(FG_TV270M_ADAPTER ${PROJECT_SOURCE_DIR}/models/tv-270m-lora.gguf CACHE FILEPATH "the tv-270m LoRA adapter")
 # the dev gate's floor in percent (issue 26; measured 99.0 %: docs/TV-270M.md)
 set(FG_TV270M_MIN_EXACT 98 CACHE STRING "tv270m_dev: least exact-match percentage")
-# how many points Q4_0 + adapter may lose against the Q4_K_M base: the issue asks 2, measured 7.1 (the
-# Q4_0 file is a re-quantization of the Q4_K_M one, and the adapter was trained on Q4_K_M: not met,
-# docs/TV-270M.md); the gate keeps it from getting worse
+# how many points Q4_0 + adapter may lose against the Q4_K_M base: the issue's 2 (measured 1.7 on the
+# whole dev set, docs/TV-270M.md)
 set(FG_TV270M_THREADS 2 CACHE STRING "threads of the tv-270m gates")
-set(FG_TV270M_Q4_0_POINTS 8 CACHE STRING "tv270m_dev: largest exact-match drop of Q4_0 + adapter, in points")
+set(FG_TV270M_Q4_0_POINTS 2 CACHE STRING "tv270m_dev: largest exact-match drop of Q4_0 + adapter, in points")
 if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
-  set(tv270m_q4_0 ${FG_TEST_MODELS}/real-gemma-3-270m-q4_0-h8.gguf)
+  set(tv270m_q4_0 ${FG_TEST_MODELS}/real-gemma-3-270m-q4_0.gguf)
   add_test(NAME tv270m_q4_0
     COMMAND ${CMAKE_COMMAND} "-DREQUIRE=${FG_REAL_MODEL}" "-DWHAT=tv-270m's Q4_0 base is made from it."
-            -P ${FG_REAL_RUN_SCRIPT} -- $<TARGET_FILE:fgemma> convert ${FG_REAL_MODEL} -o ${tv270m_q4_0} --type q4_0 --head-type q8_0)
+            -P ${FG_REAL_RUN_SCRIPT} -- $<TARGET_FILE:fgemma> convert ${FG_REAL_MODEL} -o ${tv270m_q4_0} --type q4_0)
   set_tests_properties(tv270m_q4_0 PROPERTIES FIXTURES_SETUP tv270m_q4_0 LABELS "tv270m;real" TIMEOUT 600 COST 900)
   set(tv270m_args -DFGEMMA=$<TARGET_FILE:fgemma> -DTOOLS=${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
     -DBASE=${FG_REAL_MODEL} -DBASE_Q4_0=${tv270m_q4_0} -DADAPTER=${FG_TV270M_ADAPTER}

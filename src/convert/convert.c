@@ -188,6 +188,18 @@ static uint32_t matrix_type(const cv_ctx *c, const char *name, uint64_t ne0, uin
   return fg_g3_mix_type(c->p->type - FG_CONVERT_MIX_BASE, &c->mix, name, ne0);
 }
 
+/* One row into t's type. Q4_0 gets the searched fit inside llama-quantize's mixes, as every other
+ * searched type does; one type for every matrix and a --head-type head keep llama.cpp's reference
+ * bytes (gen-model's files; the head equals fg_model_requant_head's). */
+static void quantize_row(const cv_ctx *c, const cv_tensor *t, const float *row, void *out, size_t n) {
+  const bool mix = c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE;
+  const bool head = c->p->head_type && strcmp(t->name, "output.weight") == 0;
+  if (t->out_type == FG_TYPE_Q4_0 && (!mix || head))
+    fg_quantize_row(t->out_type, row, out, n);
+  else
+    fg_quantize_row_searched(t->out_type, row, out, n);
+}
+
 /* general.file_type of the output */
 static uint32_t file_type(const cv_ctx *c, uint32_t plain) {
   return c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE ? c->p->type - FG_CONVERT_MIX_BASE
@@ -1380,7 +1392,7 @@ static fg_status stream(cv_ctx *c, FILE *out) {
           if (copy) continue;
           if (t->add_one)
             for (size_t j = 0; j < n; j++) row[j] += 1.0f;
-          fg_quantize_row_searched(t->out_type, row, outb + r * orb, n);
+          quantize_row(c, t, row, outb + r * orb, n);
         }
         if (st != FG_OK) break;
       }
@@ -1401,10 +1413,7 @@ static fg_status stream(cv_ctx *c, FILE *out) {
 fg_status fg_convert_type_parse(const char *name, bool pure, uint32_t *type) {
   for (size_t i = 0; name && i < fg_g3_n_mixes; i++)
     if (strcmp(name, fg_g3_mixes[i].name) == 0) {
-      /* q4_0 keeps its meaning from before the mixes: every matrix Q4_0 (CI's Q4_0 siblings, tv-mini's
-       * Q4_0 file); llama-quantize's Q4_0 mix (the tied head Q6_K or Q8_0) is FG_CONVERT_MIX(2) */
-      const bool plain = pure || fg_g3_mixes[i].ftype == FG_G3_FTYPE_Q4_0;
-      if (type) *type = plain ? fg_g3_mixes[i].type : FG_CONVERT_MIX(fg_g3_mixes[i].ftype);
+      if (type) *type = pure ? fg_g3_mixes[i].type : FG_CONVERT_MIX(fg_g3_mixes[i].ftype);
       return FG_OK;
     }
   return FG_ERR_INVALID_ARG;

@@ -5,8 +5,8 @@
 
 #include "tensor/dtype.h"
 
-/* true for the types fg_quantize_row_searched fits by search (Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K,
- * IQ4_NL, IQ4_XS); the others (F32, F16, BF16, Q8_0, Q4_0) it hands to fg_quantize_row. */
+/* true for the types fg_quantize_row_searched fits by search (Q4_0, Q4_1, Q5_0, Q5_1, Q2_K .. Q6_K,
+ * IQ4_NL, IQ4_XS); the others (F32, F16, BF16, Q8_0) it hands to fg_quantize_row. */
 bool fg_quant_is_searched(uint32_t type);
 
 /* One row of n values (a multiple of the type's block size) into type. Deterministic: the bytes

@@ -37,8 +37,9 @@ foreach(i RANGE ${last})
       message(FATAL_ERROR "fgemma gen-model ${opts} --format hf -o ${dir} failed (${rc})")
     endif()
   endif()
+  # --pure: every matrix of the type, q4_0's tied head too (llama.cpp's reference quantizers)
   foreach(type f32 f16 bf16 q8_0 q4_0)
-    execute_process(COMMAND ${FGEMMA} convert ${dir} -o ${MODELS}/hf-${name}-${type}.gguf --type ${type}
+    execute_process(COMMAND ${FGEMMA} convert ${dir} -o ${MODELS}/hf-${name}-${type}.gguf --type ${type} --pure
                     RESULT_VARIABLE rc)
     if(NOT rc EQUAL 0)
       message(FATAL_ERROR "fgemma convert ${dir} --type ${type} failed (${rc})")
