@@ -337,7 +337,8 @@ static void test_names(void) {
   const char *list = fg_convert_type_names();
   for (size_t i = 0; i < fg_g3_n_mixes; i++) {
     uint32_t t = 0;
-    CHECK_MSG(fg_convert_type_parse(fg_g3_mixes[i].name, false, &t) == FG_OK && t == FG_CONVERT_MIX(fg_g3_mixes[i].ftype),
+    CHECK_MSG(fg_convert_type_parse(fg_g3_mixes[i].name, false, &t) == FG_OK &&
+                  t == FG_CONVERT_MIX(fg_g3_mixes[i].ftype),
               "%s", fg_g3_mixes[i].name);
     CHECK(fg_convert_type_parse(fg_g3_mixes[i].name, true, &t) == FG_OK && t == fg_g3_mixes[i].type);
     CHECK_MSG(strstr(list, fg_g3_mixes[i].name) != NULL, "the name list lacks %s", fg_g3_mixes[i].name);
@@ -364,7 +365,7 @@ static double uniform(void) {
 static float gauss(void) { return (float)(sqrt(-2.0 * log(uniform())) * cos(6.283185307179586 * uniform())); }
 
 static void test_quantizers(void) {
-  static const uint32_t types[] = {FG_TYPE_Q4_0, FG_TYPE_Q4_1, FG_TYPE_Q5_0,   FG_TYPE_Q5_1,  FG_TYPE_Q2_K, FG_TYPE_Q3_K,
+  static const uint32_t types[] = {FG_TYPE_Q4_0, FG_TYPE_Q4_1, FG_TYPE_Q5_0, FG_TYPE_Q5_1,   FG_TYPE_Q2_K,  FG_TYPE_Q3_K,
                                    FG_TYPE_Q4_K, FG_TYPE_Q5_K, FG_TYPE_Q6_K, FG_TYPE_IQ4_NL, FG_TYPE_IQ4_XS};
   enum { N = 1024, ROWS = 48 };
   float *x = malloc(sizeof(float) * N * ROWS), *y = malloc(sizeof(float) * N);
@@ -393,8 +394,8 @@ static void test_quantizers(void) {
       det &= memcmp(q, q2, rb) == 0;
       /* the plain squared error, and the one the search minimises: weighted by x^2 on the signed grids,
        * (|x|^3 on Q3_K), by rms + |x| (rms of the row, near the blocks') on the others */
-      const bool sym = t == FG_TYPE_Q4_0 || t == FG_TYPE_Q5_0 || t == FG_TYPE_Q3_K || t == FG_TYPE_Q6_K || t == FG_TYPE_IQ4_NL ||
-                       t == FG_TYPE_IQ4_XS;
+      const bool sym = t == FG_TYPE_Q4_0 || t == FG_TYPE_Q5_0 || t == FG_TYPE_Q3_K || t == FG_TYPE_Q6_K ||
+                       t == FG_TYPE_IQ4_NL || t == FG_TYPE_IQ4_XS;
       double rms = 0.0;
 #define p3(v) (t == FG_TYPE_Q3_K ? fabs(v) : 1.0) /* Q3_K: |x|^3 */
       for (int j = 0; j < N; j++) rms += (double)xr[j] * xr[j];
