@@ -1,12 +1,17 @@
 # tvgates/common.cmake — what the call-accuracy gate scripts share (tests/tvmini/gates.cmake,
 # tests/tv270m/gates.cmake; included, run with `cmake -P`): `fgemma eval --calls` runs, gates,
-# percentages and the report line. Expects FGEMMA, DATA, TOOLS, THREADS, OUT and GATE to be set.
+# percentages and the report line. Expects FGEMMA, DATA, TOOLS, THREADS, OUT and GATE to be set;
+# ISA, when set and not empty, pins fgemma's kernel table (FG_ISA) for every run.
 
 # runs `fgemma eval --calls` on the models and modes; sets <prefix>_<i>_<field> for row i
 # (EVAL_ARGS: further options of every run, e.g. --lora; ARGN: options of this run)
 function(run_eval prefix models modes)
+  set(env)
+  if(DEFINED ISA AND NOT ISA STREQUAL "")
+    set(env "${CMAKE_COMMAND}" -E env "FG_ISA=${ISA}")
+  endif()
   execute_process(
-    COMMAND "${FGEMMA}" eval --calls "${DATA}" --tools "${TOOLS}" -m "${models}" --constrained "${modes}"
+    COMMAND ${env} "${FGEMMA}" eval --calls "${DATA}" --tools "${TOOLS}" -m "${models}" --constrained "${modes}"
             -t ${THREADS} --json --details "${OUT}/${GATE}-${prefix}-details.jsonl" ${EVAL_ARGS} ${ARGN}
     OUTPUT_VARIABLE json ERROR_VARIABLE err RESULT_VARIABLE rc)
   if(NOT rc EQUAL 0)
