@@ -182,28 +182,27 @@ static bool type_ok(uint32_t type) {
   return false;
 }
 
+/* p->type is one of llama-quantize's mixes (FG_CONVERT_MIX) */
+static bool is_mix(const cv_ctx *c) { return c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE; }
+
 /* the type of the weight matrix `name` (rows of ne0 values): the mix's choice, or `plain` */
 static uint32_t matrix_type(const cv_ctx *c, const char *name, uint64_t ne0, uint32_t plain) {
-  if (c->p->type == FG_CONVERT_TYPE_AUTO || c->p->type < FG_CONVERT_MIX_BASE) return plain;
+  if (!is_mix(c)) return plain;
   return fg_g3_mix_type(c->p->type - FG_CONVERT_MIX_BASE, &c->mix, name, ne0);
 }
 
-/* One row into t's type. Q4_0 gets the searched fit inside llama-quantize's mixes, as every other
- * searched type does; one type for every matrix and a --head-type head keep llama.cpp's reference
- * bytes (gen-model's files; the head equals fg_model_requant_head's). */
-static void quantize_row(const cv_ctx *c, const cv_tensor *t, const float *row, void *out, size_t n) {
-  const bool mix = c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE;
+/* Whether t's rows get llama.cpp's reference quantizer rather than the searched fit (which hands
+ * F32/F16/BF16/Q8_0 to it anyway): Q4_0 is searched inside llama-quantize's mixes, as every other
+ * searched type is; one type for every matrix and a --head-type head keep the reference bytes
+ * (gen-model's files; the head equals fg_model_requant_head's). */
+static bool reference_fit(const cv_ctx *c, const cv_tensor *t) {
   const bool head = c->p->head_type && strcmp(t->name, "output.weight") == 0;
-  if (t->out_type == FG_TYPE_Q4_0 && (!mix || head))
-    fg_quantize_row(t->out_type, row, out, n);
-  else
-    fg_quantize_row_searched(t->out_type, row, out, n);
+  return t->out_type == FG_TYPE_Q4_0 && (!is_mix(c) || head);
 }
 
 /* general.file_type of the output */
 static uint32_t file_type(const cv_ctx *c, uint32_t plain) {
-  return c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE ? c->p->type - FG_CONVERT_MIX_BASE
-                                                                                 : fg_g3_file_type(plain);
+  return is_mix(c) ? c->p->type - FG_CONVERT_MIX_BASE : fg_g3_file_type(plain);
 }
 
 /* Row sizes of a planned tensor; FG_ERR_UNSUPPORTED when its rows do not fit the output type. */
@@ -818,7 +817,7 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   c->mix.n_layer = hp->n_layer;
   c->mix.n_gqa = hp->n_head_kv ? hp->n_head / hp->n_head_kv : 1;
   c->mix.tied = cf.tied;
-  if (c->p->type != FG_CONVERT_TYPE_AUTO && c->p->type >= FG_CONVERT_MIX_BASE)
+  if (is_mix(c))
     type = fg_g3_mix_of(c->p->type - FG_CONVERT_MIX_BASE)->type;
   st = plan_hf_tensor(c, FG_G3_HF_EMBED, "token_embd.weight", E, V, false, matrix_type(c, "token_embd.weight", E, type),
                       config_path);
@@ -1381,7 +1380,7 @@ static fg_status stream(cv_ctx *c, FILE *out) {
     const cv_tensor *t = &c->t[i];
     const size_t n = (size_t)t->ne[0], srb = (size_t)t->src_row_bytes, orb = (size_t)t->out_row_bytes;
     const uint64_t per = FG_MAX(1, chunk / FG_MAX(srb, orb));
-    const bool copy = t->src_type == t->out_type && !t->add_one;
+    const bool copy = t->src_type == t->out_type && !t->add_one, ref = reference_fit(c, t);
     for (uint64_t r0 = 0; r0 < t->rows && st == FG_OK; r0 += per) {
       const size_t k = (size_t)FG_MIN(per, t->rows - r0);
       if ((st = read_at(c, &c->files[t->file], t->offset + r0 * srb, in, k * srb, t->src_name)) != FG_OK) break;
@@ -1392,7 +1391,10 @@ static fg_status stream(cv_ctx *c, FILE *out) {
           if (copy) continue;
           if (t->add_one)
             for (size_t j = 0; j < n; j++) row[j] += 1.0f;
-          quantize_row(c, t, row, outb + r * orb, n);
+          if (ref)
+            fg_quantize_row(t->out_type, row, outb + r * orb, n);
+          else
+            fg_quantize_row_searched(t->out_type, row, outb + r * orb, n);
         }
         if (st != FG_OK) break;
       }
