@@ -91,5 +91,8 @@ size_t fg_utf8_repair_in_place(char *buf, size_t len, size_t cap);
 double fg_time_s(void);
 /* Number of CPUs available to this process (>= 1). */
 uint32_t fg_cpu_count(void);
+/* Advises the kernel to back the 2 MiB-aligned part of [p, p + n) with huge pages (fewer page faults when
+ * a large fresh buffer is first written); no effect where that advice does not exist. */
+void fg_advise_huge(void *p, size_t n);
 
 #endif /* FG_INTERNAL_H */

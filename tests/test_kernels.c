@@ -321,6 +321,40 @@ static void check_packed(fg_ops *ops, const fg_kernels *k, const mm_case *c, con
     CHECK_MSG(!bad, "%s %s packed rows [%zu, %zu): %d outputs wrong or written outside (rows=%zu cols=%zu nb=%zu)",
               k->name, fg_type_traits_get(c->type)->name, i0, i1, bad, c->rows, c->cols, c->nb);
   }
+  /* a row list (rows in reverse order) with the copy: the table reads it back (unpack) or the rows */
+  if (c->nb < 4) {
+    int32_t *list = malloc(c->rows * sizeof *list);
+    for (size_t i = 0; i < c->rows; i++) list[i] = (int32_t)(c->rows - 1 - i);
+    for (size_t i = 0; i < c->ldy * c->nb; i++) y[i] = -777.0f;
+    const fg_mm_args a = {c->type, W->data, W->row_bytes, list, c->cols, x, c->ldx, act, c->nb, y, c->ldy, pk};
+    kern->run(&a, 0, c->rows);
+    bad = 0;
+    for (size_t b = 0; b < c->nb; b++)
+      for (size_t i = 0; i < c->rows; i++) {
+        const float g = y[b * c->ldy + i], w = want[b * c->ldy + (size_t)list[i]];
+        bad += memcmp(&g, &w, sizeof g) != 0;
+      }
+    CHECK_MSG(!bad, "%s %s packed, row list: %d outputs wrong (rows=%zu cols=%zu nb=%zu)", k->name,
+              fg_type_traits_get(c->type)->name, bad, c->rows, c->cols, c->nb);
+    free(list);
+  }
+  /* unpack gives the file's bytes back: whole rows, and blocks 1.. of each */
+  if (k->unpack) {
+    const fg_type_traits *tt = fg_type_traits_get(c->type);
+    const size_t nblk = c->cols / tt->block_size;
+    uint8_t *row = malloc(W->row_bytes);
+    int diff = 0;
+    for (size_t i = 0; i < c->rows; i++) {
+      memset(row, 0xA5, W->row_bytes);
+      k->unpack(c->type, pk, c->cols, i, 0, nblk, row);
+      diff += memcmp(row, (const uint8_t *)W->data + i * W->row_bytes, nblk * tt->type_size) != 0;
+      k->unpack(c->type, pk, c->cols, i, nblk / 2, nblk, row);
+      diff += memcmp(row, (const uint8_t *)W->data + i * W->row_bytes + nblk / 2 * tt->type_size,
+                     (nblk - nblk / 2) * tt->type_size) != 0;
+    }
+    CHECK_MSG(!diff, "%s %s unpack: %d rows differ from the file's bytes", k->name, tt->name, diff);
+    free(row);
+  }
   free(act);
   free(y);
   free(pk);
@@ -553,15 +587,17 @@ static void test_table(fg_ops *const *ops, size_t n_ops, const fg_kernels *k, bo
       run_case(ops[ci % n_ops], k, &c, r);
     }
     /* shapes a packed layout takes (whole strips of 16 rows), every data kind, decode and gemm widths: for
-     * the tables and types that have one (the general cases above reach it too, where rows allow) */
+     * the tables and types that have one (the general cases above reach it too, where rows allow); the
+     * K-quants in superblocks of 256 */
     static const size_t pk_rows[] = {16, 32, 48, 80}, pk_blocks[] = {1, 2, 5, 20}, pk_nb[] = {1, 2, 3, 4, 5, 8, 9, 13};
-    const bool packs = k->pack_size && k->pack_size(type, 16, 32) > 0;
+    const size_t pk_unit = fg_type_traits_get(type)->block_size;
+    const bool packs = k->pack_size && k->pack_size(type, 16, pk_unit) > 0;
     for (size_t pi = 0; packs && pi < 4 * 4 * 8; pi++, ci++) {
       mm_case c;
       memset(&c, 0, sizeof c);
       c.type = type;
       c.rows = pk_rows[pi % 4];
-      c.cols = 32 * pk_blocks[pi / 4 % 4];
+      c.cols = pk_unit * (pk_unit > 32 ? (pi / 4 % 4) % 3 + 1 : pk_blocks[pi / 4 % 4]);
       c.nb = pk_nb[pi / 16];
       c.ldx = c.cols + pi % 3;
       c.ldy = c.rows + 5 + pi % 2;

@@ -1,7 +1,8 @@
-/* sys.c — clock and CPU count. */
+/* sys.c — clock, CPU count, memory advice. */
 #include "fg_internal.h"
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,4 +22,14 @@ uint32_t fg_cpu_count(void) {
 #endif
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (uint32_t)n : 1u;
+}
+
+void fg_advise_huge(void *p, size_t n) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20, a = ((uintptr_t)p + huge - 1) / huge * huge, b = ((uintptr_t)p + n) / huge * huge;
+  if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* advice: a failure changes nothing */
+#else
+  (void)p;
+  (void)n;
+#endif
 }

@@ -87,6 +87,11 @@ typedef struct fg_mm_kernel {
 typedef size_t (*fg_pack_size_fn)(uint32_t type, size_t rows, size_t cols);
 typedef void (*fg_pack_fn)(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
                            uint8_t *dst);
+/* unpack (optional): writes blocks k0..k1 (the type's blocks) of row `row` of a packed copy back in the
+ * file's block format, byte for byte, to dst. Lets the embedding of a tied head, and row lists, read the
+ * copy instead of the file pages that repacking handed back. */
+typedef void (*fg_unpack_fn)(uint32_t type, const uint8_t *packed, size_t cols, size_t row, size_t k0, size_t k1,
+                             uint8_t *dst);
 
 typedef struct fg_kernels {
   const char *name;                      /* "ref", "avx2", "avx512" */
@@ -95,6 +100,7 @@ typedef struct fg_kernels {
   uint32_t gemm_min_nb[FG_TYPE_COUNT];   /* use gemm when nb >= this */
   fg_pack_size_fn pack_size;             /* NULL: no packed layouts */
   fg_pack_fn pack;
+  fg_unpack_fn unpack;                   /* NULL: the packed copies are not read back */
   uint32_t pack_rows;                    /* rows per strip of the packed layout */
 } fg_kernels;
 

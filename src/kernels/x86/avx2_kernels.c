@@ -299,6 +299,436 @@ static void fg_q5_0_vec_direct(const fg_mm_args *a, size_t i0, size_t i1) {
   }
 }
 
+/* the 4 bytes at p in every lane (one vpbroadcastd from memory) */
+FG_INLINE __m256i fg_bcast32(const void *p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
+
+/* v[i] = 8 dwords of row i -> v[g] = dword g of rows 0..7 */
+FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 4; i++) {
+    t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* r2i, r2i+1: dwords 0 1 | 4 5 */
+    t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* dwords 2 3 | 6 7 */
+  }
+  for (int i = 0; i < 2; i++)
+    for (int h = 0; h < 2; h++) {
+      u[4 * i + 2 * h] = _mm256_unpacklo_epi64(t[4 * i + h], t[4 * i + 2 + h]);     /* rows 4i..4i+3, dword 2h | 2h+4 */
+      u[4 * i + 2 * h + 1] = _mm256_unpackhi_epi64(t[4 * i + h], t[4 * i + 2 + h]); /* dword 2h+1 | 2h+5 */
+    }
+  for (int g = 0; g < 4; g++) {
+    v[g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x20);
+    v[g + 4] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x31);
+  }
+}
+
+// ----------------------------------------------------------------------------
+// Packed Q8_0 and Q5_0 (load-time repacking, kernels.h): the rows in strips of 8, copied at model load
+// into a layout whose lanes are rows, so that a block's 8 row dots need no reduction across lanes
+// (the row-based vec kernels above spend most of their time in that reduction: on Zen 3 they run at
+// about 15 GB/s from cache, the packed ones at 50). The copy has the file's size. Per strip: the nblk
+// blocks' scales, 8 f16 each (row r at r), then per block the weights:
+//   Q8_0 (256 bytes): for group g = 0..7, the weights 4g..4g+3 of rows 0..7 (32 bytes): one
+//        vpmaddubsw of that register against the activation's broadcast bytes 4g..4g+3 gives each row's
+//        two pair sums in its 32-bit lane;
+//   Q5_0 (160 bytes): 32 bytes of fifth bits (byte 4r + i, bit g: element 4g + i of row r), then for
+//        j = 0..3 the bytes qs[4j..4j+3] of rows 0..7 (low nibbles: group j, high nibbles: group j + 4);
+//        the unsigned values u = q + 16 (0..31) are summed by 4 groups in int16 (4 * 2 * 31 * 127 fits),
+//        and 16 * sum x is taken off, as in the row-based kernel.
+// Then per block s = fmaf(dw * dx, (float)isum, s) in block order: bit for bit the q8 spec. The gemm
+// stages its tiles from the copy (fg_qw_stage); ranges that start or end inside a strip, and row lists,
+// read the file's rows.
+
+#define FG_XP_ROWS 8
+#define FG_XP_LIST_BYTES 16384 /* row lists from a packed copy: 8 rows of up to 2 KiB (Q8_0: 1,920 columns) */
+#define FG_XP_K4_HEAD (16 + 16 + 64 + 64) /* Q4_K superblock: d[8], dmin[8] (f16), sc[8][8], m[8][8] */
+#define FG_XP_K6_HEAD (16 + 128)          /* Q6_K superblock: d[8] (f16), (sa, sb)[8][8] (int8) */
+
+/* bytes of a strip's 32-element block (Q8_0, Q5_0; scales included) or 256-element superblock (Q4_K) */
+static size_t fg_xp_block(uint32_t type) {
+  switch (type) {
+    case FG_TYPE_Q8_0: return 16 + 256;
+    case FG_TYPE_Q5_0: return 16 + 160;
+    case FG_TYPE_Q4_K: return FG_XP_K4_HEAD + 8 * 128;
+    case FG_TYPE_Q6_K: return FG_XP_K6_HEAD + 8 * 192;
+    default: return 0;
+  }
+}
+
+/* elements per block of the packed layout */
+static size_t fg_xp_unit(uint32_t type) { return type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K ? 256 : 32; }
+
+static size_t fg_xp_size(uint32_t type, size_t rows, size_t cols) {
+  const size_t bb = fg_xp_block(type), unit = fg_xp_unit(type);
+  if (!bb || rows == 0 || rows % FG_XP_ROWS != 0 || cols == 0 || cols % unit != 0) return 0;
+  const size_t strips = rows / FG_XP_ROWS, nblk = cols / unit;
+  if (nblk > SIZE_MAX / bb / strips) return 0;
+  return strips * nblk * bb;
+}
+
+/* a Q4_K sub-block's nibbles as the packed registers: j4 = 0..3, byte t of row r's group j4 and j4 + 4 */
+static void fg_xp_k4_sub(const uint8_t *qs, int j, uint8_t *o, size_t r) {
+  const int p = j / 2, high = j % 2;
+  for (int i = 0; i < 4; i++)
+    for (int t = 0; t < 4; t++) {
+      const uint8_t a = qs[32 * p + 4 * i + t], b = qs[32 * p + 16 + 4 * i + t];
+      const uint8_t lo = high ? a >> 4 : a & 0xf, hi = high ? b >> 4 : b & 0xf;
+      o[32 * i + 4 * r + (size_t)t] = (uint8_t)(lo | hi << 4);
+    }
+}
+
+/* Q6_K element l (0..31) of sub-block j: its low nibble and high two bits */
+FG_INLINE void fg_xp_k6_elem(const fg_block_q6_k *b, int j, int l, uint8_t *lo, uint8_t *hi) {
+  const int h = j / 4, s = j % 4, q = b->ql[64 * h + 32 * (s & 1) + l];
+  *lo = (uint8_t)(s < 2 ? q & 0xf : q >> 4);
+  *hi = (uint8_t)((b->qh[32 * h + l] >> (2 * s)) & 3);
+}
+
+static void fg_xp_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
+                       uint8_t *dst) {
+  if (type == FG_TYPE_Q6_K) {
+    /* per sub-block j: 4 nibble registers as Q4_K's, then 2 registers of high bits: byte 4r + t of the
+     * first has the bits of element 4i + t at 2i (i = 0..3), the second those of element 16 + 4i + t */
+    const size_t nsb = cols / 256, bb = fg_xp_block(type);
+    for (size_t s = r0 / FG_XP_ROWS; s < r1 / FG_XP_ROWS; s++)
+      for (size_t r = 0; r < FG_XP_ROWS; r++) {
+        const fg_block_q6_k *row = (const fg_block_q6_k *)(const void *)(w + (s * FG_XP_ROWS + r) * row_bytes);
+        for (size_t K = 0; K < nsb; K++) {
+          uint8_t *o = dst + (s * nsb + K) * bb;
+          memcpy(o + 2 * r, &row[K].d, 2);
+          for (int j = 0; j < 8; j++) {
+            const int h = j / 4, sub = j % 4;
+            o[16 + 16 * j + 2 * r] = (uint8_t)row[K].scales[8 * h + 2 * sub];
+            o[16 + 16 * j + 2 * r + 1] = (uint8_t)row[K].scales[8 * h + 2 * sub + 1];
+            uint8_t *v = o + FG_XP_K6_HEAD + 192 * (size_t)j;
+            for (int i = 0; i < 4; i++)
+              for (int t = 0; t < 4; t++) {
+                uint8_t la, ha, lb, hb;
+                fg_xp_k6_elem(&row[K], j, 4 * i + t, &la, &ha);
+                fg_xp_k6_elem(&row[K], j, 16 + 4 * i + t, &lb, &hb);
+                const size_t at = 4 * r + (size_t)t;
+                v[32 * i + at] = (uint8_t)(la | lb << 4);
+                if (i == 0) v[128 + at] = v[160 + at] = 0;
+                v[128 + at] |= (uint8_t)(ha << (2 * i));
+                v[160 + at] |= (uint8_t)(hb << (2 * i));
+              }
+          }
+        }
+      }
+    return;
+  }
+  if (type == FG_TYPE_Q4_K) {
+    const size_t nsb = cols / 256, bb = fg_xp_block(type);
+    for (size_t s = r0 / FG_XP_ROWS; s < r1 / FG_XP_ROWS; s++)
+      for (size_t r = 0; r < FG_XP_ROWS; r++) {
+        const fg_block_q4_k *row = (const fg_block_q4_k *)(const void *)(w + (s * FG_XP_ROWS + r) * row_bytes);
+        for (size_t K = 0; K < nsb; K++) {
+          uint8_t *o = dst + (s * nsb + K) * bb;
+          memcpy(o + 2 * r, &row[K].d, 2);
+          memcpy(o + 16 + 2 * r, &row[K].dmin, 2);
+          for (int j = 0; j < 8; j++) {
+            fg_k4_scale_min(j, row[K].scales, o + 32 + 8 * j + r, o + 96 + 8 * j + r);
+            fg_xp_k4_sub(row[K].qs, j, o + FG_XP_K4_HEAD + 128 * (size_t)j, r);
+          }
+        }
+      }
+    return;
+  }
+  const size_t nblk = cols / 32, bb = fg_xp_block(type), pay = bb - 16, bsz = type == FG_TYPE_Q8_0 ? 34 : 22;
+  for (size_t s = r0 / FG_XP_ROWS; s < r1 / FG_XP_ROWS; s++) {
+    uint8_t *sc = dst + s * nblk * bb, *q = sc + nblk * 16;
+    for (size_t k = 0; type == FG_TYPE_Q8_0 && k < nblk; k++) { /* 8 rows' blocks transposed by dwords */
+      __m256i v[8];
+      for (size_t r = 0; r < FG_XP_ROWS; r++)
+        v[r] = _mm256_loadu_si256((const __m256i *)(const void *)(w + (s * FG_XP_ROWS + r) * row_bytes + k * 34 + 2));
+      fg_tr8x8_epi32(v);
+      for (size_t g = 0; g < 8; g++) _mm256_storeu_si256((__m256i *)(void *)(q + k * pay + g * 32), v[g]);
+    }
+    for (size_t r = 0; r < FG_XP_ROWS; r++) {
+      const uint8_t *row = w + (s * FG_XP_ROWS + r) * row_bytes;
+      for (size_t k = 0; k < nblk; k++) {
+        const uint8_t *blk = row + k * bsz;
+        uint8_t *o = q + k * pay;
+        memcpy(sc + k * 16 + r * 2, blk, 2);
+        if (type == FG_TYPE_Q8_0) continue; /* the weights below, 8 rows at once */
+        uint32_t qh;
+        memcpy(&qh, blk + 2, 4);
+        for (size_t i = 0; i < 4; i++) {
+          uint8_t h = 0;
+          for (size_t g = 0; g < 8; g++) h |= (uint8_t)(((qh >> (4 * g + i)) & 1u) << g);
+          o[r * 4 + i] = h;
+        }
+        for (size_t j = 0; j < 4; j++) memcpy(o + 32 + j * 32 + r * 4, blk + 6 + j * 4, 4);
+      }
+    }
+  }
+}
+
+static void fg_xp_unpack(uint32_t type, const uint8_t *packed, size_t cols, size_t row, size_t k0, size_t k1,
+                         uint8_t *dst) {
+  const size_t bb = fg_xp_block(type), r = row % FG_XP_ROWS;
+  if (type == FG_TYPE_Q6_K) {
+    const size_t nsb = cols / 256;
+    for (size_t K = k0; K < k1; K++) {
+      const uint8_t *o = packed + (row / FG_XP_ROWS * nsb + K) * bb;
+      fg_block_q6_k b;
+      memset(&b, 0, sizeof b);
+      memcpy(&b.d, o + 2 * r, 2);
+      for (int j = 0; j < 8; j++) {
+        const int h = j / 4, sub = j % 4;
+        b.scales[8 * h + 2 * sub] = (int8_t)o[16 + 16 * j + 2 * r];
+        b.scales[8 * h + 2 * sub + 1] = (int8_t)o[16 + 16 * j + 2 * r + 1];
+        const uint8_t *v = o + FG_XP_K6_HEAD + 192 * (size_t)j;
+        for (int l = 0; l < 32; l++) {
+          const int i = (l % 16) / 4, t = l % 4, second = l >= 16;
+          const size_t at = 4 * r + (size_t)t;
+          const uint8_t lo = (uint8_t)(second ? v[32 * i + at] >> 4 : v[32 * i + at] & 0xf);
+          const uint8_t hi = (uint8_t)((v[(second ? 160 : 128) + at] >> (2 * i)) & 3);
+          b.ql[64 * h + 32 * (sub & 1) + l] |= (uint8_t)(sub < 2 ? lo : lo << 4);
+          b.qh[32 * h + l] |= (uint8_t)(hi << (2 * sub));
+        }
+      }
+      memcpy(dst + (K - k0) * sizeof b, &b, sizeof b);
+    }
+    return;
+  }
+  if (type == FG_TYPE_Q4_K) {
+    const size_t nsb = cols / 256;
+    for (size_t K = k0; K < k1; K++) {
+      const uint8_t *o = packed + (row / FG_XP_ROWS * nsb + K) * bb;
+      fg_block_q4_k b;
+      memcpy(&b.d, o + 2 * r, 2);
+      memcpy(&b.dmin, o + 16 + 2 * r, 2);
+      memset(b.scales, 0, sizeof b.scales);
+      for (int j = 0; j < 8; j++) { /* fg_k4_scale_min backwards */
+        const uint8_t sc = o[32 + 8 * j + r], m = o[96 + 8 * j + r];
+        if (j < 4) {
+          b.scales[j] |= sc & 63;
+          b.scales[j + 4] |= m & 63;
+        } else {
+          b.scales[j + 4] = (uint8_t)((sc & 0xf) | (m & 0xf) << 4);
+          b.scales[j - 4] |= (uint8_t)((sc >> 4) << 6);
+          b.scales[j] |= (uint8_t)((m >> 4) << 6);
+        }
+        const int p = j / 2, high = j % 2;
+        for (int i = 0; i < 4; i++)
+          for (int t = 0; t < 4; t++) {
+            const uint8_t v = o[FG_XP_K4_HEAD + 128 * j + 32 * i + 4 * r + t];
+            uint8_t *a = &b.qs[32 * p + 4 * i + t], *c = &b.qs[32 * p + 16 + 4 * i + t];
+            *a = high ? (uint8_t)((*a & 0xf) | (v & 0xf) << 4) : (uint8_t)(v & 0xf);
+            *c = high ? (uint8_t)((*c & 0xf) | (v >> 4) << 4) : (uint8_t)(v >> 4);
+          }
+      }
+      memcpy(dst + (K - k0) * sizeof b, &b, sizeof b);
+    }
+    return;
+  }
+  const size_t nblk = cols / 32, pay = bb - 16, bsz = type == FG_TYPE_Q8_0 ? 34 : 22;
+  const uint8_t *sc = packed + row / FG_XP_ROWS * nblk * bb, *q = sc + nblk * 16;
+  for (size_t k = k0; k < k1; k++) {
+    uint8_t *blk = dst + (k - k0) * bsz;
+    const uint8_t *o = q + k * pay;
+    memcpy(blk, sc + k * 16 + r * 2, 2);
+    if (type == FG_TYPE_Q8_0) {
+      for (size_t g = 0; g < 8; g++) memcpy(blk + 2 + g * 4, o + g * 32 + r * 4, 4);
+      continue;
+    }
+    uint32_t qh = 0;
+    for (size_t i = 0; i < 4; i++)
+      for (size_t g = 0; g < 8; g++) qh |= (uint32_t)((o[r * 4 + i] >> g) & 1u) << (4 * g + i);
+    memcpy(blk + 2, &qh, 4);
+    for (size_t j = 0; j < 4; j++) memcpy(blk + 6 + j * 4, o + 32 + j * 32 + r * 4, 4);
+  }
+}
+
+/* group g's unsigned Q5_0 values (0..31) of a packed block: n = its nibble register, h the fifth bits */
+FG_INLINE __m256i fg_xp_q5(__m256i n, __m256i h, const int g) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m10 = _mm256_set1_epi8(0x10);
+  const __m256i lo = g < 4 ? _mm256_and_si256(n, m4) : _mm256_and_si256(_mm256_srli_epi16(n, 4), m4);
+  const __m256i hb = g < 4 ? _mm256_slli_epi16(h, 4 - g) : g == 4 ? h : _mm256_srli_epi16(h, g - 4);
+  return _mm256_or_si256(lo, _mm256_and_si256(hb, m10));
+}
+
+/* one packed block (8 rows) against activation block qx: the rows' exact integer dots */
+FG_INLINE __m256i fg_xp_dot(const uint8_t *p, const int8_t *qx, int32_t xisum, const int q5) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  if (!q5) {
+    __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+    for (int g = 0; g < 8; g += 2) {
+      const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g));
+      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g + 32));
+      const __m256i x0 = fg_bcast32(qx + 4 * g), x1 = fg_bcast32(qx + 4 * g + 4);
+      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(x0, w0)), ones));
+      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(x1, w1)), ones));
+    }
+    return _mm256_add_epi32(s0, s1);
+  }
+  const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)p);
+  __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; j++) {
+    const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 + 32 * j));
+    lo = _mm256_add_epi16(lo, _mm256_maddubs_epi16(fg_xp_q5(n, h, j), fg_bcast32(qx + 4 * j)));
+    hi = _mm256_add_epi16(hi, _mm256_maddubs_epi16(fg_xp_q5(n, h, j + 4), fg_bcast32(qx + 16 + 4 * j)));
+  }
+  const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(lo, ones), _mm256_madd_epi16(hi, ones));
+  return _mm256_sub_epi32(s, _mm256_set1_epi32(16 * xisum));
+}
+
+/* Q4_K sub-block j of a packed superblock o (8 rows): the nibbles' dots, all 8 groups summed in int16 (8 * 2 * 15 *
+ * 127 fits) */
+FG_INLINE __m256i fg_xp_k4_dot(const uint8_t *o, int j, const int8_t *qx) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  __m256i acc = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; i++) {
+    const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(o + FG_XP_K4_HEAD + 128 * j + 32 * i));
+    acc = _mm256_add_epi16(acc, _mm256_maddubs_epi16(_mm256_and_si256(n, m4), fg_bcast32(qx + 4 * i)));
+    acc = _mm256_add_epi16(acc, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(n, 4), m4), fg_bcast32(qx + 16 + 4 * i)));
+  }
+  return _mm256_madd_epi16(acc, _mm256_set1_epi16(1));
+}
+
+/* Q4_K sub-block j's float scales of 8 rows, with fg_q8w_decode's operations: dw = d * sc, mw = -(dmin * m) */
+FG_INLINE void fg_xp_k4_scales(const uint8_t *o, int j, __m256 *dw, __m256 *mw) {
+  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o));
+  const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(o + 16)));
+  const __m256 sc = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(o + 32 + 8 * j))));
+  const __m256 m = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(o + 96 + 8 * j))));
+  *dw = _mm256_mul_ps(d, sc);
+  *mw = _mm256_xor_ps(_mm256_mul_ps(dmin, m), _mm256_set1_ps(-0.0f));
+}
+
+/* Q6_K sub-block j of a packed superblock o (8 rows): group g's unsigned values u = q + 32 (0..63) */
+FG_INLINE __m256i fg_xp_k6_u(const uint8_t *v, int g) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f), m30 = _mm256_set1_epi8(0x30);
+  const int i = g % 4;
+  const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(v + 32 * i));
+  const __m256i hb = _mm256_loadu_si256((const __m256i *)(const void *)(v + (g < 4 ? 128 : 160)));
+  const __m256i lo = g < 4 ? _mm256_and_si256(n, m4) : _mm256_and_si256(_mm256_srli_epi16(n, 4), m4);
+  const __m256i h = i == 0 ? _mm256_slli_epi16(hb, 4) : i == 1 ? _mm256_slli_epi16(hb, 2) : i == 2 ? hb : _mm256_srli_epi16(hb, 2);
+  return _mm256_or_si256(lo, _mm256_and_si256(h, m30));
+}
+
+/* Q6_K sub-block j of a packed superblock o against activation block qx: the rows' exact
+ * isum = sa * sum_{l<16} (u - 32) x + sb * sum_{l>=16} (u - 32) x (pairs of groups summed in int16: 2 * 2 * 63 * 127
+ * fits) */
+FG_INLINE __m256i fg_xp_k6_dot(const uint8_t *o, int j, const int8_t *qx, int32_t xisum) {
+  const uint8_t *v = o + FG_XP_K6_HEAD + 192 * j;
+  const __m256i sab = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(o + 16 + 16 * j)));
+  const __m256i sa = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(sab, 0xa0), 0xa0);
+  const __m256i sb = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(sab, 0xf5), 0xf5);
+  __m256i isum = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int g = 0; g < 8; g += 2) {
+    const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(fg_xp_k6_u(v, g), fg_bcast32(qx + 4 * g)),
+                                       _mm256_maddubs_epi16(fg_xp_k6_u(v, g + 1), fg_bcast32(qx + 4 * g + 4)));
+    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(p, g < 4 ? sa : sb));
+  }
+  const int32_t xa = fg_qs_half_sum(qx), xb = xisum - xa;
+  const __m256i xab = _mm256_set1_epi32((int)((uint32_t)(uint16_t)xa | (uint32_t)(uint16_t)xb << 16));
+  return _mm256_sub_epi32(isum, _mm256_slli_epi32(_mm256_madd_epi16(sab, xab), 5));
+}
+
+/* strips s0/8 .. s1/8 of a packed Q6_K copy against every activation */
+FG_INLINE void fg_xp_k6_strips(const fg_mm_args *a, size_t s0, size_t s1) {
+  const size_t nsb = a->cols / 256, bb = fg_xp_block(FG_TYPE_Q6_K);
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
+    const uint8_t *st = a->packed + t / FG_XP_ROWS * nsb * bb;
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m256 acc = _mm256_setzero_ps();
+      for (size_t K = 0; K < nsb; K++) {
+        const uint8_t *o = st + K * bb;
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o));
+        for (int j = 0; j < 8; j++) {
+          const size_t k = 8 * K + (size_t)j;
+          const __m256i isum = fg_xp_k6_dot(o, j, xr.qs + 32 * k, xr.isum[k]);
+          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(xr.d[k])), acc);
+        }
+      }
+      _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
+    }
+  }
+}
+
+/* strips s0/8 .. s1/8 of a packed Q4_K copy against every activation */
+FG_INLINE void fg_xp_k4_strips(const fg_mm_args *a, size_t s0, size_t s1) {
+  const size_t nsb = a->cols / 256, bb = fg_xp_block(FG_TYPE_Q4_K);
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
+    const uint8_t *st = a->packed + t / FG_XP_ROWS * nsb * bb;
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m256 acc = _mm256_setzero_ps();
+      for (size_t K = 0; K < nsb; K++) {
+        const uint8_t *o = st + K * bb;
+        for (int j = 0; j < 8; j++) {
+          const size_t k = 8 * K + (size_t)j;
+          __m256 dw, mw;
+          fg_xp_k4_scales(o, j, &dw, &mw);
+          const __m256 dx = _mm256_set1_ps(xr.d[k]);
+          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(fg_xp_k4_dot(o, j, xr.qs + 32 * k)), _mm256_mul_ps(dw, dx), acc);
+          acc = _mm256_fmadd_ps(_mm256_set1_ps((float)xr.isum[k]), _mm256_mul_ps(mw, dx), acc);
+        }
+      }
+      _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
+    }
+  }
+}
+
+/* strips s0/8 .. s1/8 of the packed copy against every activation */
+FG_INLINE void fg_xp_strips(const fg_mm_args *a, size_t s0, size_t s1, const int q5) {
+  const size_t nblk = a->cols / 32, bb = q5 ? 16 + 160 : 16 + 256, pay = bb - 16;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
+    const uint8_t *sc = a->packed + t / FG_XP_ROWS * nblk * bb, *q = sc + nblk * 16;
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m256 acc = _mm256_setzero_ps();
+      for (size_t k = 0; k < nblk; k++) {
+        const __m256i idot = fg_xp_dot(q + k * pay, xr.qs + k * 32, xr.isum[k], q5);
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(sc + k * 16)));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), _mm256_mul_ps(dw, _mm256_set1_ps(xr.d[k])), acc);
+      }
+      _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
+    }
+  }
+}
+
+/* Outputs i0 <= i < i1 of Q8_0, Q5_0, Q4_K or Q6_K (q5 = 0, 1, 2, 3): whole strips from the packed copy, the rows around them (and row
+ * lists, and matrices without a copy) by `rows` */
+FG_INLINE void fg_xp_run(const fg_mm_args *a, size_t i0, size_t i1, const int q5, fg_mm_fn rows) {
+  const size_t s0 = (i0 + FG_XP_ROWS - 1) / FG_XP_ROWS * FG_XP_ROWS, s1 = i1 / FG_XP_ROWS * FG_XP_ROWS;
+  if (a->packed && a->rows && FG_XP_ROWS * a->row_bytes <= FG_XP_LIST_BYTES) {
+    /* a row list: its rows back in the file's format (not the file's pages, handed back at load), 8 at a time */
+    uint8_t buf[FG_XP_LIST_BYTES] __attribute__((aligned(32)));
+    const size_t unit = fg_xp_unit(a->type);
+    for (size_t i = i0; i < i1; i += FG_XP_ROWS) {
+      const size_t n = FG_MIN((size_t)FG_XP_ROWS, i1 - i);
+      for (size_t j = 0; j < n; j++)
+        fg_xp_unpack(a->type, a->packed, a->cols, (size_t)a->rows[i + j], 0, a->cols / unit, buf + j * a->row_bytes);
+      fg_mm_args t = *a;
+      t.w = buf;
+      t.rows = NULL;
+      t.packed = NULL;
+      t.y = a->y + i;
+      rows(&t, 0, n);
+    }
+    return;
+  }
+  if (!a->packed || a->rows || s0 >= s1) {
+    rows(a, i0, i1);
+    return;
+  }
+  if (i0 < s0) rows(a, i0, s0);
+  if (q5 == 3) fg_xp_k6_strips(a, s0, s1);
+  else if (q5 == 2) fg_xp_k4_strips(a, s0, s1);
+  else fg_xp_strips(a, s0, s1, q5);
+  if (s1 < i1) rows(a, s1, i1);
+}
+static void fg_q8_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 0, fg_q8_0_vec); }
+static void fg_q5_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 1, fg_q5_0_vec_direct); }
+
 #define FG_NQ_KERNELS(name, type) \
   static void fg_##name##_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_vec(a, i0, i1, type); }
 FG_NQ_KERNELS(q4_1, FG_TYPE_Q4_1)
@@ -310,9 +740,9 @@ FG_NQ_KERNELS(q5_k, FG_TYPE_Q5_K)
 FG_NQ_KERNELS(q6_k, FG_TYPE_Q6_K)
 FG_NQ_KERNELS(iq4_nl, FG_TYPE_IQ4_NL)
 FG_NQ_KERNELS(iq4_xs, FG_TYPE_IQ4_XS)
+static void fg_q4_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 2, fg_q4_k_vec); }
+static void fg_q6_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 3, fg_q6_k_vec); }
 
-/* the 4 bytes at p in every lane (one vpbroadcastd from memory) */
-FG_INLINE __m256i fg_bcast32(const void *p) { return _mm256_broadcastd_epi32(_mm_loadu_si32(p)); }
 
 // ----------------------------------------------------------------------------
 // quantized gemm (Q8_0, Q4_0 and the types above): 32 rows per tile, their weights in the lanes. A
@@ -360,29 +790,79 @@ typedef struct fg_qw_seg {
 
 FG_INLINE uint32_t fg_i16_pair(int32_t lo, int32_t hi) { return (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16; }
 
-/* v[i] = 8 dwords of row i -> v[g] = dword g of rows 0..7 */
-FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
-  __m256i t[8], u[8];
-  for (int i = 0; i < 4; i++) {
-    t[2 * i] = _mm256_unpacklo_epi32(v[2 * i], v[2 * i + 1]);     /* r2i, r2i+1: dwords 0 1 | 4 5 */
-    t[2 * i + 1] = _mm256_unpackhi_epi32(v[2 * i], v[2 * i + 1]); /* dwords 2 3 | 6 7 */
+/* fg_qw_stage from the packed copy (fg_xp_*): pk[rv] = strip rv's first block, nblk 32-blocks a row */
+FG_INLINE void fg_qw_stage_packed(fg_qw_seg *sg, uint32_t type, const uint8_t *const *pk, size_t nblk, size_t k0,
+                                  size_t k1) {
+  const size_t R = FG_QW_ROWS;
+  if (type == FG_TYPE_Q6_K) {
+    const size_t bb = fg_xp_block(type);
+    for (size_t rv = 0; rv < R / 8; rv++)
+      for (size_t k = k0; k < k1; k++) {
+        const size_t kk = k - k0;
+        const uint8_t *o = pk[rv] + k / 8 * bb;
+        const int j = (int)(k % 8);
+        _mm256_store_ps(sg->dw + kk * R + rv * 8, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o)));
+        for (size_t r = 0; r < 8; r++) {
+          sg->sa[kk * R + rv * 8 + r] = (int8_t)o[16 + 16 * j + 2 * r];
+          sg->sb[kk * R + rv * 8 + r] = (int8_t)o[16 + 16 * j + 2 * r + 1];
+        }
+        uint8_t *w = sg->wq + (kk * 8 * R + rv * 8) * 4;
+        for (int g = 0; g < 8; g++)
+          _mm256_store_si256((__m256i *)(void *)(w + (size_t)g * R * 4), fg_xp_k6_u(o + FG_XP_K6_HEAD + 192 * j, g));
+      }
+    return;
   }
-  for (int i = 0; i < 2; i++)
-    for (int h = 0; h < 2; h++) {
-      u[4 * i + 2 * h] = _mm256_unpacklo_epi64(t[4 * i + h], t[4 * i + 2 + h]);     /* rows 4i..4i+3, dword 2h | 2h+4 */
-      u[4 * i + 2 * h + 1] = _mm256_unpackhi_epi64(t[4 * i + h], t[4 * i + 2 + h]); /* dword 2h+1 | 2h+5 */
+  if (type == FG_TYPE_Q4_K) {
+    const size_t bb = fg_xp_block(type);
+    const __m256i m4 = _mm256_set1_epi8(0x0f);
+    for (size_t rv = 0; rv < R / 8; rv++)
+      for (size_t k = k0; k < k1; k++) {
+        const size_t kk = k - k0;
+        const uint8_t *o = pk[rv] + k / 8 * bb;
+        const int j = (int)(k % 8);
+        __m256 dw, mw;
+        fg_xp_k4_scales(o, j, &dw, &mw);
+        _mm256_store_ps(sg->dw + kk * R + rv * 8, dw);
+        _mm256_store_ps(sg->mw + kk * R + rv * 8, mw);
+        uint8_t *w = sg->wq + (kk * 8 * R + rv * 8) * 4;
+        for (int i = 0; i < 4; i++) {
+          const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(o + FG_XP_K4_HEAD + 128 * j + 32 * i));
+          _mm256_store_si256((__m256i *)(void *)(w + (size_t)i * R * 4), _mm256_and_si256(n, m4));
+          _mm256_store_si256((__m256i *)(void *)(w + (size_t)(i + 4) * R * 4), _mm256_and_si256(_mm256_srli_epi16(n, 4), m4));
+        }
+      }
+    return;
+  }
+  const int q5 = type == FG_TYPE_Q5_0; /* else Q8_0 */
+  const size_t pay = fg_xp_block(type) - 16;
+  for (size_t rv = 0; rv < R / 8; rv++)
+    for (size_t k = k0; k < k1; k++) {
+      const size_t kk = k - k0;
+      _mm256_store_ps(sg->dw + kk * R + rv * 8, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pk[rv] + k * 16))));
+      const uint8_t *p = pk[rv] + nblk * 16 + k * pay;
+      uint8_t *o = sg->wq + (kk * 8 * R + rv * 8) * 4;
+      if (!q5) {
+        for (int g = 0; g < 8; g++)
+          _mm256_store_si256((__m256i *)(void *)(o + (size_t)g * R * 4), _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g)));
+        continue;
+      }
+      const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)p);
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; j++) {
+        const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 + 32 * j));
+        _mm256_store_si256((__m256i *)(void *)(o + (size_t)j * R * 4), fg_xp_q5(n, h, j));
+        _mm256_store_si256((__m256i *)(void *)(o + (size_t)(j + 4) * R * 4), fg_xp_q5(n, h, j + 4));
+      }
     }
-  for (int g = 0; g < 4; g++) {
-    v[g] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x20);
-    v[g + 4] = _mm256_permute2x128_si256(u[g], u[4 + g], 0x31);
-  }
 }
 
-/* Stages blocks k0..k1 of the tile's rows rp[0..FG_QW_ROWS) (c: the unsigned offset, 0 for signed). */
-FG_INLINE void fg_qw_stage(fg_qw_seg *sg, uint32_t type, const uint8_t *const *rp, size_t k0, size_t k1, const int c,
-                           const int fl) {
+/* Stages blocks k0..k1 of the tile's rows rp[0..FG_QW_ROWS) (c: the unsigned offset, 0 for signed), or
+ * of its strips in the packed copy (Q8_0, Q5_0, Q4_K, Q6_K; pk non-NULL). */
+FG_INLINE void fg_qw_stage(fg_qw_seg *sg, uint32_t type, const uint8_t *const *rp, const uint8_t *const *pk, size_t nblk,
+                           size_t k0, size_t k1, const int c, const int fl) {
   const size_t R = FG_QW_ROWS, nk = k1 - k0;
-  for (size_t rv = 0; rv < R / 8; rv++) {
+  if (pk) fg_qw_stage_packed(sg, type, pk, nblk, k0, k1);
+  for (size_t rv = 0; !pk && rv < R / 8; rv++) {
     if (type == FG_TYPE_Q8_0 || type == FG_TYPE_Q4_0) {
       const size_t bsz = type == FG_TYPE_Q4_0 ? 18 : 34;
       for (size_t r = 0; r < 8; r++)
@@ -510,18 +990,22 @@ FG_INLINE void fg_qw_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32
   const size_t nblk = a->cols / 32, nseg = (nblk + FG_QW_KSEG - 1) / FG_QW_KSEG;
   fg_qw_seg sg;
   fg_qw_pf pf;
-  for (size_t t = 0; t < FG_QW_PF_AHEAD; t++) { /* the first tiles at once */
+  /* the packed copy (fg_xp_*) where there is one: read as linear strips, no prefetch of the file's rows */
+  const bool packed = a->packed && !a->rows && fg_xp_block(type) && i0 % FG_XP_ROWS == 0;
+  for (size_t t = 0; !packed && t < FG_QW_PF_AHEAD; t++) { /* the first tiles at once */
     fg_qw_pf_init(&pf, a, i0 + t * FG_QW_ROWS, i1, 1);
     fg_qw_pf_step(&pf);
   }
   for (size_t t0 = i0; t0 < i1; t0 += FG_QW_ROWS) {
     const size_t nr = FG_MIN((size_t)FG_QW_ROWS, i1 - t0);
-    const uint8_t *rp[FG_QW_ROWS];
+    const uint8_t *rp[FG_QW_ROWS], *pk[FG_QW_ROWS / 8];
     fg_tile_rows(a, t0, nr, FG_QW_ROWS, rp);
-    fg_qw_pf_init(&pf, a, t0 + FG_QW_PF_AHEAD * FG_QW_ROWS, i1, nseg * (a->nb + 1));
+    for (size_t rv = 0; packed && rv < FG_QW_ROWS / 8; rv++) /* strips past the range: the first again */
+      pk[rv] = a->packed + (t0 / FG_XP_ROWS + (rv * 8 < nr ? rv : 0)) * fg_xp_size(type, FG_XP_ROWS, a->cols);
+    fg_qw_pf_init(&pf, a, packed ? i1 : t0 + FG_QW_PF_AHEAD * FG_QW_ROWS, i1, nseg * (a->nb + 1));
     for (size_t k0 = 0; k0 < nblk; k0 += FG_QW_KSEG) {
       const size_t k1 = FG_MIN(k0 + FG_QW_KSEG, nblk);
-      fg_qw_stage(&sg, type, rp, k0, k1, c, fl);
+      fg_qw_stage(&sg, type, rp, packed ? pk : NULL, nblk, k0, k1, c, fl);
       fg_qw_pf_step(&pf);
       fg_qw_seg_run(a, &sg, t0, nr, k0, k1, &pf, s8, run, c, fl);
     }
@@ -647,16 +1131,16 @@ static const fg_kernels k_avx2 = {
             [FG_TYPE_F32] = {fg_f32_vec, FG_SPEC_FMA, NULL, NULL, 1, 8},
             [FG_TYPE_F16] = {fg_f16_vec, FG_SPEC_FMA, NULL, NULL, 1, 8},
             [FG_TYPE_BF16] = {fg_bf16_vec, FG_SPEC_FMA, NULL, NULL, 1, 8},
-            [FG_TYPE_Q8_0] = {fg_q8_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q8_0] = {fg_q8_0_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q4_1] = {fg_q4_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
-            [FG_TYPE_Q5_0] = {fg_q5_0_vec_direct, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q5_0] = {fg_q5_0_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
-            [FG_TYPE_Q4_K] = {fg_q4_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q4_K] = {fg_q4_k_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q5_K] = {fg_q5_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
-            [FG_TYPE_Q6_K] = {fg_q6_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q6_K] = {fg_q6_k_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_IQ4_NL] = {fg_iq4_nl_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_IQ4_XS] = {fg_iq4_xs_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
         },
@@ -678,6 +1162,10 @@ static const fg_kernels k_avx2 = {
             [FG_TYPE_IQ4_NL] = {fg_iq4_nl_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
             [FG_TYPE_IQ4_XS] = {fg_iq4_xs_gemm, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, FG_QW_ROWS},
         },
+    .pack_size = fg_xp_size,
+    .pack = fg_xp_pack,
+    .unpack = fg_xp_unpack,
+    .pack_rows = FG_XP_ROWS,
     .gemm_min_nb = {[FG_TYPE_F32] = 2, [FG_TYPE_F16] = 2, [FG_TYPE_BF16] = 2, [FG_TYPE_Q8_0] = FG_QW_MIN_NB_4,
                     [FG_TYPE_Q4_0] = FG_QW_MIN_NB_2, [FG_TYPE_Q4_1] = FG_QW_MIN_NB_2, [FG_TYPE_Q5_0] = FG_QW_MIN_NB_2,
                     [FG_TYPE_Q5_1] = FG_QW_MIN_NB_2, [FG_TYPE_Q2_K] = FG_QW_MIN_NB_3, [FG_TYPE_Q3_K] = FG_QW_MIN_NB_3,
