@@ -1,9 +1,10 @@
-/* test_repack.c — load-time repacking (kernels.h; aarch64 neon_dotprod and neon_i8mm, Q8_0 matrices):
+/* test_repack.c — load-time repacking (kernels.h; avx2, aarch64 neon_dotprod and neon_i8mm):
  * a model loaded with it and one loaded with FG_MODEL_NO_REPACK give bit-identical logits and ids (prefill in a
  * chunk, then single steps), from a mapped and from a read file; fg_model_info says whether it
  * happened, which it must exactly when the process kernel table has a packed layout for the model's
- * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. On tables without one (x86, armv7,
- * FG_ISA=neon) the same checks show the flag is harmless. */
+ * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. On tables without one (avx512, ref,
+ * armv7, FG_ISA=neon) the same checks show the flag is harmless. The tied head's embeddings come from the
+ * copy where the table can unpack it (avx2), from the file otherwise. */
 #define FG_EXPERIMENTAL
 #include "fg_internal.h" /* fg_alloc_fail_after */
 #include "kernels/kernels.h"

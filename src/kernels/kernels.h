@@ -77,9 +77,10 @@ typedef struct fg_mm_kernel {
   uint32_t row_tile;         /* preferred granularity of row ranges */
 } fg_mm_kernel;
 
-/* Load-time repacking (aarch64 neon_dotprod and neon_i8mm, Q8_0): a table may want a weight matrix
- * copied into a layout of its own (pack_rows-row strips whose rows are interleaved for its int8
- * instruction; a copy is only read by the table that made it).
+/* Load-time repacking (avx2: Q8_0, Q5_0, Q4_K, Q6_K in strips of 8 rows; aarch64 neon_dotprod and neon_i8mm:
+ * Q8_0, Q5_0, Q4_K in strips of 16): a table may want a weight matrix copied into a layout of its own
+ * (pack_rows-row strips whose rows are interleaved for its int8 instruction; a copy is only read by the
+ * table that made it).
  * pack_size: bytes of the packed copy of a rows × cols matrix of type, 0 = this table does not pack
  * it. pack: writes strips r0 / pack_rows .. r1 / pack_rows of the copy (r0, r1 multiples of pack_rows)
  * from the rows of w (row_bytes apart). The vec and gemm kernels of the type then read it through

@@ -31,8 +31,8 @@ class ModelOptions {
     /** A replacement LM head made at load: "q8_0" or "q4_0" (null: the file's head). */
     var headType: String? = null
     /**
-     * Where the kernels have a layout of their own (arm64-v8a with the dot product, Q8_0 matrices), copy the
-     * matrices into it at load: same results, fewer instructions per token ([ModelInfo.repackBytes]). The
+     * Where the kernels have a layout of their own (arm64-v8a with the dot product: Q8_0, Q5_0 and Q4_K
+     * matrices; x86-64 with AVX2: also Q6_K), copy the matrices into it at load: same results, fewer instructions per token ([ModelInfo.repackBytes]). The
      * file's pages are handed back, so resident memory stays about the same, but the copy is anonymous
      * memory. false keeps the file's layout.
      */
