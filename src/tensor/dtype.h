@@ -135,6 +135,15 @@ static_assert(sizeof(fg_block_iq4_xs) == 4 + 4 + 128, "wrong iq4_xs block size/p
 /* The 16 values of IQ4_NL and IQ4_XS. */
 extern const int8_t fg_iq4_values[16];
 
+/* Bits t, t + 4, ..., t + 28 of q as one byte (bit c = bit 4c + t): a Q5_0 block's fifth bits of elements
+ * t, t + 4, ... (the packed layouts of the kernel tables). */
+static inline uint8_t fg_qh_bits4(uint32_t q, unsigned t) {
+  uint32_t x = (q >> t) & 0x11111111u; /* bit 4c */
+  x = (x | x >> 3) & 0x03030303u;      /* bits 8m, 8m + 1 */
+  x = (x | x >> 6) & 0x000f000fu;      /* bits 16m .. 16m + 3 */
+  return (uint8_t)(x | x >> 12);
+}
+
 /* 6-bit scale and minimum j (0..7) of a Q4_K / Q5_K block's 12 packed bytes. */
 static inline void fg_k4_scale_min(int j, const uint8_t *FG_RESTRICT q, uint8_t *FG_RESTRICT sc, uint8_t *FG_RESTRICT m) {
   if (j < 4) {

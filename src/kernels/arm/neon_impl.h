@@ -1994,14 +1994,6 @@ FG_NQ_KERNELS(iq4_xs, FG_TYPE_IQ4_XS)
 // with mw = -(dmin * m)) in block order: the q8 spec bit for bit. The gemm runs the same strip against each
 // activation in turn (the strip stays in L1); row lists and ranges inside a strip read the file's rows.
 
-/* bits t, t + 4, ..., t + 28 of q as one byte (bit c = bit 4c + t) */
-FG_NEON_INLINE uint8_t fg_px_bits4(uint32_t q, unsigned t) {
-  uint32_t x = (q >> t) & 0x11111111u;  /* bit 4c */
-  x = (x | x >> 3) & 0x03030303u;       /* bits 8m, 8m + 1 */
-  x = (x | x >> 6) & 0x000f000fu;       /* bits 16m .. 16m + 3 */
-  return (uint8_t)(x | x >> 12);
-}
-
 FG_NEON_INLINE uint32_t fg_px_ld32(const uint8_t *p) {
   uint32_t v;
   memcpy(&v, p, 4);
@@ -2021,7 +2013,7 @@ static void fg_px_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
           uint8_t *o = dst + (s * nblk + k) * FG_PX_Q5_BLOCK;
           memcpy(o + 2 * r, blk, 2);
           const uint32_t qh = fg_px_ld32(blk + 2);
-          for (unsigned t = 0; t < 4; t++) o[32 + 16 * q + 4 * i + t] = fg_px_bits4(qh, t);
+          for (unsigned t = 0; t < 4; t++) o[32 + 16 * q + 4 * i + t] = fg_qh_bits4(qh, t);
           for (size_t c = 0; c < 4; c++) memcpy(o + 96 + 64 * q + 16 * c + 4 * i, blk + 6 + 4 * c, 4);
         }
         continue;

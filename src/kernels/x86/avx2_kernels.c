@@ -364,22 +364,38 @@ static size_t fg_xp_size(uint32_t type, size_t rows, size_t cols) {
   return strips * nblk * bb;
 }
 
-/* a Q4_K sub-block's nibbles as the packed registers: j4 = 0..3, byte t of row r's group j4 and j4 + 4 */
+/* a Q4_K sub-block's nibbles as the packed registers: for i = 0..3, row r's 4 bytes of register i hold nibble
+ * j % 2 of elements 4i.. (low) and 16 + 4i.. (high) */
 static void fg_xp_k4_sub(const uint8_t *qs, int j, uint8_t *o, size_t r) {
-  const int p = j / 2, high = j % 2;
-  for (int i = 0; i < 4; i++)
-    for (int t = 0; t < 4; t++) {
-      const uint8_t a = qs[32 * p + 4 * i + t], b = qs[32 * p + 16 + 4 * i + t];
-      const uint8_t lo = high ? a >> 4 : a & 0xf, hi = high ? b >> 4 : b & 0xf;
-      o[32 * i + 4 * r + (size_t)t] = (uint8_t)(lo | hi << 4);
-    }
+  const unsigned p = (unsigned)j / 2, sh = 4 * ((unsigned)j % 2);
+  for (int i = 0; i < 4; i++) {
+    uint32_t a, b;
+    memcpy(&a, qs + 32 * p + 4 * i, 4);
+    memcpy(&b, qs + 32 * p + 16 + 4 * i, 4);
+    const uint32_t v = ((a >> sh) & 0x0f0f0f0fu) | ((b >> sh) & 0x0f0f0f0fu) << 4;
+    memcpy(o + 32 * i + 4 * r, &v, 4);
+  }
 }
 
-/* Q6_K element l (0..31) of sub-block j: its low nibble and high two bits */
-FG_INLINE void fg_xp_k6_elem(const fg_block_q6_k *b, int j, int l, uint8_t *lo, uint8_t *hi) {
-  const int h = j / 4, s = j % 4, q = b->ql[64 * h + 32 * (s & 1) + l];
-  *lo = (uint8_t)(s < 2 ? q & 0xf : q >> 4);
-  *hi = (uint8_t)((b->qh[32 * h + l] >> (2 * s)) & 3);
+/* a Q6_K sub-block j as the packed registers (row r's 4 bytes of each): 4 of nibbles as Q4_K's, then 2 of high
+ * bits (bits 2i of byte t: element 4i + t, and 16 + 4i + t) */
+static void fg_xp_k6_sub(const fg_block_q6_k *b, int j, uint8_t *v, size_t r) {
+  const unsigned h = (unsigned)j / 4, s = (unsigned)j % 4, sh = s < 2 ? 0 : 4;
+  const uint8_t *ql = b->ql + 64 * h + 32 * (s & 1), *qh = b->qh + 32 * h;
+  uint32_t ha = 0, hb = 0;
+  for (unsigned i = 0; i < 4; i++) {
+    uint32_t la, lb, xa, xb;
+    memcpy(&la, ql + 4 * i, 4);
+    memcpy(&lb, ql + 16 + 4 * i, 4);
+    memcpy(&xa, qh + 4 * i, 4);
+    memcpy(&xb, qh + 16 + 4 * i, 4);
+    const uint32_t n = ((la >> sh) & 0x0f0f0f0fu) | ((lb >> sh) & 0x0f0f0f0fu) << 4;
+    memcpy(v + 32 * i + 4 * r, &n, 4);
+    ha |= ((xa >> (2 * s)) & 0x03030303u) << (2 * i);
+    hb |= ((xb >> (2 * s)) & 0x03030303u) << (2 * i);
+  }
+  memcpy(v + 128 + 4 * r, &ha, 4);
+  memcpy(v + 160 + 4 * r, &hb, 4);
 }
 
 static void fg_xp_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
@@ -398,18 +414,7 @@ static void fg_xp_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
             const int h = j / 4, sub = j % 4;
             o[16 + 16 * j + 2 * r] = (uint8_t)row[K].scales[8 * h + 2 * sub];
             o[16 + 16 * j + 2 * r + 1] = (uint8_t)row[K].scales[8 * h + 2 * sub + 1];
-            uint8_t *v = o + FG_XP_K6_HEAD + 192 * (size_t)j;
-            for (int i = 0; i < 4; i++)
-              for (int t = 0; t < 4; t++) {
-                uint8_t la, ha, lb, hb;
-                fg_xp_k6_elem(&row[K], j, 4 * i + t, &la, &ha);
-                fg_xp_k6_elem(&row[K], j, 16 + 4 * i + t, &lb, &hb);
-                const size_t at = 4 * r + (size_t)t;
-                v[32 * i + at] = (uint8_t)(la | lb << 4);
-                if (i == 0) v[128 + at] = v[160 + at] = 0;
-                v[128 + at] |= (uint8_t)(ha << (2 * i));
-                v[160 + at] |= (uint8_t)(hb << (2 * i));
-              }
+            fg_xp_k6_sub(&row[K], j, o + FG_XP_K6_HEAD + 192 * (size_t)j, r);
           }
         }
       }
@@ -451,11 +456,7 @@ static void fg_xp_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
         if (type == FG_TYPE_Q8_0) continue; /* the weights below, 8 rows at once */
         uint32_t qh;
         memcpy(&qh, blk + 2, 4);
-        for (size_t i = 0; i < 4; i++) {
-          uint8_t h = 0;
-          for (size_t g = 0; g < 8; g++) h |= (uint8_t)(((qh >> (4 * g + i)) & 1u) << g);
-          o[r * 4 + i] = h;
-        }
+        for (unsigned i = 0; i < 4; i++) o[r * 4 + i] = fg_qh_bits4(qh, i);
         for (size_t j = 0; j < 4; j++) memcpy(o + 32 + j * 32 + r * 4, blk + 6 + j * 4, 4);
       }
     }
