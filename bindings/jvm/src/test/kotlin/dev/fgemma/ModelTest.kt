@@ -44,7 +44,8 @@ class ModelTest {
             assertNotEquals(a, it.info.fingerprint) // a replacement head changes the fingerprint
         }
         assertThrows(IllegalArgumentException::class.java) { FgModel.load(TestEnv.tiny, ModelOptions().apply { headType = "q5_k" }) }
-        // (x86 kernels pack nothing; on arm64 with the dot product the default copies a Q8_0 model)
+        // (the default copies Q8_0 matrices where the kernels have a layout of their own: x86 with AVX2, arm64 with
+        // the dot product; AVX-512 packs nothing)
         FgModel.load(TestEnv.tiny, ModelOptions().apply { repack = false }).use {
             assertEquals(0L, it.info.repackBytes) // never a copy when asked not to
             assertEquals(a, it.info.fingerprint) // the same weights
