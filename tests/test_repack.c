@@ -111,7 +111,20 @@ int main(void) {
     printf("load with each of its %d allocations failing: FG_ERR_NOMEM each time (the packed copy's included)\n",
            failed);
   }
-  if (fg_test_ensure_model("tiny-q4_0.gguf", "tiny", "q4_0", 1) == 0)
+  if (fg_test_ensure_model("tiny-q4_0.gguf", "tiny", "q4_0", 1) == 0) {
     compare(fg_test_model_path("tiny-q4_0.gguf"), "tiny q4_0 (never packed)", 0, false);
+    /* a replacement Q8_0 head is a copy already: never packed (a second copy would only double it) */
+    fg_model_params p;
+    fg_model_params_init(&p);
+    p.head_type = FG_TYPE_Q8_0;
+    fg_model *m = NULL;
+    CHECK_OK(fg_model_load(fg_test_model_path("tiny-q4_0.gguf"), &p, &m, NULL));
+    fg_model_info info;
+    if (m && fg_model_get_info(m, &info) == FG_OK) {
+      CHECK(info.head_copy_bytes > 0);
+      CHECK_EQ_INT(info.repack_bytes, 0);
+    }
+    fg_model_free(m);
+  }
   return fg_test_finish("test_repack");
 }

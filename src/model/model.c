@@ -437,6 +437,13 @@ fg_status fg_model_head(fg_ops *ops, const fg_model *m, const float *X, size_t l
   return FG_OK;
 }
 
+/* Whether W's weights are the file's: a replacement head or a merged adapter's copy is not packed (a second
+ * copy would only double it; its pages cannot be handed back) */
+static bool in_file(const fg_model *m, const fg_mat *W) {
+  const uint8_t *p = W->data;
+  return p >= m->file.data && p < m->file.data + m->file.size;
+}
+
 /* Matrix i of those repack considers: the layers' seven, then the head when fg_model_head computes it
  * whole (no head_rows); NULL past the end. */
 static fg_mat *packable(fg_model *m, size_t i) {
@@ -446,6 +453,16 @@ static fg_mat *packable(fg_model *m, size_t i) {
     return lm[i % 7];
   }
   return i == 7 * (size_t)m->hp.n_layer && !m->head_rows ? &m->output : NULL;
+}
+
+/* Bytes of W's packed copy, 0 where the table has no layout for it or W is not the file's */
+static size_t pack_bytes(const fg_kernels *k, const fg_model *m, const fg_mat *W) {
+  return in_file(m, W) ? k->pack_size(W->type, W->rows, W->cols) : 0;
+}
+
+/* Rows per chunk of the packing: about 4 MiB of the file, whole strips */
+static size_t pack_chunk_rows(const fg_kernels *k, const fg_mat *W) {
+  return FG_MAX((size_t)k->pack_rows, ((size_t)4 << 20) / W->row_bytes / k->pack_rows * k->pack_rows);
 }
 
 /* One piece of the packing: rows r0..r1 of a matrix, about 4 MiB of the file. */
@@ -488,13 +505,12 @@ static fg_status repack(fg_model *m, fg_error *err) {
   size_t total = 0, n_chunks = 0;
   fg_mat *W;
   for (size_t i = 0; (W = packable(m, i)) != NULL; i++) {
-    const size_t sz = k->pack_size(W->type, W->rows, W->cols);
+    const size_t sz = pack_bytes(k, m, W);
     if (sz > SIZE_MAX - 64 - total)
       return fg_err(err, FG_ERR_NOMEM, "the repacked weights do not fit in the address space; FG_MODEL_NO_REPACK "
                     "loads without them");
     total += (sz + 63) & ~(size_t)63;
-    const size_t pr = k->pack_rows, chunk = FG_MAX(pr, ((size_t)4 << 20) / W->row_bytes / pr * pr);
-    if (sz) n_chunks += (W->rows + chunk - 1) / chunk;
+    if (sz) n_chunks += (W->rows + pack_chunk_rows(k, W) - 1) / pack_chunk_rows(k, W);
   }
   if (total == 0) return FG_OK;
   uint8_t *buf = fg_aligned_alloc((size_t)2 << 20, total);
@@ -511,9 +527,8 @@ static fg_status repack(fg_model *m, fg_error *err) {
   uint8_t *dst = buf;
   size_t c = 0;
   for (size_t i = 0; (W = packable(m, i)) != NULL; i++) {
-    const size_t sz = k->pack_size(W->type, W->rows, W->cols);
+    const size_t sz = pack_bytes(k, m, W), chunk = sz ? pack_chunk_rows(k, W) : 0;
     if (!sz) continue;
-    const size_t pr = k->pack_rows, chunk = FG_MAX(pr, ((size_t)4 << 20) / W->row_bytes / pr * pr);
     for (size_t r0 = 0; r0 < W->rows; r0 += chunk) chunks[c++] = (repack_chunk){W, dst, r0, FG_MIN((size_t)W->rows, r0 + chunk)};
     W->packed = dst;
     W->packed_for = k;
