@@ -11,7 +11,9 @@
  * stages 32 rows' column segment once, transposed so that 8 rows' 4-byte groups fill a register and
  * meet an activation's broadcast group in vpmaddubsw, then runs every activation against it (4 row
  * vectors of accumulators); the weights as small unsigned values where the type allows (int16 sums
- * of several groups before vpmaddwd), else signed ones for the sign trick. */
+ * of several groups before vpmaddwd), else signed ones for the sign trick. Q8_0, Q5_0, Q4_K and Q6_K
+ * matrices copied at load into this table's packed layout (below, "Packed ...") are read from it by
+ * both. */
 #include "kernels/kernels.h"
 #include "kernels/x86/q8w_stage.h"
 
@@ -321,11 +323,12 @@ FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
 }
 
 // ----------------------------------------------------------------------------
-// Packed Q8_0 and Q5_0 (load-time repacking, kernels.h): the rows in strips of 8, copied at model load
-// into a layout whose lanes are rows, so that a block's 8 row dots need no reduction across lanes
-// (the row-based vec kernels above spend most of their time in that reduction: on Zen 3 they run at
-// about 15 GB/s from cache, the packed ones at 50). The copy has the file's size. Per strip: the nblk
-// blocks' scales, 8 f16 each (row r at r), then per block the weights:
+// Packed Q8_0, Q5_0, Q4_K and Q6_K (load-time repacking, kernels.h): the rows in strips of 8, copied at
+// model load into a layout whose lanes are rows, so that a block's 8 row dots need no reduction across
+// lanes (the row-based vec kernels above spend most of their time in that reduction: on Zen 3 they run
+// at about 15 GB/s from cache, the packed ones at 50). The copy has the file's size (Q4_K +2.8 %: its
+// scales as bytes). Q8_0 and Q5_0, per strip: the nblk blocks' scales, 8 f16 each (row r at r), then per
+// block the weights:
 //   Q8_0 (256 bytes): for group g = 0..7, the weights 4g..4g+3 of rows 0..7 (32 bytes): one
 //        vpmaddubsw of that register against the activation's broadcast bytes 4g..4g+3 gives each row's
 //        two pair sums in its 32-bit lane;
@@ -333,9 +336,11 @@ FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
 //        j = 0..3 the bytes qs[4j..4j+3] of rows 0..7 (low nibbles: group j, high nibbles: group j + 4);
 //        the unsigned values u = q + 16 (0..31) are summed by 4 groups in int16 (4 * 2 * 31 * 127 fits),
 //        and 16 * sum x is taken off, as in the row-based kernel.
-// Then per block s = fmaf(dw * dx, (float)isum, s) in block order: bit for bit the q8 spec. The gemm
-// stages its tiles from the copy (fg_qw_stage); ranges that start or end inside a strip, and row lists,
-// read the file's rows.
+// Q4_K and Q6_K, per 256-element superblock: the rows' scales (FG_XP_K4_HEAD, FG_XP_K6_HEAD), then per
+// 32-element sub-block 4 nibble registers as Q5_0's (Q6_K: and 2 registers of the high bit pairs).
+// Then per block s = fmaf(dw * dx, (float)isum, s) in block order (Q4_K: and the minimum's fmaf): bit
+// for bit the q8 spec. The gemm stages its tiles from the copy (fg_qw_stage_packed); ranges that start
+// or end inside a strip read the file's rows; row lists read their rows back from the copy (unpack).
 
 #define FG_XP_ROWS 8
 #define FG_XP_LIST_BYTES 16384 /* row lists from a packed copy: 8 rows of up to 2 KiB (Q8_0: 1,920 columns) */
