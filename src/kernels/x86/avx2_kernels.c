@@ -403,43 +403,42 @@ static void fg_xp_k6_sub(const fg_block_q6_k *b, int j, uint8_t *v, size_t r) {
   memcpy(v + 160 + 4 * r, &hb, 4);
 }
 
+/* row r of a Q4_K superblock b into the strip's packed superblock o */
+static void fg_xp_k4_super(const fg_block_q4_k *b, uint8_t *o, size_t r) {
+  memcpy(o + 2 * r, &b->d, 2);
+  memcpy(o + 16 + 2 * r, &b->dmin, 2);
+  for (int j = 0; j < 8; j++) {
+    fg_k4_scale_min(j, b->scales, o + 32 + 8 * j + r, o + 96 + 8 * j + r);
+    fg_xp_k4_sub(b->qs, j, o + FG_XP_K4_HEAD + 128 * (size_t)j, r);
+  }
+}
+
+/* row r of a Q6_K superblock b into the strip's packed superblock o: per sub-block j the int8 (sa, sb), then
+ * 4 nibble registers as Q4_K's and 2 registers of high bits (byte 4r + t of the first has the bits of
+ * element 4i + t at 2i, i = 0..3, the second those of element 16 + 4i + t) */
+static void fg_xp_k6_super(const fg_block_q6_k *b, uint8_t *o, size_t r) {
+  memcpy(o + 2 * r, &b->d, 2);
+  for (int j = 0; j < 8; j++) {
+    const int h = j / 4, sub = j % 4;
+    o[16 + 16 * j + 2 * r] = (uint8_t)b->scales[8 * h + 2 * sub];
+    o[16 + 16 * j + 2 * r + 1] = (uint8_t)b->scales[8 * h + 2 * sub + 1];
+    fg_xp_k6_sub(b, j, o + FG_XP_K6_HEAD + 192 * (size_t)j, r);
+  }
+}
+
 static void fg_xp_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
                        uint8_t *dst) {
-  if (type == FG_TYPE_Q6_K) {
-    /* per sub-block j: 4 nibble registers as Q4_K's, then 2 registers of high bits: byte 4r + t of the
-     * first has the bits of element 4i + t at 2i (i = 0..3), the second those of element 16 + 4i + t */
+  if (type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K) {
     const size_t nsb = cols / 256, bb = fg_xp_block(type);
+    const size_t sbb = type == FG_TYPE_Q4_K ? sizeof(fg_block_q4_k) : sizeof(fg_block_q6_k);
     for (size_t s = r0 / FG_XP_ROWS; s < r1 / FG_XP_ROWS; s++)
-      for (size_t r = 0; r < FG_XP_ROWS; r++) {
-        const fg_block_q6_k *row = (const fg_block_q6_k *)(const void *)(w + (s * FG_XP_ROWS + r) * row_bytes);
+      for (size_t r = 0; r < FG_XP_ROWS; r++)
         for (size_t K = 0; K < nsb; K++) {
+          const void *blk = w + (s * FG_XP_ROWS + r) * row_bytes + K * sbb;
           uint8_t *o = dst + (s * nsb + K) * bb;
-          memcpy(o + 2 * r, &row[K].d, 2);
-          for (int j = 0; j < 8; j++) {
-            const int h = j / 4, sub = j % 4;
-            o[16 + 16 * j + 2 * r] = (uint8_t)row[K].scales[8 * h + 2 * sub];
-            o[16 + 16 * j + 2 * r + 1] = (uint8_t)row[K].scales[8 * h + 2 * sub + 1];
-            fg_xp_k6_sub(&row[K], j, o + FG_XP_K6_HEAD + 192 * (size_t)j, r);
-          }
+          if (type == FG_TYPE_Q4_K) fg_xp_k4_super(blk, o, r);
+          else fg_xp_k6_super(blk, o, r);
         }
-      }
-    return;
-  }
-  if (type == FG_TYPE_Q4_K) {
-    const size_t nsb = cols / 256, bb = fg_xp_block(type);
-    for (size_t s = r0 / FG_XP_ROWS; s < r1 / FG_XP_ROWS; s++)
-      for (size_t r = 0; r < FG_XP_ROWS; r++) {
-        const fg_block_q4_k *row = (const fg_block_q4_k *)(const void *)(w + (s * FG_XP_ROWS + r) * row_bytes);
-        for (size_t K = 0; K < nsb; K++) {
-          uint8_t *o = dst + (s * nsb + K) * bb;
-          memcpy(o + 2 * r, &row[K].d, 2);
-          memcpy(o + 16 + 2 * r, &row[K].dmin, 2);
-          for (int j = 0; j < 8; j++) {
-            fg_k4_scale_min(j, row[K].scales, o + 32 + 8 * j + r, o + 96 + 8 * j + r);
-            fg_xp_k4_sub(row[K].qs, j, o + FG_XP_K4_HEAD + 128 * (size_t)j, r);
-          }
-        }
-      }
     return;
   }
   const size_t nblk = cols / 32, bb = fg_xp_block(type), pay = bb - 16, bsz = type == FG_TYPE_Q8_0 ? 34 : 22;
