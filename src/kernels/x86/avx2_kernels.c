@@ -346,6 +346,7 @@ FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
 #define FG_XP_LIST_BYTES 16384 /* row lists from a packed copy: 8 rows of up to 2 KiB (Q8_0: 1,920 columns) */
 #define FG_XP_K4_HEAD (16 + 16 + 64 + 64) /* Q4_K superblock: d[8], dmin[8] (f16), sc[8][8], m[8][8] */
 #define FG_XP_K6_HEAD (16 + 128)          /* Q6_K superblock: d[8] (f16), (sa, sb)[8][8] (int8) */
+#define FG_XP_X4_HEAD (16 + 64)           /* IQ4_XS superblock: d[8] (f16), (ls - 32)[8][8] (int8) */
 
 /* bytes of a strip's 32-element block (Q8_0, Q5_0; scales included) or 256-element superblock (Q4_K) */
 static size_t fg_xp_block(uint32_t type) {
@@ -354,12 +355,31 @@ static size_t fg_xp_block(uint32_t type) {
     case FG_TYPE_Q5_0: return 16 + 160;
     case FG_TYPE_Q4_K: return FG_XP_K4_HEAD + 8 * 128;
     case FG_TYPE_Q6_K: return FG_XP_K6_HEAD + 8 * 192;
+    case FG_TYPE_IQ4_NL: return 16 + 128;
+    case FG_TYPE_Q5_1: return 32 + 160;
+    case FG_TYPE_IQ4_XS: return FG_XP_X4_HEAD + 8 * 128;
     default: return 0;
   }
 }
 
 /* elements per block of the packed layout */
-static size_t fg_xp_unit(uint32_t type) { return type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K ? 256 : 32; }
+static size_t fg_xp_unit(uint32_t type) {
+  return type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K || type == FG_TYPE_IQ4_XS ? 256 : 32;
+}
+
+/* the 32-element types: bytes of a block's scales in the strip's scale area (Q5_1: d[8], then m[8]), the
+ * file's block and where its fifth bits and nibbles sit (no fifth bits: qh = 0) */
+typedef struct fg_xp_geo {
+  size_t head, bsz, qh, qs;
+} fg_xp_geo;
+FG_INLINE fg_xp_geo fg_xp_geo_of(uint32_t type) {
+  switch (type) {
+    case FG_TYPE_Q8_0: return (fg_xp_geo){16, 34, 0, 2};
+    case FG_TYPE_Q5_0: return (fg_xp_geo){16, 22, 2, 6};
+    case FG_TYPE_Q5_1: return (fg_xp_geo){32, 24, 4, 8};
+    default: return (fg_xp_geo){16, 18, 0, 2}; /* IQ4_NL */
+  }
+}
 
 static size_t fg_xp_size(uint32_t type, size_t rows, size_t cols) {
   const size_t bb = fg_xp_block(type), unit = fg_xp_unit(type);
@@ -426,24 +446,43 @@ static void fg_xp_k6_super(const fg_block_q6_k *b, uint8_t *o, size_t r) {
   }
 }
 
+/* the IQ4_XS sub-block scale ib (0..63) of a block */
+FG_INLINE int fg_x4_ls(const fg_block_iq4_xs *b, int ib) {
+  return ((b->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b->scales_h >> (2 * ib)) & 3) << 4);
+}
+
+/* row r of an IQ4_XS superblock b into the strip's packed superblock o: per sub-block j the int8 ls - 32, then 4
+ * nibble registers as IQ4_NL's (row r's bytes 4i..4i+3 of the sub-block in register i) */
+static void fg_xp_x4_super(const fg_block_iq4_xs *b, uint8_t *o, size_t r) {
+  memcpy(o + 2 * r, &b->d, 2);
+  for (int j = 0; j < 8; j++) {
+    o[16 + 8 * j + r] = (uint8_t)(int8_t)(fg_x4_ls(b, j) - 32);
+    for (int i = 0; i < 4; i++) memcpy(o + FG_XP_X4_HEAD + 128 * j + 32 * i + 4 * r, b->qs + 16 * j + 4 * i, 4);
+  }
+}
+
 static void fg_xp_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
                        uint8_t *dst) {
-  if (type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K) {
+  if (fg_xp_unit(type) == 256) {
     const size_t nsb = cols / 256, bb = fg_xp_block(type);
-    const size_t sbb = type == FG_TYPE_Q4_K ? sizeof(fg_block_q4_k) : sizeof(fg_block_q6_k);
+    const size_t sbb = type == FG_TYPE_Q4_K ? sizeof(fg_block_q4_k)
+                       : type == FG_TYPE_Q6_K ? sizeof(fg_block_q6_k)
+                                              : sizeof(fg_block_iq4_xs);
     for (size_t s = r0 / FG_XP_ROWS; s < r1 / FG_XP_ROWS; s++)
       for (size_t r = 0; r < FG_XP_ROWS; r++)
         for (size_t K = 0; K < nsb; K++) {
           const void *blk = w + (s * FG_XP_ROWS + r) * row_bytes + K * sbb;
           uint8_t *o = dst + (s * nsb + K) * bb;
           if (type == FG_TYPE_Q4_K) fg_xp_k4_super(blk, o, r);
-          else fg_xp_k6_super(blk, o, r);
+          else if (type == FG_TYPE_Q6_K) fg_xp_k6_super(blk, o, r);
+          else fg_xp_x4_super(blk, o, r);
         }
     return;
   }
-  const size_t nblk = cols / 32, bb = fg_xp_block(type), pay = bb - 16, bsz = type == FG_TYPE_Q8_0 ? 34 : 22;
+  const fg_xp_geo geo = fg_xp_geo_of(type);
+  const size_t nblk = cols / 32, bb = fg_xp_block(type), pay = bb - geo.head, nq = geo.qh ? 32 : 0;
   for (size_t s = r0 / FG_XP_ROWS; s < r1 / FG_XP_ROWS; s++) {
-    uint8_t *sc = dst + s * nblk * bb, *q = sc + nblk * 16;
+    uint8_t *sc = dst + s * nblk * bb, *q = sc + nblk * geo.head;
     for (size_t k = 0; type == FG_TYPE_Q8_0 && k < nblk; k++) { /* 8 rows' blocks transposed by dwords */
       __m256i v[8];
       for (size_t r = 0; r < FG_XP_ROWS; r++)
@@ -454,14 +493,17 @@ static void fg_xp_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
     for (size_t r = 0; r < FG_XP_ROWS; r++) {
       const uint8_t *row = w + (s * FG_XP_ROWS + r) * row_bytes;
       for (size_t k = 0; k < nblk; k++) {
-        const uint8_t *blk = row + k * bsz;
+        const uint8_t *blk = row + k * geo.bsz;
         uint8_t *o = q + k * pay;
-        memcpy(sc + k * 16 + r * 2, blk, 2);
+        memcpy(sc + k * geo.head + r * 2, blk, 2);
+        if (type == FG_TYPE_Q5_1) memcpy(sc + k * geo.head + 16 + r * 2, blk + 2, 2); /* the minimum */
         if (type == FG_TYPE_Q8_0) continue; /* the weights below, 8 rows at once */
-        uint32_t qh;
-        memcpy(&qh, blk + 2, 4);
-        for (unsigned i = 0; i < 4; i++) o[r * 4 + i] = fg_qh_bits4(qh, i);
-        for (size_t j = 0; j < 4; j++) memcpy(o + 32 + j * 32 + r * 4, blk + 6 + j * 4, 4);
+        if (geo.qh) {
+          uint32_t qh;
+          memcpy(&qh, blk + geo.qh, 4);
+          for (unsigned i = 0; i < 4; i++) o[r * 4 + i] = fg_qh_bits4(qh, i);
+        }
+        for (size_t j = 0; j < 4; j++) memcpy(o + nq + j * 32 + r * 4, blk + geo.qs + j * 4, 4);
       }
     }
   }
@@ -490,6 +532,23 @@ static void fg_xp_unpack(uint32_t type, const uint8_t *packed, size_t cols, size
           b.ql[64 * h + 32 * (sub & 1) + l] |= (uint8_t)(sub < 2 ? lo : lo << 4);
           b.qh[32 * h + l] |= (uint8_t)(hi << (2 * sub));
         }
+      }
+      memcpy(dst + (K - k0) * sizeof b, &b, sizeof b);
+    }
+    return;
+  }
+  if (type == FG_TYPE_IQ4_XS) {
+    const size_t nsb = cols / 256;
+    for (size_t K = k0; K < k1; K++) {
+      const uint8_t *o = packed + (row / FG_XP_ROWS * nsb + K) * bb;
+      fg_block_iq4_xs b;
+      memset(&b, 0, sizeof b);
+      memcpy(&b.d, o + 2 * r, 2);
+      for (int j = 0; j < 8; j++) {
+        const int ls = (int8_t)o[16 + 8 * j + r] + 32;
+        b.scales_l[j / 2] |= (uint8_t)((ls & 0xf) << (4 * (j % 2)));
+        b.scales_h |= (uint16_t)(((ls >> 4) & 3) << (2 * j));
+        for (int i = 0; i < 4; i++) memcpy(b.qs + 16 * j + 4 * i, o + FG_XP_X4_HEAD + 128 * j + 32 * i + 4 * r, 4);
       }
       memcpy(dst + (K - k0) * sizeof b, &b, sizeof b);
     }
@@ -526,21 +585,25 @@ static void fg_xp_unpack(uint32_t type, const uint8_t *packed, size_t cols, size
     }
     return;
   }
-  const size_t nblk = cols / 32, pay = bb - 16, bsz = type == FG_TYPE_Q8_0 ? 34 : 22;
-  const uint8_t *sc = packed + row / FG_XP_ROWS * nblk * bb, *q = sc + nblk * 16;
+  const fg_xp_geo geo = fg_xp_geo_of(type);
+  const size_t nblk = cols / 32, pay = bb - geo.head, nq = geo.qh ? 32 : 0;
+  const uint8_t *sc = packed + row / FG_XP_ROWS * nblk * bb, *q = sc + nblk * geo.head;
   for (size_t k = k0; k < k1; k++) {
-    uint8_t *blk = dst + (k - k0) * bsz;
+    uint8_t *blk = dst + (k - k0) * geo.bsz;
     const uint8_t *o = q + k * pay;
-    memcpy(blk, sc + k * 16 + r * 2, 2);
+    memcpy(blk, sc + k * geo.head + r * 2, 2);
+    if (type == FG_TYPE_Q5_1) memcpy(blk + 2, sc + k * geo.head + 16 + r * 2, 2);
     if (type == FG_TYPE_Q8_0) {
       for (size_t g = 0; g < 8; g++) memcpy(blk + 2 + g * 4, o + g * 32 + r * 4, 4);
       continue;
     }
-    uint32_t qh = 0;
-    for (size_t i = 0; i < 4; i++)
-      for (size_t g = 0; g < 8; g++) qh |= (uint32_t)((o[r * 4 + i] >> g) & 1u) << (4 * g + i);
-    memcpy(blk + 2, &qh, 4);
-    for (size_t j = 0; j < 4; j++) memcpy(blk + 6 + j * 4, o + 32 + j * 32 + r * 4, 4);
+    if (geo.qh) {
+      uint32_t qh = 0;
+      for (size_t i = 0; i < 4; i++)
+        for (size_t g = 0; g < 8; g++) qh |= (uint32_t)((o[r * 4 + i] >> g) & 1u) << (4 * g + i);
+      memcpy(blk + geo.qh, &qh, 4);
+    }
+    for (size_t j = 0; j < 4; j++) memcpy(blk + geo.qs + j * 4, o + nq + j * 32 + r * 4, 4);
   }
 }
 
@@ -552,20 +615,43 @@ FG_INLINE __m256i fg_xp_q5(__m256i n, __m256i h, const int g) {
   return _mm256_or_si256(lo, _mm256_and_si256(hb, m10));
 }
 
-/* one packed block (8 rows) against activation block qx: the rows' exact integer dots */
-FG_INLINE __m256i fg_xp_dot(const uint8_t *p, const int8_t *qx, int32_t xisum, const int q5) {
+/* group g's signed IQ4 values (IQ4_NL, IQ4_XS) of a nibble register n (low nibbles: groups 0..3, high: 4..7) */
+FG_INLINE __m256i fg_xp_iq4(__m256i n, const int g) {
+  const __m256i m4 = _mm256_set1_epi8(0x0f);
+  const __m256i nib = g < 4 ? _mm256_and_si256(n, m4) : _mm256_and_si256(_mm256_srli_epi16(n, 4), m4);
+  return _mm256_shuffle_epi8(fg_qs_iq4_lut(), nib);
+}
+
+/* the sign trick: each row's int32 sum of w * x over a group of 4 (|w|, |x| <= 127: the pairs fit int16) */
+FG_INLINE __m256i fg_xp_s8(__m256i w, __m256i x) {
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
+}
+
+/* 4 nibble registers of IQ4 values (an IQ4_NL block, an IQ4_XS sub-block) against activation block qx */
+FG_INLINE __m256i fg_xp_iq4_dot(const uint8_t *p, const int8_t *qx) {
+  __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; j++) {
+    const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * j));
+    s0 = _mm256_add_epi32(s0, fg_xp_s8(fg_xp_iq4(n, j), fg_bcast32(qx + 4 * j)));
+    s1 = _mm256_add_epi32(s1, fg_xp_s8(fg_xp_iq4(n, j + 4), fg_bcast32(qx + 16 + 4 * j)));
+  }
+  return _mm256_add_epi32(s0, s1);
+}
+
+/* one packed block (8 rows) of a 32-element type against activation block qx: the rows' exact integer dots (Q5_1:
+ * sum u x, its minimum comes after) */
+FG_INLINE __m256i fg_xp_dot(const uint8_t *p, const int8_t *qx, int32_t xisum, const uint32_t type) {
   const __m256i ones = _mm256_set1_epi16(1);
-  if (!q5) {
+  if (type == FG_TYPE_Q8_0) {
     __m256i s0 = _mm256_setzero_si256(), s1 = _mm256_setzero_si256();
     for (int g = 0; g < 8; g += 2) {
-      const __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g));
-      const __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g + 32));
-      const __m256i x0 = fg_bcast32(qx + 4 * g), x1 = fg_bcast32(qx + 4 * g + 4);
-      s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w0), _mm256_sign_epi8(x0, w0)), ones));
-      s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w1), _mm256_sign_epi8(x1, w1)), ones));
+      s0 = _mm256_add_epi32(s0, fg_xp_s8(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g)), fg_bcast32(qx + 4 * g)));
+      s1 = _mm256_add_epi32(s1, fg_xp_s8(_mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g + 32)), fg_bcast32(qx + 4 * g + 4)));
     }
     return _mm256_add_epi32(s0, s1);
   }
+  if (type == FG_TYPE_IQ4_NL) return fg_xp_iq4_dot(p, qx);
   const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)p);
   __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
 #pragma GCC unroll 4
@@ -575,7 +661,12 @@ FG_INLINE __m256i fg_xp_dot(const uint8_t *p, const int8_t *qx, int32_t xisum, c
     hi = _mm256_add_epi16(hi, _mm256_maddubs_epi16(fg_xp_q5(n, h, j + 4), fg_bcast32(qx + 16 + 4 * j)));
   }
   const __m256i s = _mm256_add_epi32(_mm256_madd_epi16(lo, ones), _mm256_madd_epi16(hi, ones));
-  return _mm256_sub_epi32(s, _mm256_set1_epi32(16 * xisum));
+  return type == FG_TYPE_Q5_0 ? _mm256_sub_epi32(s, _mm256_set1_epi32(16 * xisum)) : s;
+}
+
+/* IQ4_XS sub-block j's (ls - 32) of 8 rows as floats */
+FG_INLINE __m256 fg_xp_x4_ls(const uint8_t *o, int j) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(o + 16 + 8 * j))));
 }
 
 /* Q4_K sub-block j of a packed superblock o (8 rows): the nibbles' dots, all 8 groups summed in int16 (8 * 2 * 15 *
@@ -681,28 +772,58 @@ FG_INLINE void fg_xp_k4_strips(const fg_mm_args *a, size_t s0, size_t s1) {
   }
 }
 
-/* strips s0/8 .. s1/8 of the packed copy against every activation */
-FG_INLINE void fg_xp_strips(const fg_mm_args *a, size_t s0, size_t s1, const int q5) {
-  const size_t nblk = a->cols / 32, bb = q5 ? 16 + 160 : 16 + 256, pay = bb - 16;
+/* strips s0/8 .. s1/8 of a packed IQ4_XS copy against every activation */
+FG_INLINE void fg_xp_x4_strips(const fg_mm_args *a, size_t s0, size_t s1) {
+  const size_t nsb = a->cols / 256, bb = fg_xp_block(FG_TYPE_IQ4_XS);
   const size_t act_stride = fg_act_q8_row_bytes(a->cols);
   for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
-    const uint8_t *sc = a->packed + t / FG_XP_ROWS * nblk * bb, *q = sc + nblk * 16;
+    const uint8_t *st = a->packed + t / FG_XP_ROWS * nsb * bb;
     for (size_t b = 0; b < a->nb; b++) {
       const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
       __m256 acc = _mm256_setzero_ps();
-      for (size_t k = 0; k < nblk; k++) {
-        const __m256i idot = fg_xp_dot(q + k * pay, xr.qs + k * 32, xr.isum[k], q5);
-        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(sc + k * 16)));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), _mm256_mul_ps(dw, _mm256_set1_ps(xr.d[k])), acc);
+      for (size_t K = 0; K < nsb; K++) {
+        const uint8_t *o = st + K * bb;
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o));
+        for (int j = 0; j < 8; j++) {
+          const size_t k = 8 * K + (size_t)j;
+          const __m256i isum = fg_xp_iq4_dot(o + FG_XP_X4_HEAD + 128 * j, xr.qs + 32 * k);
+          const __m256 dw = _mm256_mul_ps(d, fg_xp_x4_ls(o, j));
+          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(xr.d[k])), acc);
+        }
       }
       _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
     }
   }
 }
 
-/* Outputs i0 <= i < i1 of Q8_0, Q5_0, Q4_K or Q6_K (q5 = 0, 1, 2, 3): whole strips from the packed copy, the rows around them (and row
- * lists, and matrices without a copy) by `rows` */
-FG_INLINE void fg_xp_run(const fg_mm_args *a, size_t i0, size_t i1, const int q5, fg_mm_fn rows) {
+/* strips s0/8 .. s1/8 of a packed copy of a 32-element type against every activation */
+FG_INLINE void fg_xp_strips(const fg_mm_args *a, size_t s0, size_t s1, const uint32_t type) {
+  const fg_xp_geo g = fg_xp_geo_of(type);
+  const size_t nblk = a->cols / 32, bb = fg_xp_block(type), pay = bb - g.head;
+  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
+  for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
+    const uint8_t *sc = a->packed + t / FG_XP_ROWS * nblk * bb, *q = sc + nblk * g.head;
+    for (size_t b = 0; b < a->nb; b++) {
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
+      __m256 acc = _mm256_setzero_ps();
+      for (size_t k = 0; k < nblk; k++) {
+        const __m256i idot = fg_xp_dot(q + k * pay, xr.qs + k * 32, xr.isum[k], type);
+        const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(sc + k * g.head)));
+        const __m256 dx = _mm256_set1_ps(xr.d[k]);
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(idot), _mm256_mul_ps(dw, dx), acc);
+        if (type == FG_TYPE_Q5_1) { /* the minimum: m * dx * sum x */
+          const __m256 mw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(sc + k * g.head + 16)));
+          acc = _mm256_fmadd_ps(_mm256_set1_ps((float)xr.isum[k]), _mm256_mul_ps(mw, dx), acc);
+        }
+      }
+      _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
+    }
+  }
+}
+
+/* Outputs i0 <= i < i1 of a packed type: whole strips from the packed copy, the rows around them (and row lists,
+ * and matrices without a copy) by `rows` */
+FG_INLINE void fg_xp_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, fg_mm_fn rows) {
   const size_t s0 = (i0 + FG_XP_ROWS - 1) / FG_XP_ROWS * FG_XP_ROWS, s1 = i1 / FG_XP_ROWS * FG_XP_ROWS;
   if (a->packed && a->rows && FG_XP_ROWS * a->row_bytes <= FG_XP_LIST_BYTES) {
     /* a row list: its rows back in the file's format (not the file's pages, handed back at load), 8 at a time */
@@ -726,13 +847,14 @@ FG_INLINE void fg_xp_run(const fg_mm_args *a, size_t i0, size_t i1, const int q5
     return;
   }
   if (i0 < s0) rows(a, i0, s0);
-  if (q5 == 3) fg_xp_k6_strips(a, s0, s1);
-  else if (q5 == 2) fg_xp_k4_strips(a, s0, s1);
-  else fg_xp_strips(a, s0, s1, q5);
+  if (type == FG_TYPE_Q6_K) fg_xp_k6_strips(a, s0, s1);
+  else if (type == FG_TYPE_Q4_K) fg_xp_k4_strips(a, s0, s1);
+  else if (type == FG_TYPE_IQ4_XS) fg_xp_x4_strips(a, s0, s1);
+  else fg_xp_strips(a, s0, s1, type);
   if (s1 < i1) rows(a, s1, i1);
 }
-static void fg_q8_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 0, fg_q8_0_vec); }
-static void fg_q5_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 1, fg_q5_0_vec_direct); }
+static void fg_q8_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, FG_TYPE_Q8_0, fg_q8_0_vec); }
+static void fg_q5_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, FG_TYPE_Q5_0, fg_q5_0_vec_direct); }
 
 #define FG_NQ_KERNELS(name, type) \
   static void fg_##name##_vec(const fg_mm_args *a, size_t i0, size_t i1) { fg_nq_vec(a, i0, i1, type); }
@@ -745,8 +867,11 @@ FG_NQ_KERNELS(q5_k, FG_TYPE_Q5_K)
 FG_NQ_KERNELS(q6_k, FG_TYPE_Q6_K)
 FG_NQ_KERNELS(iq4_nl, FG_TYPE_IQ4_NL)
 FG_NQ_KERNELS(iq4_xs, FG_TYPE_IQ4_XS)
-static void fg_q4_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 2, fg_q4_k_vec); }
-static void fg_q6_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, 3, fg_q6_k_vec); }
+static void fg_q4_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, FG_TYPE_Q4_K, fg_q4_k_vec); }
+static void fg_q6_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, FG_TYPE_Q6_K, fg_q6_k_vec); }
+static void fg_q5_1_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, FG_TYPE_Q5_1, fg_q5_1_vec); }
+static void fg_iq4_nl_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, FG_TYPE_IQ4_NL, fg_iq4_nl_vec); }
+static void fg_iq4_xs_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_xp_run(a, i0, i1, FG_TYPE_IQ4_XS, fg_iq4_xs_vec); }
 
 
 // ----------------------------------------------------------------------------
@@ -838,15 +963,37 @@ FG_INLINE void fg_qw_stage_packed(fg_qw_seg *sg, uint32_t type, const uint8_t *c
       }
     return;
   }
-  const int q5 = type == FG_TYPE_Q5_0; /* else Q8_0 */
-  const size_t pay = fg_xp_block(type) - 16;
+  if (type == FG_TYPE_IQ4_XS) {
+    const size_t bb = fg_xp_block(type);
+    for (size_t rv = 0; rv < R / 8; rv++)
+      for (size_t k = k0; k < k1; k++) {
+        const size_t kk = k - k0;
+        const uint8_t *o = pk[rv] + k / 8 * bb;
+        const int j = (int)(k % 8);
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o));
+        _mm256_store_ps(sg->dw + kk * R + rv * 8, _mm256_mul_ps(d, fg_xp_x4_ls(o, j)));
+        uint8_t *w = sg->wq + (kk * 8 * R + rv * 8) * 4;
+#pragma GCC unroll 4
+        for (int i = 0; i < 4; i++) {
+          const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(o + FG_XP_X4_HEAD + 128 * j + 32 * i));
+          _mm256_store_si256((__m256i *)(void *)(w + (size_t)i * R * 4), fg_xp_iq4(n, i));
+          _mm256_store_si256((__m256i *)(void *)(w + (size_t)(i + 4) * R * 4), fg_xp_iq4(n, i + 4));
+        }
+      }
+    return;
+  }
+  const fg_xp_geo geo = fg_xp_geo_of(type);
+  const size_t pay = fg_xp_block(type) - geo.head, nq = geo.qh ? 32 : 0;
   for (size_t rv = 0; rv < R / 8; rv++)
     for (size_t k = k0; k < k1; k++) {
       const size_t kk = k - k0;
-      _mm256_store_ps(sg->dw + kk * R + rv * 8, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pk[rv] + k * 16))));
-      const uint8_t *p = pk[rv] + nblk * 16 + k * pay;
+      const uint8_t *sc = pk[rv] + k * geo.head;
+      _mm256_store_ps(sg->dw + kk * R + rv * 8, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)sc)));
+      if (type == FG_TYPE_Q5_1)
+        _mm256_store_ps(sg->mw + kk * R + rv * 8, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(sc + 16))));
+      const uint8_t *p = pk[rv] + nblk * geo.head + k * pay;
       uint8_t *o = sg->wq + (kk * 8 * R + rv * 8) * 4;
-      if (!q5) {
+      if (type == FG_TYPE_Q8_0) {
         for (int g = 0; g < 8; g++)
           _mm256_store_si256((__m256i *)(void *)(o + (size_t)g * R * 4), _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 * g)));
         continue;
@@ -854,9 +1001,9 @@ FG_INLINE void fg_qw_stage_packed(fg_qw_seg *sg, uint32_t type, const uint8_t *c
       const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)p);
 #pragma GCC unroll 4
       for (int j = 0; j < 4; j++) {
-        const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32 + 32 * j));
-        _mm256_store_si256((__m256i *)(void *)(o + (size_t)j * R * 4), fg_xp_q5(n, h, j));
-        _mm256_store_si256((__m256i *)(void *)(o + (size_t)(j + 4) * R * 4), fg_xp_q5(n, h, j + 4));
+        const __m256i n = _mm256_loadu_si256((const __m256i *)(const void *)(p + nq + 32 * j));
+        _mm256_store_si256((__m256i *)(void *)(o + (size_t)j * R * 4), geo.qh ? fg_xp_q5(n, h, j) : fg_xp_iq4(n, j));
+        _mm256_store_si256((__m256i *)(void *)(o + (size_t)(j + 4) * R * 4), geo.qh ? fg_xp_q5(n, h, j + 4) : fg_xp_iq4(n, j + 4));
       }
     }
 }
@@ -948,12 +1095,14 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
       }
 #pragma GCC unroll 8
       for (int g = 0; g < 8; g++) {
-        const __m256i xg = fg_bcast32(xq + 4 * g);
+        const __m256i xg = fg_bcast32(xq + 4 * g), xa = _mm256_abs_epi8(xg);
 #pragma GCC unroll 4
         for (int v = 0; v < NV; v++) {
           const __m256i w = fg_ld8i(wk + ((size_t)g * R + 8 * (size_t)v) * 4);
           __m256i d32; /* this step's int32 sums, or none */
-          if (s8) {
+          if (s8 == 2) { /* no weight is -128: the activations' signs on the weights, |x| once for every row vector */
+            d32 = _mm256_madd_epi16(_mm256_maddubs_epi16(xa, _mm256_sign_epi8(w, xg)), ones);
+          } else if (s8) {
             d32 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_abs_epi8(w), _mm256_sign_epi8(xg, w)), ones);
           } else {
             const __m256i q = _mm256_maddubs_epi16(w, xg);
@@ -1017,7 +1166,8 @@ FG_INLINE void fg_qw_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32
   }
 }
 
-/* name, type, sign trick, int16 run, unsigned offset */
+/* name, type, sign trick (1: |w| * sign(x, w); 2: |x| * sign(w, x), for weights that are never -128), int16 run,
+ * unsigned offset */
 #define FG_QW_KERNEL(name, type, s8, run, c) \
   static void fg_##name##_gemm(const fg_mm_args *a, size_t i0, size_t i1) { fg_qw_run(a, i0, i1, type, s8, run, c, fg_q8w_flags(type)); }
 FG_QW_KERNEL(q8_0, FG_TYPE_Q8_0, 1, 1, 0)
@@ -1030,8 +1180,8 @@ FG_QW_KERNEL(q3_k, FG_TYPE_Q3_K, 0, 4, 4)
 FG_QW_KERNEL(q4_k, FG_TYPE_Q4_K, 0, 8, 0)
 FG_QW_KERNEL(q5_k, FG_TYPE_Q5_K, 0, 4, 0)
 FG_QW_KERNEL(q6_k, FG_TYPE_Q6_K, 0, 2, 32)
-FG_QW_KERNEL(iq4_nl, FG_TYPE_IQ4_NL, 1, 1, 0)
-FG_QW_KERNEL(iq4_xs, FG_TYPE_IQ4_XS, 1, 1, 0)
+FG_QW_KERNEL(iq4_nl, FG_TYPE_IQ4_NL, 2, 1, 0)
+FG_QW_KERNEL(iq4_xs, FG_TYPE_IQ4_XS, 2, 1, 0)
 
 // ----------------------------------------------------------------------------
 // F32 / F16 / BF16 (fma spec): the 16 column lanes of the spec as two ymm (columns j..j+7, j+8..j+15);
@@ -1140,14 +1290,14 @@ static const fg_kernels k_avx2 = {
             [FG_TYPE_Q4_0] = {fg_q4_0_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q4_1] = {fg_q4_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q5_0] = {fg_q5_0_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
-            [FG_TYPE_Q5_1] = {fg_q5_1_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_Q5_1] = {fg_q5_1_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q2_K] = {fg_q2_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q3_K] = {fg_q3_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q4_K] = {fg_q4_k_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q5_K] = {fg_q5_k_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
             [FG_TYPE_Q6_K] = {fg_q6_k_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
-            [FG_TYPE_IQ4_NL] = {fg_iq4_nl_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
-            [FG_TYPE_IQ4_XS] = {fg_iq4_xs_vec, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_IQ4_NL] = {fg_iq4_nl_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
+            [FG_TYPE_IQ4_XS] = {fg_iq4_xs_vec_any, FG_SPEC_Q8, fg_q8_rows_size, fg_q8_rows_prep, 1, 8},
         },
     .gemm =
         {
