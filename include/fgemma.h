@@ -99,7 +99,7 @@ typedef struct fg_snapshot fg_snapshot;
  * flag turns that off (every row is computed; logits may then differ in the sign of a zero, or be NaN
  * where the hidden state is not finite). */
 #define FG_MODEL_DENSE_HEAD 0x4u
-/* Where the kernels have a faster layout of their own (x86 with AVX2: Q8_0, Q5_0, Q4_K and Q6_K matrices;
+/* Where the kernels have a faster layout of their own (x86 with AVX2: Q8_0, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K and IQ4_XS matrices;
  * aarch64 with the dot product: Q8_0, Q5_0 and Q4_K), load copies the matrices into it (fg_model_info.repack_bytes; a mapped file's pages of them are handed
  * back, so resident memory stays about the same, but it is no longer file-backed). Results are bit for
  * bit the same either way. This flag keeps the file's layout. */

@@ -11,8 +11,8 @@
  * stages 32 rows' column segment once, transposed so that 8 rows' 4-byte groups fill a register and
  * meet an activation's broadcast group in vpmaddubsw, then runs every activation against it (4 row
  * vectors of accumulators); the weights as small unsigned values where the type allows (int16 sums
- * of several groups before vpmaddwd), else signed ones for the sign trick. Q8_0, Q5_0, Q4_K and Q6_K
- * matrices copied at load into this table's packed layout (below, "Packed ...") are read from it by
+ * of several groups before vpmaddwd), else signed ones for the sign trick. Q8_0, Q5_0, Q5_1, Q4_K, Q6_K,
+ * IQ4_NL and IQ4_XS matrices copied at load into this table's packed layout (below, "Packed ...") are read from it by
  * both. */
 #include "kernels/kernels.h"
 #include "kernels/x86/q8w_stage.h"
@@ -323,23 +323,24 @@ FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
 }
 
 // ----------------------------------------------------------------------------
-// Packed Q8_0, Q5_0, Q4_K and Q6_K (load-time repacking, kernels.h): the rows in strips of 8, copied at
-// model load into a layout whose lanes are rows, so that a block's 8 row dots need no reduction across
-// lanes (the row-based vec kernels above spend most of their time in that reduction: on Zen 3 they run
-// at about 15 GB/s from cache, the packed ones at 50). The copy has the file's size (Q4_K +2.8 %: its
-// scales as bytes). Q8_0 and Q5_0, per strip: the nblk blocks' scales, 8 f16 each (row r at r), then per
-// block the weights:
+// Packed Q8_0, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K and IQ4_XS (load-time repacking, kernels.h): the rows in
+// strips of 8, copied at model load into a layout whose lanes are rows, so that a block's 8 row dots need
+// no reduction across lanes (the row-based vec kernels above spend most of their time in that reduction:
+// on Zen 3 they run at about 15 GB/s from cache, the packed ones at 50). The copy has the file's size
+// (Q4_K +2.8 %, IQ4_XS +1.5 %: their scales as bytes). The 32-element types, per strip: the nblk blocks'
+// scales, 8 f16 each (row r at r; Q5_1: then its 8 minimums), then per block the weights:
 //   Q8_0 (256 bytes): for group g = 0..7, the weights 4g..4g+3 of rows 0..7 (32 bytes): one
 //        vpmaddubsw of that register against the activation's broadcast bytes 4g..4g+3 gives each row's
 //        two pair sums in its 32-bit lane;
 //   Q5_0 (160 bytes): 32 bytes of fifth bits (byte 4r + i, bit g: element 4g + i of row r), then for
 //        j = 0..3 the bytes qs[4j..4j+3] of rows 0..7 (low nibbles: group j, high nibbles: group j + 4);
 //        the unsigned values u = q + 16 (0..31) are summed by 4 groups in int16 (4 * 2 * 31 * 127 fits),
-//        and 16 * sum x is taken off, as in the row-based kernel.
-// Q4_K and Q6_K, per 256-element superblock: the rows' scales (FG_XP_K4_HEAD, FG_XP_K6_HEAD), then per
-// 32-element sub-block 4 nibble registers as Q5_0's (Q6_K: and 2 registers of the high bit pairs).
-// Then per block s = fmaf(dw * dx, (float)isum, s) in block order (Q4_K: and the minimum's fmaf): bit
-// for bit the q8 spec. The gemm stages its tiles from the copy (fg_qw_stage_packed); ranges that start
+//        and 16 * sum x is taken off, as in the row-based kernel; Q5_1 the same with u = q and no offset;
+//   IQ4_NL (128 bytes): the nibble registers of Q5_0, looked up (vpshufb) into the signed values.
+// Q4_K, Q6_K and IQ4_XS, per 256-element superblock: the rows' scales (FG_XP_K4_HEAD, FG_XP_K6_HEAD,
+// FG_XP_X4_HEAD), then per 32-element sub-block 4 nibble registers as Q5_0's (Q6_K: and 2 registers of
+// the high bit pairs). Then per block s = fmaf(dw * dx, (float)isum, s) in block order (Q4_K, Q5_1: and
+// the minimum's fmaf): bit for bit the q8 spec. The gemm stages its tiles from the copy (fg_qw_stage_packed); ranges that start
 // or end inside a strip read the file's rows; row lists read their rows back from the copy (unpack).
 
 #define FG_XP_ROWS 8
@@ -1009,7 +1010,7 @@ FG_INLINE void fg_qw_stage_packed(fg_qw_seg *sg, uint32_t type, const uint8_t *c
 }
 
 /* Stages blocks k0..k1 of the tile's rows rp[0..FG_QW_ROWS) (c: the unsigned offset, 0 for signed), or
- * of its strips in the packed copy (Q8_0, Q5_0, Q4_K, Q6_K; pk non-NULL). */
+ * of its strips in the packed copy (the types of fg_xp_block; pk non-NULL). */
 FG_INLINE void fg_qw_stage(fg_qw_seg *sg, uint32_t type, const uint8_t *const *rp, const uint8_t *const *pk, size_t nblk,
                            size_t k0, size_t k1, const int c, const int fl) {
   const size_t R = FG_QW_ROWS, nk = k1 - k0;
@@ -1068,8 +1069,8 @@ FG_INLINE void fg_qw_pf_step(fg_qw_pf *pf) {
   for (size_t h = 0; h < FG_QW_ROWS / 16; h++) fg_pf_step(&pf->p[h]);
 }
 
-/* The staged segment (blocks k0..k1) against every activation; rows t0.. (nr valid). s8: sign trick;
- * else run: groups per int16 sum, c: the unsigned offset (a power of 2, or 0); fl: FG_QS_* */
+/* The staged segment (blocks k0..k1) against every activation; rows t0.. (nr valid). s8: sign trick (as
+ * FG_QW_KERNEL's); else run: groups per int16 sum, c: the unsigned offset (a power of 2, or 0); fl: FG_QS_* */
 FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0, size_t nr, size_t k0, size_t k1,
                              fg_qw_pf *pf, const int s8, const int run, const int c, const int fl) {
   enum { R = FG_QW_ROWS, NV = FG_QW_ROWS / 8 };
@@ -1139,6 +1140,14 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
   }
 }
 
+/* whether nk staged blocks hold a weight of -128 (sign(w, x) cannot negate it) */
+FG_INLINE bool fg_qw_has_m128(const fg_qw_seg *sg, size_t nk) {
+  const __m256i m128 = _mm256_set1_epi8(-128);
+  __m256i any = _mm256_setzero_si256();
+  for (size_t i = 0; i < nk * 8 * FG_QW_ROWS * 4; i += 32) any = _mm256_or_si256(any, _mm256_cmpeq_epi8(fg_ld8i(sg->wq + i), m128));
+  return !_mm256_testz_si256(any, any);
+}
+
 FG_INLINE void fg_qw_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, const int s8, const int run,
                          const int c, const int fl) {
   const size_t nblk = a->cols / 32, nseg = (nblk + FG_QW_KSEG - 1) / FG_QW_KSEG;
@@ -1161,7 +1170,10 @@ FG_INLINE void fg_qw_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32
       const size_t k1 = FG_MIN(k0 + FG_QW_KSEG, nblk);
       fg_qw_stage(&sg, type, rp, packed ? pk : NULL, nblk, k0, k1, c, fl);
       fg_qw_pf_step(&pf);
-      fg_qw_seg_run(a, &sg, t0, nr, k0, k1, &pf, s8, run, c, fl);
+      if (s8 == 1 && !fg_qw_has_m128(&sg, k1 - k0)) /* Q8_0 without a -128 in the segment: the cheaper form */
+        fg_qw_seg_run(a, &sg, t0, nr, k0, k1, &pf, 2, run, c, fl);
+      else
+        fg_qw_seg_run(a, &sg, t0, nr, k0, k1, &pf, s8, run, c, fl);
     }
   }
 }

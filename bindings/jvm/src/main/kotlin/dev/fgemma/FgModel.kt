@@ -32,9 +32,10 @@ class ModelOptions {
     var headType: String? = null
     /**
      * Where the kernels have a layout of their own (arm64-v8a with the dot product: Q8_0, Q5_0 and Q4_K
-     * matrices; x86-64 with AVX2: also Q6_K), copy the matrices into it at load: same results, fewer instructions per token ([ModelInfo.repackBytes]). The
-     * file's pages are handed back, so resident memory stays about the same, but the copy is anonymous
-     * memory. false keeps the file's layout.
+     * matrices; x86-64 with AVX2: also Q5_1, IQ4_NL, Q6_K and IQ4_XS), copy the matrices into it at load:
+     * same results, fewer instructions per token ([ModelInfo.repackBytes]). The file's pages are handed
+     * back, so resident memory stays about the same, but the copy is anonymous memory. false keeps the
+     * file's layout.
      */
     var repack: Boolean = true
     /** LoRA adapters applied in this order (their files are read during the load only) */
