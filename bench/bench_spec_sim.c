@@ -219,7 +219,7 @@ int main(int argc, char **argv) {
          "p95 %u, mean %.2f\n", med_on, p95_on, mean_on, med_off, p95_off, mean_off);
   uint64_t acc = 0;
   for (unsigned k = 0; k < FG_NLU_DRAFT_SOURCES; k++) acc += accepted[k];
-  static const char *names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache"};
+  static const char *names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache", "context"};
   printf("accepted drafts per weight pass %.2f; full-head passes per call %.2f; per source (accepted/drafted):",
          (double)acc / (double)passes, (double)heads / (double)n);
   for (unsigned k = 0; k < FG_NLU_DRAFT_SOURCES; k++)

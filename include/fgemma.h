@@ -480,7 +480,9 @@ typedef struct fg_nlu_params {
 #define FG_NLU_DRAFT_CATALOG 2u /* a function name, a required key or the close, an enum member the
                                    utterance spells, the start of a call */
 #define FG_NLU_DRAFT_CACHE 3u   /* the engine's earlier answer to the same (normalized) utterance */
-#define FG_NLU_DRAFT_SOURCES 4u
+#define FG_NLU_DRAFT_CONTEXT 4u /* where no other source guesses: what followed the answer's last tokens
+                                   earlier in the prompt (catalog, utterance) or in the answer */
+#define FG_NLU_DRAFT_SOURCES 5u
 
 FG_API void fg_nlu_params_init(fg_nlu_params *p);
 

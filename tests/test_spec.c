@@ -12,8 +12,13 @@
  *     drafts that are all right (everything accepted) and wrong at a chosen offset (partial
  *     acceptance), the answer cache, a draft longer than the window; a subset on 270m Q8_0;
  *  5. an allocation failing or an abort in the middle of a speculative answer: an error, and the next
- *     answer is the same.
- * Section names on the command line pick parts: batch rollback fail engine engine270m enginefail. */
+ *     answer is the same;
+ *  6. the context source (FG_NLU_DRAFT_CONTEXT): the drafter's look-up on hand-made sequences (longest
+ *     suffix, latest occurrence, nothing below FG_DRAFT_LOOK_MIN, nothing past the known tokens), and an
+ *     engine whose answer copies the catalog prompt, as base Gemma does: its drafts are accepted and
+ *     the weight passes drop to a few.
+ * Section names on the command line pick parts: batch rollback fail engine engine270m enginefail sim
+ * context. */
 #include "fgemma.h"
 #include "fg_internal.h"
 #include "kernels/ops.h"
@@ -862,6 +867,86 @@ static void test_sim(void) {
   fg_model_free(m);
 }
 
+/* the drafter alone, no automaton: n_out and the drafted tokens for context hist and answer gen */
+static size_t ctx_propose(const int32_t *hist, size_t nh, const int32_t *gen, size_t ng, int32_t *out, uint8_t *src) {
+  fg_drafter *d = NULL;
+  CHECK_OK(fg_drafter_create(NULL, NULL, false, &d));
+  if (!d) return 0;
+  CHECK_OK(fg_drafter_begin(d, "x", 1));
+  CHECK_OK(fg_drafter_context(d, hist, nh / 2, hist + nh / 2, nh - nh / 2)); /* the two parts join up */
+  uint8_t kind[9];
+  size_t n = 0;
+  CHECK_OK(fg_drafter_propose(d, NULL, gen, ng, true, 8, out, src, kind, &n));
+  fg_drafter_free(d);
+  return n;
+}
+
+static void test_context(void) {
+  int32_t out[8];
+  uint8_t src[8];
+  {
+    /* "5 2 3" occurs at the start (then 8), "2 3" last before 7: the longest suffix wins */
+    static const int32_t hist[] = {5, 2, 3, 8, 9, 2, 3, 7, 7}, gen[] = {5, 2, 3};
+    const size_t n = ctx_propose(hist, 9, gen, 3, out, src);
+    CHECK(n >= 2);
+    CHECK_EQ_INT(out[0], 8);
+    CHECK_EQ_INT(out[1], 9);
+    CHECK_EQ_INT(src[0], FG_NLU_DRAFT_CONTEXT);
+    /* the starting estimate (0.7) drafts 3 full-head rows: 0.7^3 = 0.34 >= 0.25 > 0.7^4 */
+    CHECK_EQ_INT((int)n, 3);
+  }
+  {
+    /* "2 3" twice: the latest occurrence (then 7) */
+    static const int32_t hist[] = {2, 3, 8, 2, 3, 7, 1, 1}, gen[] = {4, 2, 3};
+    CHECK(ctx_propose(hist, 8, gen, 3, out, src) >= 1 && out[0] == 7);
+  }
+  {
+    /* a single token in common is not enough; the prompt's own suffix is not looked up */
+    static const int32_t hist[] = {1, 2, 3, 4, 5, 6}, gen1[] = {9, 3}, gen0[] = {0};
+    CHECK_EQ_INT((int)ctx_propose(hist, 6, gen1, 2, out, src), 0);
+    CHECK_EQ_INT((int)ctx_propose(hist, 6, gen0, 0, out, src), 0);
+  }
+  {
+    /* the copy runs on into the answer itself (a repeated phrase) but never past what is known */
+    static const int32_t hist[] = {1, 1}, gen[] = {7, 8, 9, 7, 8};
+    const size_t n = ctx_propose(hist, 2, gen, 5, out, src);
+    CHECK(n == 3 && out[0] == 9 && out[1] == 7 && out[2] == 8);
+  }
+
+  /* the engine: an answer that copies the catalog prompt from its "You are" on (a teacher: no model
+   * runs), unconstrained, 16 tokens: the context source drafts it */
+  if (g_emulated) return;
+  fg_model *m = load("tiny-vocab-f32.gguf", "tiny", "f32");
+  fg_catalog *c = fg_test_catalog_file("tv-catalog.json");
+  fg_nlu *e = m && c ? engine(m, c, FG_NLU_CONSTRAIN_OFF, FG_NLU_NO_ANSWER_CACHE, 1, FG_NLU_SPECULATE_ON, 0, 16) : NULL;
+  if (e) {
+    fg_nlu_set_teacher(e, teacher, NULL);
+    size_t pn = 0;
+    fg_catalog_render_prefix(c, NULL, 0, &pn);
+    char *prefix = malloc(pn + 1);
+    fg_catalog_render_prefix(c, prefix, pn + 1, &pn);
+    const char *at = strstr(prefix, "You are");
+    CHECK(at != NULL);
+    const fg_status ts = at ? fg_tokenize(m, at, FG_MIN(strlen(at), (size_t)400), 0, g_teacher.ids, 512, &g_teacher.n)
+                            : FG_ERR_INVALID_ARG;
+    CHECK_OK(ts);
+    if (ts == FG_OK) {
+      fg_nlu_result r;
+      CHECK_OK(fg_nlu_ask(e, "Mach lauter", 11, &r));
+      CHECK_EQ_INT((int)r.decode_tokens, 16);
+      CHECK_MSG(r.accepted[FG_NLU_DRAFT_CONTEXT] >= 10 && r.weight_passes <= 5,
+                "context drafts: %u of %u accepted, %u weight passes", r.accepted[FG_NLU_DRAFT_CONTEXT],
+                r.drafted[FG_NLU_DRAFT_CONTEXT], r.weight_passes);
+      printf("copying the prompt: 16 tokens in %u weight passes, context drafts %u of %u accepted\n", r.weight_passes,
+             r.accepted[FG_NLU_DRAFT_CONTEXT], r.drafted[FG_NLU_DRAFT_CONTEXT]);
+    }
+    free(prefix);
+  }
+  fg_nlu_free(e);
+  fg_catalog_free(c);
+  fg_model_free(m);
+}
+
 int main(int argc, char **argv) {
   const char *emu = getenv("FG_TEST_EMULATED");
   g_light = g_emulated = emu && emu[0] && strcmp(emu, "0") != 0;
@@ -879,7 +964,7 @@ int main(int argc, char **argv) {
   static const struct { const char *name; void (*fn)(void); } sections[] = {
       {"batch", test_batch},   {"rollback", test_rollback},       {"fail", test_fail},
       {"engine", test_engine}, {"engine270m", test_engine_270m}, {"enginefail", test_engine_fail},
-      {"sim", test_sim},
+      {"sim", test_sim},       {"context", test_context},
   };
   for (size_t i = 0; i < sizeof sections / sizeof sections[0]; i++) {
     bool run = argc < 2;

@@ -1,6 +1,6 @@
 /* draft.c — draft sources of speculative decoding (draft.h): the automaton's forced tokens, copies of
- * utterance spans, catalog completions and a small cache of earlier answers, with per-source acceptance
- * estimates that size the drafts. */
+ * utterance spans, catalog completions, a small cache of earlier answers and copies from the context,
+ * with per-source acceptance estimates that size the drafts. */
 #include "nlu/draft.h"
 
 #include <string.h>
@@ -49,6 +49,8 @@ struct fg_drafter {
   centry *cache;               /* (FG_DRAFT_CACHE_N) */
   uint64_t clock;
   const centry *hit;           /* the cached answer of this utterance, or NULL */
+  int32_t *hist;               /* (hist_cap) the context before the answer: prefix, then utterance */
+  size_t hist_n, hist_cap;
   /* adaptation */
   float acc[FG_NLU_DRAFT_SOURCES]; /* estimated chance that a drafted token of the source is right */
   float words;                 /* utterance words a copied string value spans past its first (average) */
@@ -77,6 +79,7 @@ void fg_drafter_free(fg_drafter *d) {
   fg_cmatch_free(d->cm);
   fg_free(d->pieces);
   fg_free(d->utt);
+  fg_free(d->hist);
   fg_free(d->cache);
   fg_free(d->text);
   fg_free(d->tok);
@@ -96,6 +99,7 @@ fg_status fg_drafter_create(const fg_constrain *k, const fg_vocab *v, bool cache
   d->acc[FG_NLU_DRAFT_COPY] = 0.8f;
   d->acc[FG_NLU_DRAFT_CATALOG] = 0.6f;
   d->acc[FG_NLU_DRAFT_CACHE] = 0.95f;
+  d->acc[FG_NLU_DRAFT_CONTEXT] = 0.7f;
   d->words = 0.0f;
   if (cache) d->cache = fg_calloc(FG_DRAFT_CACHE_N, sizeof *d->cache);
   fg_status st = d->cache || !cache ? FG_OK : FG_ERR_NOMEM;
@@ -176,6 +180,17 @@ fg_status fg_drafter_begin(fg_drafter *d, const char *utt, size_t len) {
   return FG_OK;
 }
 
+fg_status fg_drafter_context(fg_drafter *d, const int32_t *a, size_t na, const int32_t *b, size_t nb) {
+  d->hist_n = 0;
+  if (na + nb == 0) return FG_OK;
+  if (na > SIZE_MAX / 2 - nb || grow((void **)&d->hist, &d->hist_cap, na + nb, sizeof *d->hist) != FG_OK)
+    return FG_ERR_NOMEM;
+  if (na) memcpy(d->hist, a, na * sizeof *a);
+  if (nb) memcpy(d->hist + na, b, nb * sizeof *b);
+  d->hist_n = na + nb;
+  return FG_OK;
+}
+
 // ----------------------------------------------------------------------------------------------
 // Reading the answer drafted so far (gen, then the draft's own tokens)
 
@@ -186,6 +201,28 @@ typedef struct seq {
 
 static size_t seq_len(const seq *q) { return q->n_gen + q->n_draft; }
 static int32_t seq_at(const seq *q, size_t i) { return i < q->n_gen ? q->gen[i] : q->draft[i - q->n_gen]; }
+
+/* Token i of the context followed by the answer so far */
+static int32_t hist_at(const fg_drafter *d, const seq *q, size_t i) {
+  return i < d->hist_n ? d->hist[i] : seq_at(q, i - d->hist_n);
+}
+
+/* The context source: the latest earlier occurrence of the longest suffix of (context, answer so far) of
+ * FG_DRAFT_LOOK_MIN..MAX tokens that ends inside the answer (a suffix of the prompt alone is the model's
+ * job); returns the index of the token that followed it, or SIZE_MAX. */
+static size_t hist_find(const fg_drafter *d, const seq *q) {
+  const size_t L = d->hist_n + seq_len(q);
+  if (seq_len(q) == 0) return SIZE_MAX;
+  for (size_t n = FG_DRAFT_LOOK_MAX; n >= FG_DRAFT_LOOK_MIN; n--) {
+    if (L < n + 1) continue;
+    for (size_t e = L - 1; e-- > n - 1;) { /* e: the last token of an earlier occurrence */
+      size_t k = 0;
+      while (k < n && hist_at(d, q, e - k) == hist_at(d, q, L - 1 - k)) k++;
+      if (k == n) return e + 1;
+    }
+  }
+  return SIZE_MAX;
+}
 
 /* Text of tokens [from, seq_len) into d->text (NUL-terminated); *len its length. */
 static fg_status seq_text(fg_drafter *d, const seq *q, size_t from, size_t *len) {
@@ -642,7 +679,7 @@ fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_
     if (i >= hit->n || hit->ids[i] != gen[i]) hit = NULL; /* the answer left the cached one */
   seq q = {gen, out, n_gen, 0};
   float reach = 1.0f;
-  size_t n = 0;
+  size_t n = 0, look = SIZE_MAX; /* look: the context source's next token (hist_at), SIZE_MAX: none */
   fg_status st = FG_OK;
   for (;;) {
     /* without a constraint the answer may go on where the grammar ends (<start_of_turn> ends prose only
@@ -665,6 +702,12 @@ fg_status fg_drafter_propose(fg_drafter *d, const fg_cmatch *state, const int32_
     } else if (cm) {
       hit = NULL;
       if ((st = guess(d, &q, &t, &s, &pg)) != FG_OK) break;
+    }
+    if (t < 0 && !d->hook && d->hist_n) { /* nothing else: copy on from the context */
+      if (look == SIZE_MAX) look = hist_find(d, &q);
+      if (look != SIZE_MAX) t = hist_at(d, &q, look++), s = FG_NLU_DRAFT_CONTEXT, pg = -1.0f;
+    } else {
+      look = SIZE_MAX; /* another source's token: a later copy looks up again */
     }
     if (t < 0) break;
     const float p = d->hook || (forced && cm && !verify_forced) ? 1.0f : pg >= 0.0f ? pg : d->acc[s];

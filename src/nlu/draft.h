@@ -11,6 +11,9 @@
  *   CATALOG  the function when one is left, a required key or the close, the enum member that the
  *            utterance spells, <start_function_call> at the start
  *   CACHE    the answer this engine gave to the same normalized utterance before
+ *   CONTEXT  where no other source has a token: what followed the answer's last FG_DRAFT_LOOK_MIN or
+ *            more tokens at their latest earlier occurrence in the context (the prompt: catalog prefix
+ *            and utterance, then the answer itself), copied on from there
  * A drafter is one engine's: used by one thread at a time. */
 #ifndef FG_NLU_DRAFT_H
 #define FG_NLU_DRAFT_H
@@ -28,6 +31,8 @@ enum {
 #define FG_DRAFT_CACHE_N 16           /* answers remembered per engine */
 #define FG_DRAFT_CACHE_KEY 256        /* longest normalized utterance cached, bytes */
 #define FG_DRAFT_CACHE_TOKENS 128     /* longest answer cached, tokens */
+#define FG_DRAFT_LOOK_MIN 2           /* context source: the shortest suffix of the answer looked up */
+#define FG_DRAFT_LOOK_MAX 4           /* ... and the longest (the longest that occurs wins) */
 
 /* Test hook: proposes up to cap tokens after gen[0..n_gen); they replace every other source (counted
  * as FG_NLU_DRAFT_CACHE) and are drafted as given up to the first the constraint refuses (no length
@@ -43,6 +48,10 @@ void fg_drafter_free(fg_drafter *d); /* NULL-safe */
 
 /* A new utterance (the text the user gave): the copy source's text, the cache's key. FG_ERR_NOMEM. */
 fg_status fg_drafter_begin(fg_drafter *d, const char *utt, size_t len);
+
+/* The context of this utterance's answer for the CONTEXT source: the tokens before the answer, in two
+ * parts (the prefix's, the utterance's), copied. FG_ERR_NOMEM. */
+fg_status fg_drafter_context(fg_drafter *d, const int32_t *a, size_t na, const int32_t *b, size_t nb);
 
 /* Proposes *n_out <= cap tokens that continue gen[0..n_gen). state: the automaton after gen (NULL when
  * there is none or it lost track of the answer). verify_forced: forced tokens must be verified (no

@@ -671,7 +671,9 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   e->raw_len = 0;
   if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
   if (e->spec) {
-    if ((st = fg_drafter_begin(e->drafter, utt ? utt : "", len)) != FG_OK) return fg_err(&e->err, st, "out of memory");
+    if ((st = fg_drafter_begin(e->drafter, utt ? utt : "", len)) != FG_OK ||
+        (st = fg_drafter_context(e->drafter, e->session->tokens, fg_session_position(e->session), e->ids, n_ids)) != FG_OK)
+      return fg_err(&e->err, st, "out of memory");
     if ((st = decode_spec(e, n_ids, out, &why, &t2)) != FG_OK) return st;
     t3 = fg_time_s();
     goto parse;

@@ -458,7 +458,7 @@ const char *cli_json_string(const char *s, size_t n, char *out, size_t *out_len)
 // ----------------------------------------------------------------------------------------------
 // Speculation switches and statistics
 
-const char *const cli_draft_names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache"};
+const char *const cli_draft_names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache", "context"};
 
 bool cli_speculate(const char *s, uint32_t *out) {
   if (strcmp(s, "on") == 0) *out = FG_NLU_SPECULATE_ON;

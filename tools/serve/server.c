@@ -633,7 +633,7 @@ static void engine_release(server *s, cat_entry *e, engine *g) {
 // ----------------------------------------------------------------------------------------------
 // answering a queued request (worker threads)
 
-static const char *const k_draft_names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache"};
+static const char *const k_draft_names[FG_NLU_DRAFT_SOURCES] = {"forced", "copy", "catalog", "cache", "context"};
 
 /* /v1/nlu: the JSON line `fgemma call` prints */
 static void answer_nlu(job *j, const fg_nlu_result *r, double ask_ms) {
