@@ -131,7 +131,8 @@ int cmd_call(int argc, char **argv) {
               "enum values, required keys, value types); call-or-text also lets the model answer in prose.\n"
               "The JSON then counts the steps: \"heads\":{\"full\":N,\"sparse\":N,\"forced\":N}.\n"
               "--speculate on (the default) guesses the next tokens (the call syntax, copies of utterance spans,\n"
-              "catalog names and values, earlier answers) and has the model check them in one weight pass; the\n"
+              "catalog names and values, earlier answers, what followed the last tokens earlier in the prompt) and\n"
+              "has the model check them in one weight pass; the\n"
               "answers are byte-identical to --speculate off. \"passes\":{\"weight\":N,\"head\":N} counts the\n"
               "forward passes (the utterance chunk included) and full LM head passes, \"drafts\" the drafted and\n"
               "accepted tokens per source. --table adds their median/p95 per call.", opts);
