@@ -132,10 +132,10 @@ int cmd_call(int argc, char **argv) {
               "The JSON then counts the steps: \"heads\":{\"full\":N,\"sparse\":N,\"forced\":N}.\n"
               "--speculate on (the default) guesses the next tokens (the call syntax, copies of utterance spans,\n"
               "catalog names and values, earlier answers, what followed the last tokens earlier in the prompt) and\n"
-              "has the model check them in one weight pass; the\n"
-              "answers are byte-identical to --speculate off. \"passes\":{\"weight\":N,\"head\":N} counts the\n"
-              "forward passes (the utterance chunk included) and full LM head passes, \"drafts\" the drafted and\n"
-              "accepted tokens per source. --table adds their median/p95 per call.", opts);
+              "has the model check them in one weight pass; the answers are byte-identical to --speculate off.\n"
+              "\"passes\":{\"weight\":N,\"head\":N} counts the forward passes (the utterance chunk included) and\n"
+              "full LM head passes, \"drafts\" the drafted and accepted tokens per source. --table adds their\n"
+              "median/p95 per call.", opts);
     return 0;
   }
   fg_nlu_params np;
