@@ -11,9 +11,9 @@
  * stages 32 rows' column segment once, transposed so that 8 rows' 4-byte groups fill a register and
  * meet an activation's broadcast group in vpmaddubsw, then runs every activation against it (4 row
  * vectors of accumulators); the weights as small unsigned values where the type allows (int16 sums
- * of several groups before vpmaddwd), else signed ones for the sign trick. Q8_0, Q5_0, Q5_1, Q4_K, Q6_K,
- * IQ4_NL and IQ4_XS matrices copied at load into this table's packed layout (below, "Packed ...") are read from it by
- * both. */
+ * of several groups before vpmaddwd), else signed ones for the sign trick. Q8_0, Q5_0, Q5_1, Q4_K,
+ * Q6_K, IQ4_NL and IQ4_XS matrices copied at load into this table's packed layout (below, "Packed
+ * ...") are read from it by both. */
 #include "kernels/kernels.h"
 #include "kernels/x86/q8w_stage.h"
 
@@ -340,8 +340,9 @@ FG_INLINE void fg_tr8x8_epi32(__m256i v[8]) {
 // Q4_K, Q6_K and IQ4_XS, per 256-element superblock: the rows' scales (FG_XP_K4_HEAD, FG_XP_K6_HEAD,
 // FG_XP_X4_HEAD), then per 32-element sub-block 4 nibble registers as Q5_0's (Q6_K: and 2 registers of
 // the high bit pairs). Then per block s = fmaf(dw * dx, (float)isum, s) in block order (Q4_K, Q5_1: and
-// the minimum's fmaf): bit for bit the q8 spec. The gemm stages its tiles from the copy (fg_qw_stage_packed); ranges that start
-// or end inside a strip read the file's rows; row lists read their rows back from the copy (unpack).
+// the minimum's fmaf): bit for bit the q8 spec. The gemm stages its tiles from the copy
+// (fg_qw_stage_packed); ranges that start or end inside a strip read the file's rows; row lists read
+// their rows back from the copy (unpack).
 
 #define FG_XP_ROWS 8
 #define FG_XP_LIST_BYTES 16384 /* row lists from a packed copy: 8 rows of up to 2 KiB (Q8_0: 1,920 columns) */
@@ -447,7 +448,7 @@ static void fg_xp_k6_super(const fg_block_q6_k *b, uint8_t *o, size_t r) {
   }
 }
 
-/* the IQ4_XS sub-block scale ib (0..63) of a block */
+/* the 6-bit scale (0..63) of sub-block ib of an IQ4_XS block */
 FG_INLINE int fg_x4_ls(const fg_block_iq4_xs *b, int ib) {
   return ((b->scales_l[ib / 2] >> (4 * (ib % 2))) & 0xf) | (((b->scales_h >> (2 * ib)) & 3) << 4);
 }
