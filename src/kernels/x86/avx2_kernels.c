@@ -726,73 +726,38 @@ FG_INLINE __m256i fg_xp_k6_dot(const uint8_t *o, int j, const int8_t *qx, int32_
   return _mm256_sub_epi32(isum, _mm256_slli_epi32(_mm256_madd_epi16(sab, xab), 5));
 }
 
-/* strips s0/8 .. s1/8 of a packed Q6_K copy against every activation */
-FG_INLINE void fg_xp_k6_strips(const fg_mm_args *a, size_t s0, size_t s1) {
-  const size_t nsb = a->cols / 256, bb = fg_xp_block(FG_TYPE_Q6_K);
-  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
-  for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
-    const uint8_t *st = a->packed + t / FG_XP_ROWS * nsb * bb;
-    for (size_t b = 0; b < a->nb; b++) {
-      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
-      __m256 acc = _mm256_setzero_ps();
-      for (size_t K = 0; K < nsb; K++) {
-        const uint8_t *o = st + K * bb;
-        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o));
-        for (int j = 0; j < 8; j++) {
-          const size_t k = 8 * K + (size_t)j;
-          const __m256i isum = fg_xp_k6_dot(o, j, xr.qs + 32 * k, xr.isum[k]);
-          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(xr.d[k])), acc);
-        }
-      }
-      _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
-    }
+/* sub-block j of a packed Q4_K, Q6_K or IQ4_XS superblock o against activation block (qx, xisum, dx): the q8
+ * spec's fmaf (Q4_K: and its minimum's) added to acc */
+FG_INLINE __m256 fg_xp_super_sub(const uint32_t type, const uint8_t *o, int j, const int8_t *qx, int32_t xisum,
+                                 float dxf, __m256 acc) {
+  const __m256 dx = _mm256_set1_ps(dxf);
+  if (type == FG_TYPE_Q4_K) {
+    __m256 dw, mw;
+    fg_xp_k4_scales(o, j, &dw, &mw);
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(fg_xp_k4_dot(o, j, qx)), _mm256_mul_ps(dw, dx), acc);
+    return _mm256_fmadd_ps(_mm256_set1_ps((float)xisum), _mm256_mul_ps(mw, dx), acc);
   }
+  const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o));
+  if (type == FG_TYPE_Q6_K)
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(fg_xp_k6_dot(o, j, qx, xisum)), _mm256_mul_ps(d, dx), acc);
+  const __m256 dw = _mm256_mul_ps(d, fg_xp_x4_ls(o, j)); /* IQ4_XS */
+  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(fg_xp_iq4_dot(o + FG_XP_X4_HEAD + 128 * j, qx)), _mm256_mul_ps(dw, dx), acc);
 }
 
-/* strips s0/8 .. s1/8 of a packed Q4_K copy against every activation */
-FG_INLINE void fg_xp_k4_strips(const fg_mm_args *a, size_t s0, size_t s1) {
-  const size_t nsb = a->cols / 256, bb = fg_xp_block(FG_TYPE_Q4_K);
+/* strips s0/8 .. s1/8 of a packed copy of a superblock type (Q4_K, Q6_K, IQ4_XS) against every activation */
+FG_INLINE void fg_xp_super_strips(const fg_mm_args *a, size_t s0, size_t s1, const uint32_t type) {
+  const size_t nsb = a->cols / 256, bb = fg_xp_block(type);
   const size_t act_stride = fg_act_q8_row_bytes(a->cols);
   for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
     const uint8_t *st = a->packed + t / FG_XP_ROWS * nsb * bb;
     for (size_t b = 0; b < a->nb; b++) {
       const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
       __m256 acc = _mm256_setzero_ps();
-      for (size_t K = 0; K < nsb; K++) {
-        const uint8_t *o = st + K * bb;
+      for (size_t K = 0; K < nsb; K++)
         for (int j = 0; j < 8; j++) {
           const size_t k = 8 * K + (size_t)j;
-          __m256 dw, mw;
-          fg_xp_k4_scales(o, j, &dw, &mw);
-          const __m256 dx = _mm256_set1_ps(xr.d[k]);
-          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(fg_xp_k4_dot(o, j, xr.qs + 32 * k)), _mm256_mul_ps(dw, dx), acc);
-          acc = _mm256_fmadd_ps(_mm256_set1_ps((float)xr.isum[k]), _mm256_mul_ps(mw, dx), acc);
+          acc = fg_xp_super_sub(type, st + K * bb, j, xr.qs + 32 * k, xr.isum[k], xr.d[k], acc);
         }
-      }
-      _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
-    }
-  }
-}
-
-/* strips s0/8 .. s1/8 of a packed IQ4_XS copy against every activation */
-FG_INLINE void fg_xp_x4_strips(const fg_mm_args *a, size_t s0, size_t s1) {
-  const size_t nsb = a->cols / 256, bb = fg_xp_block(FG_TYPE_IQ4_XS);
-  const size_t act_stride = fg_act_q8_row_bytes(a->cols);
-  for (size_t t = s0; t < s1; t += FG_XP_ROWS) {
-    const uint8_t *st = a->packed + t / FG_XP_ROWS * nsb * bb;
-    for (size_t b = 0; b < a->nb; b++) {
-      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * act_stride, a->cols);
-      __m256 acc = _mm256_setzero_ps();
-      for (size_t K = 0; K < nsb; K++) {
-        const uint8_t *o = st + K * bb;
-        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)o));
-        for (int j = 0; j < 8; j++) {
-          const size_t k = 8 * K + (size_t)j;
-          const __m256i isum = fg_xp_iq4_dot(o + FG_XP_X4_HEAD + 128 * j, xr.qs + 32 * k);
-          const __m256 dw = _mm256_mul_ps(d, fg_xp_x4_ls(o, j));
-          acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(dw, _mm256_set1_ps(xr.d[k])), acc);
-        }
-      }
       _mm256_storeu_ps(a->y + b * a->ldy + t, acc);
     }
   }
@@ -849,9 +814,7 @@ FG_INLINE void fg_xp_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32
     return;
   }
   if (i0 < s0) rows(a, i0, s0);
-  if (type == FG_TYPE_Q6_K) fg_xp_k6_strips(a, s0, s1);
-  else if (type == FG_TYPE_Q4_K) fg_xp_k4_strips(a, s0, s1);
-  else if (type == FG_TYPE_IQ4_XS) fg_xp_x4_strips(a, s0, s1);
+  if (type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K || type == FG_TYPE_IQ4_XS) fg_xp_super_strips(a, s0, s1, type);
   else fg_xp_strips(a, s0, s1, type);
   if (s1 < i1) rows(a, s1, i1);
 }
