@@ -2,8 +2,10 @@
  * kernels/ref (bit-exact where the spec says so) and against fg_vec_dot_ref with derived bounds.
  * Shapes: 1, 2, 3, 7, 33 blocks of columns (plus odd widths for float types), rows 1..67, nb 1..70,
  * unaligned W/X/Y, padded strides, random and adversarial data, matmul_rows, 1/2/3/5 threads.
- * With FG_ISA set only the process-wide table is tested (the per-ISA ctest runs); FG_ISA=bogus
- * checks that fg_ops_create refuses it. */
+ * With FG_ISA set only the process-wide table is tested; FG_ISA=bogus checks that fg_ops_create
+ * refuses it. The per-ISA ctest runs (tests/kern.cmake) add --dispatch: the tests that go through the
+ * process-wide table (dispatch, threads, argmax, the ref comparisons, matmul_n) with that table, but
+ * not its kernel sweep (test_table), which the run without FG_ISA makes for every table already. */
 #include "kernels/kernels.h"
 #include "kernels/ops.h"
 #include "tensor/dtype.h"
@@ -990,9 +992,14 @@ static void test_args(fg_ops *ops) {
 
 // ----------------------------------------------------------------------------
 
-int main(void) {
+int main(int argc, char **argv) {
   const char *env = getenv("FG_ISA");
   const bool forced = env && env[0] && strcmp(env, "auto") != 0;
+  const bool dispatch_only = argc > 1 && strcmp(argv[1], "--dispatch") == 0;
+  if (argc > 2 || (argc == 2 && (!dispatch_only || !forced))) {
+    fprintf(stderr, "usage: FG_ISA=LEVEL test_kernels [--dispatch] | test_kernels (every table)\n");
+    return 2;
+  }
   if (forced && !fg_kernels_by_name(env)) {
     /* an unknown or unsupported forced level is an error, not a crash */
     fg_ops *ops = (fg_ops *)1;
@@ -1030,7 +1037,10 @@ int main(void) {
       continue;
     }
     g_table_types = emulated && strcmp(isas[i], "ref") == 0 ? EMULATED_C_TYPES : NULL;
-    test_table(ops, 4, k, false, &r);
+    if (dispatch_only)
+      fprintf(stderr, "table %s: --dispatch: its kernel sweep is test_kernels' (without FG_ISA)\n", isas[i]);
+    else
+      test_table(ops, 4, k, false, &r);
     g_table_types = NULL;
     for (size_t t = 0; t < 4; t++) fg_ops_set_kernels(ops[t], k);
     test_matmul_n(ops, 4, &r);
@@ -1038,7 +1048,7 @@ int main(void) {
   }
   /* the portable q8 kernel that ops falls back to for a quantized type without a kernel in the table:
    * the ref table without its entries for these types */
-  if (!forced || strcmp(env, "ref") == 0) {
+  if (!dispatch_only && (!forced || strcmp(env, "ref") == 0)) {
     static fg_kernels generic;
     generic = *fg_kernels_ref();
     generic.name = "generic";
