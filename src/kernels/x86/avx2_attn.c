@@ -39,49 +39,56 @@ static void exp_avx2(const float *FG_RESTRICT x, float *FG_RESTRICT y, size_t n)
 }
 
 // ----------------------------------------------------------------------------------------------
-// scores: tiles of up to 3 rows × 32 keys (12 accumulators)
+// scores: tiles of up to 6 rows × 16 keys (12 accumulators), the block's two halves of 16 keys one
+// after the other: a half's keys are one 64-byte line per dimension (16 KiB of f32 keys for 256
+// dimensions), which stays in L1 while every row tile of the call reads it; the whole block (32 KiB)
+// did not, and the tiles of 3 rows × 32 keys before streamed it from L2 for each 3 rows.
 
-#define QK_RMAX 3
+#define QK_RMAX 6
 
-FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt, const int f16, float *s,
-                       const int RR) {
-  __m256 acc[QK_RMAX][4];
-#pragma GCC unroll 3
+FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt, const int f16, size_t half,
+                       float *s, const int RR) {
+  __m256 acc[QK_RMAX][2];
+#pragma GCC unroll 6
   for (int r = 0; r < RR; r++)
-    for (int v = 0; v < 4; v++) acc[r][v] = _mm256_setzero_ps();
+    for (int v = 0; v < 2; v++) acc[r][v] = _mm256_setzero_ps();
   for (size_t i = 0; i < hk; i++) {
-    __m256 k[4];
+    __m256 k[2];
     if (f16) {
-      const uint8_t *p = kt + i * FG_ATTN_BLK * 2;
-      for (int v = 0; v < 4; v++) k[v] = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(p + 16 * v)));
+      const uint8_t *p = kt + (i * FG_ATTN_BLK + 16 * half) * 2;
+      for (int v = 0; v < 2; v++) k[v] = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(p + 16 * v)));
     } else {
-      const float *p = (const float *)(const void *)kt + i * FG_ATTN_BLK;
-      for (int v = 0; v < 4; v++) k[v] = _mm256_load_ps(p + 8 * v);
+      const float *p = (const float *)(const void *)kt + i * FG_ATTN_BLK + 16 * half;
+      for (int v = 0; v < 2; v++) k[v] = _mm256_load_ps(p + 8 * v);
     }
-#pragma GCC unroll 3
+#pragma GCC unroll 6
     for (int r = 0; r < RR; r++) {
       const __m256 w = _mm256_broadcast_ss(q + (size_t)r * ldq + i);
-      for (int v = 0; v < 4; v++) acc[r][v] = _mm256_fmadd_ps(w, k[v], acc[r][v]);
+      for (int v = 0; v < 2; v++) acc[r][v] = _mm256_fmadd_ps(w, k[v], acc[r][v]);
     }
   }
-#pragma GCC unroll 3
+#pragma GCC unroll 6
   for (int r = 0; r < RR; r++)
-    for (int v = 0; v < 4; v++) _mm256_storeu_ps(s + (size_t)r * FG_ATTN_BLK + 8 * v, acc[r][v]);
+    for (int v = 0; v < 2; v++) _mm256_storeu_ps(s + (size_t)r * FG_ATTN_BLK + 16 * half + 8 * v, acc[r][v]);
 }
 
 static void qk_avx2(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
                     uint32_t k_type, float *FG_RESTRICT s) {
   const int f16 = k_type == FG_TYPE_F16;
-  for (size_t r0 = 0; r0 < R; r0 += QK_RMAX) {
-    const float *qr = q + r0 * ldq;
-    float *sr = s + r0 * FG_ATTN_BLK;
-    switch (FG_MIN((size_t)QK_RMAX, R - r0)) {
-      case 1: qk_tile(qr, ldq, hk, kt, f16, sr, 1); break;
-      case 2: qk_tile(qr, ldq, hk, kt, f16, sr, 2); break;
-      case 3: qk_tile(qr, ldq, hk, kt, f16, sr, 3); break;
-      default: break;
+  for (size_t half = 0; half < 2; half++)
+    for (size_t r0 = 0; r0 < R; r0 += QK_RMAX) {
+      const float *qr = q + r0 * ldq;
+      float *sr = s + r0 * FG_ATTN_BLK;
+      switch (FG_MIN((size_t)QK_RMAX, R - r0)) {
+        case 1: qk_tile(qr, ldq, hk, kt, f16, half, sr, 1); break;
+        case 2: qk_tile(qr, ldq, hk, kt, f16, half, sr, 2); break;
+        case 3: qk_tile(qr, ldq, hk, kt, f16, half, sr, 3); break;
+        case 4: qk_tile(qr, ldq, hk, kt, f16, half, sr, 4); break;
+        case 5: qk_tile(qr, ldq, hk, kt, f16, half, sr, 5); break;
+        case 6: qk_tile(qr, ldq, hk, kt, f16, half, sr, 6); break;
+        default: break;
+      }
     }
-  }
 }
 
 // ----------------------------------------------------------------------------------------------

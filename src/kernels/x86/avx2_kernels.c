@@ -1048,6 +1048,12 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
 #pragma GCC unroll 4
     for (int v = 0; v < NV; v++)
       acc[v] = k0 == 0 ? _mm256_setzero_ps() : fg_load_rows(yb + 8 * v, nr > 8 * (size_t)v ? nr - 8 * (size_t)v : 0);
+    /* s8 == 2: the segment's |x| once, broadcast per group below like x (a load, not an ALU operation) */
+    int8_t xabs[FG_QW_KSEG * 32] __attribute__((aligned(32)));
+    if (s8 == 2)
+      for (size_t k = k0; k < k1; k++)
+        _mm256_store_si256((__m256i *)(void *)(xabs + (k - k0) * 32),
+                           _mm256_abs_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(xr.qs + k * 32))));
     for (size_t k = k0; k < k1; k++) {
       const size_t kk = k - k0;
       const uint8_t *wk = sg->wq + kk * 8 * R * 4;
@@ -1060,7 +1066,8 @@ FG_INLINE void fg_qw_seg_run(const fg_mm_args *a, const fg_qw_seg *sg, size_t t0
       }
 #pragma GCC unroll 8
       for (int g = 0; g < 8; g++) {
-        const __m256i xg = fg_bcast32(xq + 4 * g), xa = _mm256_abs_epi8(xg);
+        const __m256i xg = fg_bcast32(xq + 4 * g);
+        const __m256i xa = s8 == 2 ? fg_bcast32(xabs + kk * 32 + 4 * g) : _mm256_setzero_si256();
 #pragma GCC unroll 4
         for (int v = 0; v < NV; v++) {
           const __m256i w = fg_ld8i(wk + ((size_t)g * R + 8 * (size_t)v) * 4);
