@@ -4,14 +4,20 @@
  * happened, which it must exactly when the process kernel table has a packed layout for the model's
  * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. On tables without one (avx512, ref,
  * armv7, FG_ISA=neon) the same checks show the flag is harmless. The tied head's embeddings come from the
- * copy where the table can unpack it (avx2), from the file otherwise. */
+ * copy where the table can unpack it (avx2), from the file otherwise. After a mapped load that packed,
+ * no page of the file's metadata, packed matrices or norm vectors is still mapped (/proc/self/pagemap,
+ * where it shows this process's pages: not under qemu-user, whose page table is the emulator's). */
 #define FG_EXPERIMENTAL
 #include "fg_internal.h" /* fg_alloc_fail_after */
 #include "kernels/kernels.h"
+#include "model/model.h"
 #include "testutil.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define N_PROMPT 40
 #define N_STEPS 8
@@ -78,6 +84,65 @@ static void compare(const char *path, const char *label, uint32_t load_flags, bo
   fg_model_free(f);
 }
 
+/* pages of [p, p + n) mapped in this process (the present bit of /proc/self/pagemap), or -1 if unreadable */
+static long mapped_pages(const void *p, size_t n) {
+  FILE *f = fopen("/proc/self/pagemap", "rb");
+  if (!f) return -1;
+  const uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE), a = (uintptr_t)p / pg, b = ((uintptr_t)p + n + pg - 1) / pg;
+  long present = 0;
+  if (fseeko(f, (off_t)(a * 8), SEEK_SET) != 0) present = -1;
+  for (uintptr_t i = a; present >= 0 && i < b; i++) {
+    uint64_t e;
+    if (fread(&e, 8, 1, f) != 1) present = -1;
+    else present += (long)(e >> 63);
+  }
+  fclose(f);
+  return present;
+}
+
+/* a mapped load that packed hands the file's pages back: the metadata, the packed matrices, the norms
+ * (copied to the heap): none may be mapped after the load */
+static void check_pages_handed_back(const char *path) {
+  /* pagemap must see this process's pages: 16 pages just written all mapped (under qemu-user it is the
+   * emulator's page table, at other addresses) */
+  const size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+  uint8_t *probe = malloc(17 * pg);
+  long seen = -1;
+  if (probe) {
+    uint8_t *a = (uint8_t *)(((uintptr_t)probe + pg - 1) / pg * pg);
+    memset(a, 1, 16 * pg);
+    seen = mapped_pages(a, 16 * pg);
+    free(probe);
+  }
+  if (seen != 16) {
+    printf("pages handed back: not checked here (/proc/self/pagemap shows %ld of 16 pages just written: not "
+           "this process's page table, e.g. under qemu-user)\n", seen);
+    return;
+  }
+  fg_model *m = load(path, 0, NULL);
+  if (!m) return;
+  const long before = mapped_pages(m->file.data, m->file.size);
+  CHECK_MSG(before >= 0, "/proc/self/pagemap is not readable");
+  CHECK_MSG(before == 0, "%ld pages of the mapped file are still mapped after a load that packed", before);
+  /* the norms are the heap copies now: a forward pass maps no page of the file again, where the table reads
+   * the tied head's embedding rows back from its copy (unpack); without unpack (the NEON tables) they come
+   * from the file */
+  const fg_kernels *k = m->output.packed_for;
+  fg_session_params sp;
+  fg_session_params_init(&sp);
+  fg_session *s = NULL;
+  CHECK_OK(fg_session_create(m, &sp, &s, NULL));
+  const int32_t ids[4] = {2, 10, 11, 12};
+  if (s) CHECK_OK(fg_session_prefill(s, ids, 4, NULL));
+  fg_session_free(s);
+  const long after = mapped_pages(m->file.data, m->file.size);
+  const bool unpacks = k && k->unpack;
+  CHECK_MSG(!unpacks || after == 0, "%ld pages of the mapped file mapped again by a forward pass", after);
+  printf("mapped load that packed: %ld / %ld pages of the file mapped after the load / after a prefill%s\n", before,
+         after, unpacks ? "" : " (embedding rows from the file: this table has no unpack)");
+  fg_model_free(m);
+}
+
 int main(void) {
   const fg_kernels *k = NULL;
   CHECK_OK(fg_kernels_get(&k, NULL));
@@ -89,6 +154,7 @@ int main(void) {
     const bool pack = k->pack_size && k->pack_size(FG_TYPE_Q8_0, 64, 64) > 0;
     compare(path, "tiny q8_0, mapped", 0, pack);
     compare(path, "tiny q8_0, read", FG_MODEL_NO_MMAP, pack);
+    if (pack) check_pages_handed_back(path);
     /* a failed allocation anywhere in the load is a clean error, never a half-loaded model */
     int failed = 0;
     bool loaded = false;

@@ -111,8 +111,9 @@ fg_status fg_mapfile_open(const char *path, bool use_mmap, fg_mapfile *out, fg_e
 fg_status fg_mapfile_open_fd(int fd, uint64_t offset, uint64_t length, bool use_mmap, const char *name,
                              fg_mapfile *out, fg_error *err);
 void fg_mapfile_close(fg_mapfile *m); /* NULL-safe, idempotent */
-/* Hands the whole pages inside [p, p + n) of a mapped file back to the system (madvise DONTNEED): they
- * stay readable and are read from the file again when touched. A no-op for a file read into memory. */
+/* Hands the whole pages inside [p, p + n) of a mapped file back to the system (madvise DONTNEED), and the
+ * mapping's last page where the range reaches the end: they stay readable and are read from the file again
+ * when touched. A no-op for a file read into memory. */
 void fg_mapfile_drop(const fg_mapfile *m, const void *p, size_t n);
 
 /* ---- streaming writer ----

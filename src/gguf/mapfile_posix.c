@@ -126,7 +126,7 @@ void fg_mapfile_drop(const fg_mapfile *m, const void *p, size_t n) {
   uintptr_t a = (uintptr_t)p, b = a + n;
   if (a < lo || b > hi || b < a) return;
   a = (a + pg - 1) / pg * pg;
-  b = b / pg * pg;
+  b = b == hi ? (b + pg - 1) / pg * pg : b / pg * pg; /* the mapping's last page is whole in memory */
   if (b > a) (void)madvise((void *)a, b - a, MADV_DONTNEED); /* advice: a failure changes nothing */
 }
 

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 // ----------------------------------------------------------------------------------------------
@@ -547,6 +548,85 @@ static fg_status repack(fg_model *m, fg_error *err) {
   return FG_OK;
 }
 
+/* A byte range of the mapped file */
+typedef struct file_span {
+  const uint8_t *p;
+  size_t n;
+} file_span;
+
+/* A norm vector's pointer in the model and its length */
+typedef struct norm_ref {
+  const float **p;
+  size_t n;
+} norm_ref;
+
+static int span_cmp(const void *a, const void *b) {
+  const uint8_t *x = ((const file_span *)a)->p, *y = ((const file_span *)b)->p;
+  return x < y ? -1 : x > y;
+}
+
+/* At the end of a mapped load, the file's pages that nothing reads any more go back to the kernel: the
+ * metadata before the tensor data (the vocabulary is the tokenizer's own copy by now) and, after repack,
+ * the packed matrices and the norm vectors, which are copied to the heap first (they sit between the
+ * packed matrices, and one read of a norm maps the file's large page around it, up to 2 MiB, again).
+ * All as merged spans: repack's per-matrix drops leave the pages a matrix shares with its neighbours.
+ * The file is mapped read-only, so a later read of a page handed back (fg_model_save, the reference
+ * forward) maps it again: the same bytes. Nothing to do without a mapping (FG_MODEL_NO_MMAP). */
+static fg_status settle_pages(fg_model *m, fg_error *err) {
+  if (!m->file.mapped) return FG_OK;
+  const size_t meta = m->gguf.data_offset <= m->file.size ? (size_t)m->gguf.data_offset : 0;
+  if (!m->packed) {
+    fg_mapfile_drop(&m->file, m->file.data, meta);
+    return FG_OK;
+  }
+  const fg_hparams *hp = &m->hp;
+  enum { PER_LAYER = 6 };
+  const size_t n_norms = 1 + PER_LAYER * (size_t)hp->n_layer, n_spans = 1 + n_norms + 7 * (size_t)hp->n_layer + 1;
+  size_t total = hp->n_embd, k = 0, ns = 0;
+  for (uint32_t il = 0; il < hp->n_layer; il++) total += 4 * (size_t)hp->n_embd + 2 * (size_t)hp->head_dim_k;
+  float *copy = fg_malloc(total * sizeof *copy);
+  norm_ref *nr = fg_malloc(n_norms * sizeof *nr);
+  file_span *sp = fg_malloc(n_spans * sizeof *sp);
+  if (!copy || !nr || !sp) {
+    fg_free(copy);
+    fg_free(nr);
+    fg_free(sp);
+    return fg_err(err, FG_ERR_NOMEM, "out of memory for the norm vectors' copies (%zu bytes)", total * sizeof *copy);
+  }
+  nr[k++] = (norm_ref){&m->output_norm, hp->n_embd};
+  for (uint32_t il = 0; il < hp->n_layer; il++) {
+    fg_layer *L = &m->layers[il];
+    const float **v[PER_LAYER] = {&L->attn_norm, &L->q_norm, &L->k_norm, &L->post_attn_norm, &L->ffn_norm, &L->post_ffw_norm};
+    const size_t len[PER_LAYER] = {hp->n_embd, hp->head_dim_k, hp->head_dim_k, hp->n_embd, hp->n_embd, hp->n_embd};
+    for (int i = 0; i < PER_LAYER; i++) nr[k++] = (norm_ref){v[i], len[i]};
+  }
+  float *dst = copy;
+  for (size_t i = 0; i < k; i++) {
+    memcpy(dst, *nr[i].p, nr[i].n * sizeof *dst);
+    sp[ns++] = (file_span){(const uint8_t *)*nr[i].p, nr[i].n * sizeof *dst};
+    *nr[i].p = dst;
+    dst += nr[i].n;
+  }
+  fg_free(nr);
+  m->norms = copy;
+  sp[ns++] = (file_span){m->file.data, meta};
+  fg_mat *W;
+  for (size_t i = 0; (W = packable(m, i)) != NULL; i++)
+    if (W->packed) sp[ns++] = (file_span){W->data, (size_t)W->rows * W->row_bytes};
+  qsort(sp, ns, sizeof *sp, span_cmp);
+  /* spans closer than 64 KiB merge (what lies between is alignment, or a small tensor read again on use) */
+  for (size_t i = 0; i < ns;) {
+    const uint8_t *a = sp[i].p, *b = a + sp[i].n;
+    size_t j = i + 1;
+    for (; j < ns && sp[j].p <= b + ((size_t)64 << 10); j++)
+      if (sp[j].p + sp[j].n > b) b = sp[j].p + sp[j].n;
+    fg_mapfile_drop(&m->file, a, (size_t)(b - a));
+    i = j;
+  }
+  fg_free(sp);
+  return FG_OK;
+}
+
 static void model_destroy(fg_model *m) {
   if (!m) return;
   fg_free(m->head_rows);
@@ -554,6 +634,7 @@ static void model_destroy(fg_model *m) {
   fg_lora_free(m->lora);
   fg_aligned_free(m->head_copy);
   fg_aligned_free(m->packed);
+  fg_free(m->norms);
   fg_free(m->layers);
   fg_gguf_clear(&m->gguf);
   fg_mapfile_close(&m->file);
@@ -657,6 +738,10 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   /* last: the steps above read samples of the file (the fingerprint), and repack hands the pages of the
    * packed matrices back */
   if (!(p->flags & FG_MODEL_NO_REPACK) && (st = repack(m, err)) != FG_OK) {
+    model_destroy(m);
+    return st;
+  }
+  if ((st = settle_pages(m, err)) != FG_OK) {
     model_destroy(m);
     return st;
   }

@@ -65,6 +65,7 @@ struct fg_model {
   bool tied_head;
   uint8_t *head_copy;       /* (n_vocab, output.row_bytes) load-time replacement head (fg_aligned_alloc), or NULL */
   uint8_t *packed;          /* the matrices' copies in the kernel table's layout (fg_mat.packed), or NULL */
+  float *norms;             /* the norm vectors' copies where the file is mapped and matrices are packed (settle_pages), or NULL */
   int32_t *head_rows;       /* (n_head_rows) ascending ids of the output rows that are not all zero, when
                                most rows are (a trimmed vocabulary); NULL = every row (fg_model_head) */
   uint32_t n_head_rows;
