@@ -90,16 +90,17 @@ if [ "$asan" = 1 ]; then
   # every test except test_session_270m: a numeric check of the 270m preset (600 positions past the
   # 512 window, 4.6 CPU-minutes under ASan) whose code paths the tiny and small presets cover under
   # ASan too (window wrap: test_session; past 512 with the real vocabulary: test_convert's small
-  # checkpoints); the release run above keeps it (and FG_ISA=avx2 on AVX-512 machines). Nor the
-  # tests on the real Gemma 3 270M (label real: minutes under ASan); the new block types' code paths
-  # run under ASan in test_quant_blocks and test_kernels. Nor oracle_270m_f32 (the 270m preset against llama.cpp: 3 minutes under ASan for
-  # paths the small presets' oracle tests cover). Of the llama.cpp comparisons of every block type, LoRA
-  # scale and converted checkpoint, one of each family runs here (oracle_quant_q4_k_m: the real file's
-  # mix; oracle_lora_small_f32_s*: the adapter applied; oracle_convert_small_*_q8_0): the others load
-  # and run the same code over other types (test_quant_blocks, test_kernels and test_lora run every
-  # type and adapter path under ASan), 5 CPU-minutes of the run. FG_TEST_EMULATED=1 gives the tests that know it their
-  # subset for slow runs (as under qemu): test_constrain (the tiny preset on 3 utterances), test_spec,
-  # test_lifetime, test_reliability, test_tokenizer; the release run above keeps their full sets
+  # checkpoints); the release run above keeps it (and FG_ISA=avx2 on AVX-512 machines). Nor the tests
+  # on the real Gemma 3 270M (label real: minutes under ASan); the new block types' code paths run
+  # under ASan in test_quant_blocks and test_kernels. Nor oracle_270m_f32 (the 270m preset against
+  # llama.cpp: 3 minutes under ASan for paths the small presets' oracle tests cover). Of the llama.cpp
+  # comparisons of every block type, LoRA scale and converted checkpoint, one of each family runs here
+  # (oracle_quant_q4_k_m: the real file's mix; oracle_lora_small_f32_s*: the adapter applied;
+  # oracle_convert_small_*_q8_0): the others load and run the same code over other types
+  # (test_quant_blocks, test_kernels and test_lora run every type and adapter path under ASan), 5
+  # CPU-minutes of the run. FG_TEST_EMULATED=1 gives the tests that know it their subset for slow runs
+  # (as under qemu): test_constrain (the tiny preset on 3 utterances), test_spec, test_lifetime,
+  # test_reliability, test_tokenizer; the release run above keeps their full sets
   FG_TEST_EMULATED=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build-asan -j "$jobs" --output-on-failure --timeout 3600 \
     -E '^(test_session_270m|oracle_270m_f32|oracle_quant_(q2_k|q3_k_m|q4_1|q5_0|q5_1|q5_k_m|q6_k|iq4_nl|iq4_xs)|oracle_lora_small_f32_s[0-9.]+_ref|oracle_convert_small_.*_(f32|f16|bf16|q4_0))$' \

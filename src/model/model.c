@@ -582,23 +582,26 @@ static fg_status settle_pages(fg_model *m, fg_error *err) {
   const fg_hparams *hp = &m->hp;
   enum { PER_LAYER = 6 };
   const size_t n_norms = 1 + PER_LAYER * (size_t)hp->n_layer, n_spans = 1 + n_norms + 7 * (size_t)hp->n_layer + 1;
-  size_t total = hp->n_embd, k = 0, ns = 0;
-  for (uint32_t il = 0; il < hp->n_layer; il++) total += 4 * (size_t)hp->n_embd + 2 * (size_t)hp->head_dim_k;
-  float *copy = fg_malloc(total * sizeof *copy);
+  size_t total = 0, k = 0, ns = 0;
   norm_ref *nr = fg_malloc(n_norms * sizeof *nr);
   file_span *sp = fg_malloc(n_spans * sizeof *sp);
-  if (!copy || !nr || !sp) {
-    fg_free(copy);
+  float *copy = NULL;
+  if (nr && sp) {
+    nr[k++] = (norm_ref){&m->output_norm, hp->n_embd};
+    for (uint32_t il = 0; il < hp->n_layer; il++) {
+      fg_layer *L = &m->layers[il];
+      const float **v[PER_LAYER] = {&L->attn_norm, &L->q_norm, &L->k_norm, &L->post_attn_norm, &L->ffn_norm,
+                                    &L->post_ffw_norm};
+      const size_t len[PER_LAYER] = {hp->n_embd, hp->head_dim_k, hp->head_dim_k, hp->n_embd, hp->n_embd, hp->n_embd};
+      for (int i = 0; i < PER_LAYER; i++) nr[k++] = (norm_ref){v[i], len[i]};
+    }
+    for (size_t i = 0; i < k; i++) total += nr[i].n;
+    copy = fg_malloc(total * sizeof *copy);
+  }
+  if (!copy) {
     fg_free(nr);
     fg_free(sp);
     return fg_err(err, FG_ERR_NOMEM, "out of memory for the norm vectors' copies (%zu bytes)", total * sizeof *copy);
-  }
-  nr[k++] = (norm_ref){&m->output_norm, hp->n_embd};
-  for (uint32_t il = 0; il < hp->n_layer; il++) {
-    fg_layer *L = &m->layers[il];
-    const float **v[PER_LAYER] = {&L->attn_norm, &L->q_norm, &L->k_norm, &L->post_attn_norm, &L->ffn_norm, &L->post_ffw_norm};
-    const size_t len[PER_LAYER] = {hp->n_embd, hp->head_dim_k, hp->head_dim_k, hp->n_embd, hp->n_embd, hp->n_embd};
-    for (int i = 0; i < PER_LAYER; i++) nr[k++] = (norm_ref){v[i], len[i]};
   }
   float *dst = copy;
   for (size_t i = 0; i < k; i++) {

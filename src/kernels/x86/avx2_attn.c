@@ -80,12 +80,9 @@ static void qk_avx2(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk,
       const float *qr = q + r0 * ldq;
       float *sr = s + r0 * FG_ATTN_BLK;
       switch (FG_MIN((size_t)QK_RMAX, R - r0)) {
-        case 1: qk_tile(qr, ldq, hk, kt, f16, half, sr, 1); break;
-        case 2: qk_tile(qr, ldq, hk, kt, f16, half, sr, 2); break;
-        case 3: qk_tile(qr, ldq, hk, kt, f16, half, sr, 3); break;
-        case 4: qk_tile(qr, ldq, hk, kt, f16, half, sr, 4); break;
-        case 5: qk_tile(qr, ldq, hk, kt, f16, half, sr, 5); break;
-        case 6: qk_tile(qr, ldq, hk, kt, f16, half, sr, 6); break;
+#define QK_CASE(RR) case RR: qk_tile(qr, ldq, hk, kt, f16, half, sr, RR); break;
+        QK_CASE(1) QK_CASE(2) QK_CASE(3) QK_CASE(4) QK_CASE(5) QK_CASE(6)
+#undef QK_CASE
         default: break;
       }
     }
