@@ -4,7 +4,7 @@
 #include <string.h>
 
 size_t fg_kv_block_bytes(const fg_kv *kv) {
-  return sizeof(fg_kv_block) + (size_t)FG_KV_BLOCK * ((size_t)kv->k_dim + kv->v_dim) * kv->elt;
+  return sizeof(fg_kv_block) + (size_t)FG_KV_BLOCK * ((size_t)kv->k_dim * kv->elt + kv->v_row);
 }
 
 /* zero: fill the data (a fresh block; a copy-on-write copy is overwritten at once) */
@@ -52,6 +52,8 @@ fg_status fg_kv_init(fg_kv *kv, uint32_t n_layer, uint32_t k_dim, uint32_t v_dim
   kv->v_dim = v_dim;
   kv->type = type;
   kv->elt = type == FG_TYPE_F16 ? 2u : 4u;
+  kv->v_row = v_dim * kv->elt;
+  if (kv->v_row > 0 && kv->v_row % 1024 == 0) kv->v_row += 64;
   return FG_OK;
 }
 
@@ -112,12 +114,12 @@ void fg_kv_drop_before(fg_kv *kv, uint32_t layer, uint32_t first_needed) {
   }
 }
 
-/* zeroes the rows [j0, j1) (in-block indices) of a block: K components are FG_KV_BLOCK apart, V rows contiguous */
+/* zeroes the rows [j0, j1) (in-block indices) of a block: K components are FG_KV_BLOCK apart, V rows v_row bytes */
 static void block_clear_rows(const fg_kv *kv, fg_kv_block *b, uint32_t j0, uint32_t j1) {
   const size_t elt = kv->elt;
   for (size_t i = 0; i < kv->k_dim; i++) memset(b->data + (i * FG_KV_BLOCK + j0) * elt, 0, (j1 - j0) * elt);
   unsigned char *v = b->data + (size_t)FG_KV_BLOCK * kv->k_dim * elt; /* (FG_KV_BLOCK, v_dim) */
-  memset(v + (size_t)j0 * kv->v_dim * elt, 0, (size_t)(j1 - j0) * kv->v_dim * elt);
+  memset(v + (size_t)j0 * kv->v_row, 0, (size_t)(j1 - j0) * kv->v_row);
 }
 
 void fg_kv_truncate(fg_kv *kv, uint32_t pos, uint32_t end) {

@@ -37,12 +37,21 @@ static uint64_t round16_u64(uint64_t n) { return (n + 15) / 16 * 16; }
 typedef struct attn_ws {
   float *qp;         /* (R, hk) query rows of the tile */
   float *s;          /* (R, FG_ATTN_BLK) scores, then weights */
-  float *o;          /* (R, hv) unnormalized outputs of the current segment */
+  float *o;          /* (R, attn_ld) unnormalized outputs of the current segment */
   float *m, *l;      /* (R) running max and sum of the segment */
   float *c;          /* (R) rescale of this block */
   uint32_t *j0, *j1; /* (R) valid keys of this block: [j0, j1) */
-  float *O, *M, *L;  /* (R, hv), (R), (R): the folded segments */
+  float *O, *M, *L;  /* (R, attn_ld), (R), (R): the folded segments */
 } attn_ws;
+
+/* Row stride in floats of the outputs o and O (R rows of head_dim_v): one 64-byte line more where
+ * the rows would be a multiple of 1 KiB apart. Rows 1 KiB apart share 4 of the 64 sets of a 32 KiB
+ * 8-way L1 (the KV cache pads its V rows for the same reason, kv_cache.h): the P·V tiles' column slice
+ * of 32 rows then filled them. */
+static size_t attn_ld(const fg_hparams *hp) {
+  const size_t hv = hp->head_dim_v;
+  return hv * sizeof(float) % 1024 == 0 ? hv + 64 / sizeof(float) : hv;
+}
 
 /* Floats of the scratch for R rows; with w, also its pointers from base. 64-bit: dimensions come from
  * the file; the allocation checks the size_t range, and the offsets stay below it. */
@@ -55,22 +64,22 @@ static uint64_t attn_ws_layout(const fg_hparams *hp, uint64_t R, float *base, at
   } while (0)
   ATTN_TAKE(qp, float, R * hp->head_dim_k);
   ATTN_TAKE(s, float, R * FG_ATTN_BLK);
-  ATTN_TAKE(o, float, R * hp->head_dim_v);
+  ATTN_TAKE(o, float, R * attn_ld(hp));
   ATTN_TAKE(m, float, R);
   ATTN_TAKE(l, float, R);
   ATTN_TAKE(c, float, R);
   ATTN_TAKE(j0, uint32_t, R);
   ATTN_TAKE(j1, uint32_t, R);
-  ATTN_TAKE(O, float, R * hp->head_dim_v);
+  ATTN_TAKE(O, float, R * attn_ld(hp));
   ATTN_TAKE(M, float, R);
   ATTN_TAKE(L, float, R);
 #undef ATTN_TAKE
   return off;
 }
 
-/* floats of one decode segment's partial result: (m, l, o) of the group's rows */
+/* floats of one decode segment's partial result: (m, l, o) of the group's rows, o's rows attn_ld apart */
 static uint64_t attn_part_floats(const fg_hparams *hp) {
-  return (uint64_t)(hp->n_head / hp->n_head_kv) * (2 + (uint64_t)hp->head_dim_v);
+  return (uint64_t)(hp->n_head / hp->n_head_kv) * (2 + (uint64_t)attn_ld(hp));
 }
 
 /* decode work items per KV head: the segments a query at any position < n_ctx can touch */
@@ -202,20 +211,21 @@ static uint32_t attn_first(const fg_hparams *hp, const fg_layer *L, uint32_t p) 
 
 /* Folds one segment's (m, l, o) of R rows into the running (M, L, O): rows without a key in the segment
  * (l = 0) are skipped, an empty running row takes the segment as is, otherwise both are rescaled to
- * the larger max (O = O c1 + o c2 through the table's pv, L = fma(c2, l, L c1)). */
-static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, const float *m, const float *l, const float *o,
-                      float *M, float *L, float *O) {
+ * the larger max (O = O c1 + o c2 through the table's pv, L = fma(c2, l, L c1)). Rows of hv floats, ld
+ * apart in o and O. */
+static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, size_t ld, const float *m, const float *l,
+                      const float *o, float *M, float *L, float *O) {
   for (size_t r = 0; r < R; r++) {
     if (l[r] == 0.0f) continue;
     if (L[r] == 0.0f) {
       M[r] = m[r];
       L[r] = l[r];
-      memcpy(O + r * hv, o + r * hv, hv * sizeof(float));
+      memcpy(O + r * ld, o + r * ld, hv * sizeof(float));
       continue;
     }
     const float mn = M[r] > m[r] ? M[r] : m[r];
     const float c1 = fg_attn_exp1(M[r] - mn), c2 = fg_attn_exp1(m[r] - mn);
-    ak->pv(O + r * hv, hv, 1, hv, &c1, &c2, 0, 1, o + r * hv, hv * sizeof(float), FG_TYPE_F32);
+    ak->pv(O + r * ld, ld, 1, hv, &c1, &c2, 0, 1, o + r * ld, ld * sizeof(float), FG_TYPE_F32);
     L[r] = fmaf(c2, l[r], L[r] * c1);
     M[r] = mn;
   }
@@ -228,7 +238,7 @@ static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uin
                       const attn_ws *w, float *M, float *L, float *O) {
   const fg_hparams *hp = j->hp;
   const fg_kv *kv = j->kv;
-  const size_t hk = hp->head_dim_k, hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv;
+  const size_t hk = hp->head_dim_k, hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv, ld = attn_ld(hp);
   const size_t nq = (size_t)hp->n_head * hk, elt = kv->elt, R = nt * group;
   float *qp = w->qp, *s = w->s, *o = w->o, *m = w->m, *l = w->l, *c = w->c;
   uint32_t *j0 = w->j0, *j1 = w->j1;
@@ -242,12 +252,12 @@ static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uin
   const uint32_t first = klo / FG_KV_BLOCK * FG_KV_BLOCK;
   for (uint32_t bs = first; bs <= khi; bs += FG_KV_BLOCK) {
     if (bs == first || bs % ATTN_SEG == 0) { /* a new segment */
-      if (bs != first) attn_fold(j->ak, R, hv, m, l, o, M, L, O);
+      if (bs != first) attn_fold(j->ak, R, hv, ld, m, l, o, M, L, O);
       for (size_t r = 0; r < R; r++) {
         m[r] = -INFINITY;
         l[r] = 0.0f;
       }
-      memset(o, 0, R * hv * sizeof(float));
+      memset(o, 0, R * ld * sizeof(float));
     }
     const uint32_t ja = FG_MAX(bs, klo) - bs, jb = FG_MIN(bs + FG_KV_BLOCK, khi + 1) - bs;
     j->ak->qk(qp, hk, R, hk, (const uint8_t *)fg_kv_kt(kv, j->layer, bs) + (size_t)kvh * hk * FG_KV_BLOCK * elt,
@@ -259,20 +269,20 @@ static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uin
       j1[r] = a < b ? b - bs : 0;
     }
     j->ak->softmax(s, R, j0, j1, m, l, c);
-    j->ak->pv(o, hv, R, hv, c, s, ja, jb, (const uint8_t *)fg_kv_v(kv, j->layer, bs + ja) + (size_t)kvh * hv * elt,
-              (size_t)kv->v_dim * elt, kv->type);
+    j->ak->pv(o, ld, R, hv, c, s, ja, jb, (const uint8_t *)fg_kv_v(kv, j->layer, bs + ja) + (size_t)kvh * hv * elt,
+              kv->v_row, kv->type);
   }
-  attn_fold(j->ak, R, hv, m, l, o, M, L, O);
+  attn_fold(j->ak, R, hv, ld, m, l, o, M, L, O);
 }
 
 /* O / L of R rows into the batch's attention output, rows of positions from t0 */
 static void attn_store(const attn_job *j, size_t t0, size_t R, uint32_t kvh, const float *L, const float *O) {
   const fg_hparams *hp = j->hp;
-  const size_t hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv, no = (size_t)hp->n_head * hv;
+  const size_t hv = hp->head_dim_v, group = hp->n_head / hp->n_head_kv, no = (size_t)hp->n_head * hv, ld = attn_ld(hp);
   for (size_t r = 0; r < R; r++) {
     const float inv = 1.0f / L[r];
     float *dst = j->sc->o + (t0 + r / group) * no + ((size_t)kvh * group + r % group) * hv;
-    for (size_t i = 0; i < hv; i++) dst[i] = O[r * hv + i] * inv;
+    for (size_t i = 0; i < hv; i++) dst[i] = O[r * ld + i] * inv;
   }
 }
 
@@ -321,7 +331,7 @@ static void attn_seg_merge(const attn_job *j) {
     attn_part_at(j, (size_t)kvh * j->n_seg, &M, &L, &O);
     for (size_t sg = 1; sg < j->n_seg; sg++) {
       attn_part_at(j, (size_t)kvh * j->n_seg + sg, &m, &l, &o);
-      attn_fold(j->ak, group, hp->head_dim_v, m, l, o, M, L, O);
+      attn_fold(j->ak, group, hp->head_dim_v, attn_ld(hp), m, l, o, M, L, O);
     }
     attn_store(j, 0, group, kvh, L, O);
   }

@@ -67,9 +67,12 @@ static void kv_extremes(const fg_session *s, double *kmax, double *vmax) {
       const fg_kv_block *blk = kv->layers[l].blocks[b];
       if (!blk) continue; /* dropped: out of the window */
       const float *p = (const float *)(const void *)blk->data;
-      const size_t nk = (size_t)FG_KV_BLOCK * kv->k_dim, nv = (size_t)FG_KV_BLOCK * kv->v_dim;
+      const size_t nk = (size_t)FG_KV_BLOCK * kv->k_dim;
       for (size_t i = 0; i < nk; i++) *kmax = fmax(*kmax, fabs(p[i]));
-      for (size_t i = 0; i < nv; i++) *vmax = fmax(*vmax, fabs(p[nk + i]));
+      for (size_t j = 0; j < FG_KV_BLOCK; j++) { /* V rows kv->v_row bytes apart */
+        const float *v = (const float *)(const void *)(blk->data + nk * sizeof(float) + j * kv->v_row);
+        for (size_t i = 0; i < kv->v_dim; i++) *vmax = fmax(*vmax, fabs(v[i]));
+      }
     }
 }
 
