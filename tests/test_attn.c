@@ -236,6 +236,26 @@ static void test_pv_odd(const fg_attn_kernels *k) {
   CHECK_MSG(worst <= 1e-5, "%s: pv with 37 columns differs from the C table by %.3g", k->name, worst);
 }
 
+/* fold against its definition, bit for bit: o = fma(c2, x, o c1), each length's tail included */
+static void test_fold(const fg_attn_kernels *k) {
+  enum { N = 300 };
+  const size_t lens[] = {1, 7, 8, 15, 16, 37, 256, N};
+  float o[N], x[N], want[N];
+  size_t diffs = 0;
+  for (size_t t = 0; t < sizeof lens / sizeof lens[0]; t++) {
+    const size_t n = lens[t];
+    const float c1 = t == 2 ? 0.0f : frand(0, 1), c2 = frand(0, 1); /* c1 = 0: a row whose max moved far */
+    for (size_t i = 0; i < N; i++) {
+      o[i] = frand(-1000, 1000);
+      x[i] = frand(-1000, 1000);
+      want[i] = i < n ? fmaf(c2, x[i], o[i] * c1) : o[i];
+    }
+    k->fold(o, c1, x, c2, n);
+    diffs += memcmp(o, want, sizeof o) != 0;
+  }
+  CHECK_MSG(diffs == 0, "%s: fold differs from fma(c2, x, o c1) in %zu of 8 lengths", k->name, diffs);
+}
+
 /* lora_bt against its definition: y[r] += the products t[q] bt[q][r] summed in q order in float (each
  * product and sum rounded, no fused multiply-add), computed here one output at a time; the outputs past n
  * are not touched. */
@@ -334,6 +354,7 @@ int main(void) {
     test_attention(k, FG_TYPE_F32);
     test_attention(k, FG_TYPE_F16);
     test_pv_odd(k);
+    test_fold(k);
     test_lora_bt(k);
   }
   CHECK(tested >= 1);

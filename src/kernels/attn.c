@@ -146,6 +146,10 @@ static void pv_c(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const fl
   }
 }
 
+static void fold_c(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x, float c2, size_t n) {
+  for (size_t i = 0; i < n; i++) o[i] = fmaf(c2, x[i], o[i] * c1);
+}
+
 static void gelu_mul_c(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const float x = g[i];
@@ -169,7 +173,7 @@ size_t fg_attn_argmax_c(const float *x, size_t n) {
   return best;
 }
 
-static const fg_attn_kernels k_attn_ref = {"ref", qk_c, softmax_c, pv_c, gelu_mul_c, exp_c, to_f16_c, fg_attn_argmax_c, fg_lora_bt_c};
+static const fg_attn_kernels k_attn_ref = {"ref", qk_c, softmax_c, pv_c, fold_c, gelu_mul_c, exp_c, to_f16_c, fg_attn_argmax_c, fg_lora_bt_c};
 
 const fg_attn_kernels *fg_attn_ref(void) { return &k_attn_ref; }
 

@@ -47,6 +47,11 @@ typedef struct fg_attn_kernels {
              const float *FG_RESTRICT p, uint32_t ja, uint32_t jb, const void *FG_RESTRICT v, size_t v_stride,
              uint32_t v_type);
 
+  /* Two partial outputs of the same rows folded: o[i] = fma(c2, x[i], o[i] * c1) for i < n, the same two
+   * rounded operations as pv of one key (scale by c, one fused multiply-add), in every table. The prefill
+   * and decode fold of softmax segments (model/forward.c). */
+  void (*fold)(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x, float c2, size_t n);
+
   /* g[i] = gelu_tanh(g[i]) * up[i] */
   void (*gelu_mul)(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n);
 

@@ -211,7 +211,7 @@ static uint32_t attn_first(const fg_hparams *hp, const fg_layer *L, uint32_t p) 
 
 /* Folds one segment's (m, l, o) of R rows into the running (M, L, O): rows without a key in the segment
  * (l = 0) are skipped, an empty running row takes the segment as is, otherwise both are rescaled to
- * the larger max (O = O c1 + o c2 through the table's pv, L = fma(c2, l, L c1)). Rows of hv floats, ld
+ * the larger max (O = fma(c2, o, O c1) through the table's fold, L = fma(c2, l, L c1)). Rows of hv floats, ld
  * apart in o and O. */
 static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, size_t ld, const float *m, const float *l,
                       const float *o, float *M, float *L, float *O) {
@@ -225,7 +225,7 @@ static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, size_t ld,
     }
     const float mn = M[r] > m[r] ? M[r] : m[r];
     const float c1 = fg_attn_exp1(M[r] - mn), c2 = fg_attn_exp1(m[r] - mn);
-    ak->pv(O + r * ld, ld, 1, hv, &c1, &c2, 0, 1, o + r * ld, ld * sizeof(float), FG_TYPE_F32);
+    ak->fold(O + r * ld, c1, o + r * ld, c2, hv);
     L[r] = fmaf(c2, l[r], L[r] * c1);
     M[r] = mn;
   }
