@@ -1,7 +1,8 @@
 /* attn.h — the non-matmul kernels of the forward pass: the online-softmax update and the P·V product
- * of attention over one KV block, the fused GELU(tanh)·up of the feed-forward, a vector exp, and f16
- * conversion of KV rows. Per-ISA tables (plain C, AVX2, AVX-512) chosen to match the process-wide
- * matmul table (FG_ISA=ref|avx2|avx512|auto; ARM uses the plain-C table, which GCC vectorizes).
+ * of attention over one KV block, the fold of two partial outputs, the fused GELU(tanh)·up of the
+ * feed-forward, a vector exp, and f16 conversion of KV rows. Per-ISA tables (plain C, AVX2, AVX-512,
+ * NEON) chosen to match the process-wide matmul table (FG_ISA=ref|avx2|avx512|auto; on ARM the NEON
+ * table where it is compiled in, its other entries the plain-C ones, which GCC vectorizes).
  *
  * Numerical contract (what makes a prefilled token equal the same token decoded alone, bit for bit,
  * within one table): every output row of softmax/pv depends only on that row's inputs and on the
