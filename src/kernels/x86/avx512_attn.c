@@ -214,14 +214,6 @@ static void pv_avx512(float *FG_RESTRICT o_all, size_t ldo, size_t R, size_t hv,
   }
 }
 
-static void fold_avx512(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x, float c2, size_t n) {
-  const __m512 v1 = _mm512_set1_ps(c1), v2 = _mm512_set1_ps(c2);
-  size_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm512_storeu_ps(o + i, _mm512_fmadd_ps(v2, _mm512_loadu_ps(x + i), _mm512_mul_ps(_mm512_loadu_ps(o + i), v1)));
-  for (; i < n; i++) o[i] = fmaf(c2, x[i], o[i] * c1);
-}
-
 // ----------------------------------------------------------------------------------------------
 // GELU, f16
 
@@ -251,7 +243,7 @@ static void to_f16_avx512(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, s
   for (; i < n; i++) y[i] = fg_f32_to_fp16(x[i]);
 }
 
-static const fg_attn_kernels k_attn_avx512 = {"avx512", qk_avx512, softmax_avx512, pv_avx512, fold_avx512, gelu_mul_avx512, exp_avx512,
+static const fg_attn_kernels k_attn_avx512 = {"avx512", qk_avx512, softmax_avx512, pv_avx512, fg_attn_fold_avx2, gelu_mul_avx512, exp_avx512,
                                               to_f16_avx512, fg_attn_argmax_c, fg_lora_bt_avx2};
 
 const fg_attn_kernels *fg_attn_avx512(void) { return &k_attn_avx512; }
