@@ -51,6 +51,13 @@ extern "C" {
 FG_API uint32_t fg_version_number(void);
 FG_API const char *fg_version_string(void);
 
+/* The kernel table this process runs its matrix products on: "ref" (plain C), "avx2", "avx512"
+ * (AVX-512 with VNNI and BF16), "neon", "neon_dotprod" or "neon_i8mm". Chosen once, the best this CPU
+ * has, or the one the environment variable FG_ISA names; "unsupported" when FG_ISA names one this CPU
+ * or build lacks (every load then fails with FG_ERR_UNSUPPORTED). Each table follows written numerical
+ * specs (src/kernels/kernels.h): results agree across tables within those specs, not bit for bit. */
+FG_API const char *fg_kernels_name(void);
+
 /* ------------------------------------------------------------------------------------------------
  * Status codes. Values are explicit and never renumbered.
  */

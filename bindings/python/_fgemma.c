@@ -502,7 +502,7 @@ static PyObject *model_get_info(ModelObject *self, void *closure) {
   const char *merge = in.lora_merge < 4 ? merge_names[in.lora_merge] : "?";
   return Py_BuildValue(
       "{s:O,s:s,s:N,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:s,s:O,s:O,s:K,s:K,s:K,s:K,s:N,s:K,s:d,s:K,s:d,"
-      "s:O,s:I,s:s,s:K,s:d}",
+      "s:O,s:I,s:s,s:K,s:d,s:s}",
       "path", self->path, "arch", in.arch, "name", PyUnicode_DecodeUTF8(in.name, (Py_ssize_t)strlen(in.name), "replace"),
       "n_vocab", in.n_vocab, "n_embd", in.n_embd, "n_layer", in.n_layer, "n_head", in.n_head, "n_head_kv",
       in.n_head_kv, "head_dim", in.head_dim, "n_ff", in.n_ff, "n_ctx_train", in.n_ctx_train, "sliding_window",
@@ -513,7 +513,8 @@ static PyObject *model_get_info(ModelObject *self, void *closure) {
       (unsigned long long)in.n_params, "decode_bytes", (unsigned long long)in.decode_bytes, "fingerprint", fp,
       "head_copy_bytes", (unsigned long long)in.head_copy_bytes, "head_copy_ms", in.head_copy_ms, "repack_bytes",
       (unsigned long long)in.repack_bytes, "repack_ms", in.repack_ms, "loras", self->loras, "n_loras", in.n_loras,
-      "lora_merge", merge, "lora_bytes", (unsigned long long)in.lora_bytes, "lora_ms", in.lora_ms);
+      "lora_merge", merge, "lora_bytes", (unsigned long long)in.lora_bytes, "lora_ms", in.lora_ms,
+      "kernels", fg_kernels_name());
 }
 
 static PyObject *model_get_closed(ModelObject *self, void *closure) { return PyBool_FromLong(self->closed); }

@@ -90,6 +90,8 @@ const char *fg_ops_isa(void) {
   return k->name;
 }
 
+const char *fg_kernels_name(void) { return fg_ops_isa(); }
+
 #if !FG_DISPATCH_X86
 const fg_kernels *fg_kernels_avx2(void) { return NULL; }
 const fg_kernels *fg_kernels_avx512(void) { return NULL; }

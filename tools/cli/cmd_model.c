@@ -81,6 +81,7 @@ int cmd_info(int argc, char **argv) {
   printf("fingerprint     ");
   for (int i = 0; i < 16; i++) printf("%02x", in.fingerprint[i]);
   printf("\n");
+  printf("kernels         %s\n", fg_kernels_name());
   fg_model_free(m);
   return 0;
 }

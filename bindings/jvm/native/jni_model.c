@@ -131,7 +131,7 @@ JNIEXPORT void JNICALL JFG(free)(JNIEnv *env, jclass cls, jlong h) {
 /* nums: n_vocab n_embd n_layer n_head n_head_kv head_dim n_ff n_ctx_train sliding_window swa_pattern
  * n_global_layers weight_type head_type tied_head has_vocab file_bytes weight_bytes n_params
  * decode_bytes repack_bytes n_loras lora_merge lora_bytes lora_ms (the double's bits) (24); strs: arch,
- * name, fingerprint (32 hex digits), weight type name, head type name. */
+ * name, fingerprint (32 hex digits), weight type name, head type name, kernel table name. */
 JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jlongArray nums, jobjectArray strs) {
   (void)cls;
   const fg_model *m = jfg_live(env, h, "model");
@@ -150,7 +150,7 @@ JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jlongArray nu
   jlong vv[24];
   memcpy(vv, v, sizeof v);
   memcpy(&vv[23], &i.lora_ms, sizeof vv[23]); /* Kotlin: Double.fromBits */
-  if ((*env)->GetArrayLength(env, nums) < 24 || (*env)->GetArrayLength(env, strs) < 5) {
+  if ((*env)->GetArrayLength(env, nums) < 24 || (*env)->GetArrayLength(env, strs) < 6) {
     jfg_throw_arg(env, "fgemma: info arrays too short");
     return;
   }
@@ -163,7 +163,8 @@ JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jlongArray nu
   }
   hex[32] = '\0';
   if (jfg_set_str(env, strs, 0, i.arch) || jfg_set_str(env, strs, 1, i.name) || jfg_set_str(env, strs, 2, hex) ||
-      jfg_set_str(env, strs, 3, fg_type_name(i.weight_type)) || jfg_set_str(env, strs, 4, fg_type_name(i.head_type)))
+      jfg_set_str(env, strs, 3, fg_type_name(i.weight_type)) || jfg_set_str(env, strs, 4, fg_type_name(i.head_type)) ||
+      jfg_set_str(env, strs, 5, fg_kernels_name()))
     return;
 }
 

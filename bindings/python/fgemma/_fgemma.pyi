@@ -39,7 +39,8 @@ class Model:
     @property
     def info(self) -> Dict[str, Any]:
         """Architecture, dimensions, types and sizes (fg_model_info), the adapters (loras, n_loras, lora_merge,
-        lora_bytes, lora_ms)."""
+        lora_bytes, lora_ms), and kernels: the kernel table this process runs on (fg_kernels_name: "ref",
+        "avx2", "avx512", "neon", ...)."""
     @property
     def path(self) -> str: ...
     @property

@@ -78,6 +78,9 @@ def test_model_info(tiny):
     assert info["n_vocab"] == 512 and info["n_layer"] == 6 and info["weight_type"] == "f32"
     assert info["tied_head"] is True and info["has_vocab"] is True
     assert re.fullmatch(r"[0-9a-f]{32}", info["fingerprint"])
+    assert info["kernels"] in ("ref", "avx2", "avx512", "neon", "neon_dotprod", "neon_i8mm")
+    if os.environ.get("FG_ISA", "auto") != "auto":
+        assert info["kernels"] == os.environ["FG_ISA"]
     assert info["path"] == tiny.path == model_path("tiny-f32.gguf")
     assert info["file_bytes"] == os.path.getsize(tiny.path)
     assert "tiny-f32.gguf" in repr(tiny) and not tiny.closed

@@ -68,6 +68,11 @@ class ModelInfo internal constructor(nums: LongArray, strs: Array<String>) {
     val weightType: String = strs[3]
     /** type of the output projection (LM head) */
     val headType: String = strs[4]
+    /**
+     * the kernel table this process runs on (`fg_kernels_name`): "ref", "avx2", "avx512", "neon",
+     * "neon_dotprod" or "neon_i8mm"; the best the CPU has, or the one the environment variable FG_ISA names
+     */
+    val kernels: String = strs[5]
     val vocabSize: Int = nums[0].toInt()
     val embeddingLength: Int = nums[1].toInt()
     val layers: Int = nums[2].toInt()
@@ -147,9 +152,9 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
     val info: ModelInfo
         get() = handle.use { p ->
             val nums = LongArray(24)
-            val strs = arrayOfNulls<ByteArray>(5)
+            val strs = arrayOfNulls<ByteArray>(6)
             ModelNative.info(p, nums, strs)
-            ModelInfo(nums, Array(5) { decodeUtf8(strs[it]!!) })
+            ModelInfo(nums, Array(6) { decodeUtf8(strs[it]!!) })
         }
 
     /** Token ids of text; bos prepends <bos>. Control-token text such as "<start_of_turn>" becomes its token. */

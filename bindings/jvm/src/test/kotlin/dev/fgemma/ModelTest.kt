@@ -23,6 +23,8 @@ class ModelTest {
             assertTrue(i.fingerprint.matches(Regex("[0-9a-f]{32}")), i.fingerprint)
             assertTrue(i.hasVocab)
             assertEquals(File(TestEnv.tiny).length(), i.fileBytes)
+            assertTrue(i.kernels in setOf("ref", "avx2", "avx512", "neon", "neon_dotprod", "neon_i8mm"), i.kernels)
+            System.getenv("FG_ISA")?.takeIf { it.isNotEmpty() && it != "auto" }?.let { assertEquals(it, i.kernels) }
         }
         FgModel.load(TestEnv.m270).use { m ->
             val i = m.info
