@@ -57,18 +57,21 @@ cmake --build build -j "$jobs"
 step "tests (release)"
 ctest --test-dir build -j "$jobs" --output-on-failure --timeout 1800
 
-# The model and session tests once more per kernel level the CPU has (FG_ISA forces the table;
-# test_kernels already runs once per level through ctest). The plain-C table leaves out
+# The numeric tests once more per kernel level the CPU has (FG_ISA forces the table; the release run
+# above took the best one): model, session, LoRA, quantization, repacking, heads and convert, whose
+# tolerances follow the spec of the table that runs (tests/testutil.h fg_test_logit_tol). test_kernels
+# already runs once per level through ctest (test_kernels_isa_*). The plain-C table leaves out
 # test_session_270m (f32 270m, 600 positions: 101 s wall, 138 CPU-s with it; test_kernels holds that
 # table to the specs, and the tiny and small presets run it through sessions here); AVX2 keeps it
 # where the release run above took AVX-512.
+numeric='model|session|lora|quant|quant_blocks|repack|head|trimmed_head|convert|convert_peft'
 for isa in ref avx2; do
   if [ "$isa" = avx2 ] && ! grep -qw avx2 /proc/cpuinfo; then continue; fi
   # without AVX-512 the release run above already ran the AVX2 table
   if [ "$isa" = avx2 ] && ! grep -qw avx512f /proc/cpuinfo; then continue; fi
-  step "model and session tests with FG_ISA=$isa"
-  tests='^test_(model|session|session_270m)$'
-  [ "$isa" != ref ] || tests='^test_(model|session)$'
+  step "numeric tests with FG_ISA=$isa"
+  tests="^test_($numeric|session_270m)\$"
+  [ "$isa" != ref ] || tests="^test_($numeric)\$"
   FG_ISA=$isa ctest --test-dir build -j "$jobs" --output-on-failure -R "$tests"
 done
 

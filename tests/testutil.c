@@ -2,6 +2,8 @@
 #include "fgemma.h"
 #include "testutil.h"
 
+#include "kernels/kernels.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +77,30 @@ fg_catalog *fg_test_catalog_file(const char *file) {
   CHECK_OK(fg_catalog_parse(json, len, &c, &err));
   free(json);
   return c;
+}
+
+static uint32_t spec_of(uint32_t type) {
+  const fg_kernels *k = NULL;
+  fg_error err;
+  if (fg_kernels_get(&k, &err) != FG_OK || !k || type >= FG_TYPE_COUNT) return FG_SPEC_REF;
+  const fg_mm_kernel *v = &k->vec[type];
+  if (v->run) return v->spec;
+  const fg_mm_kernel *g = fg_kernel_q8_generic(type); /* what ops runs for a type the table lacks */
+  return g && strcmp(k->name, "ref") != 0 ? g->spec : FG_SPEC_REF;
+}
+
+double fg_test_logit_tol(uint32_t type) {
+  switch (spec_of(type)) {
+    case FG_SPEC_BF16DP: return 0.08;
+    case FG_SPEC_Q8: return 0.15;
+    default: return 1e-4;
+  }
+}
+
+const char *fg_test_spec_name(uint32_t type) {
+  static const char *const names[] = {"ref", "fma", "bf16dp", "q8"};
+  const uint32_t s = spec_of(type);
+  return s < 4 ? names[s] : "?";
 }
 
 double fg_test_rel_diff(const float *a, const float *b, size_t n) {

@@ -54,6 +54,19 @@ extern int fg_test_failures;
 /* max |a-b| / (1 + max|b|): logit differences relative to the logit scale. */
 double fg_test_rel_diff(const float *a, const float *b, size_t n);
 
+/* Relative logit tolerance (fg_test_rel_diff) of the session path against the reference forward for a
+ * model whose matrices are of weight type `type`, by the spec of the kernel table that runs
+ * (FG_ISA or the best this CPU has; kernels/kernels.h):
+ *   ref, fma   f32 products of f32 activations, other summation orders: 1e-4 of the logit scale
+ *   bf16dp     activations rounded to bf16 (<= 2^-9 relative each): 0.08
+ *   q8         activations rounded to 8-bit blocks of 32 (<= 2^-8 of the block's largest): 0.15
+ * The two rounding specs: 3x the largest difference measured on the tiny and small presets (bf16dp
+ * 0.015 .. 0.024, Zen 5; q8 0.041 .. 0.078). Every test that compares logits across tables takes its
+ * tolerance from here, never from a figure measured on one CPU. */
+double fg_test_logit_tol(uint32_t type);
+/* The name of the spec behind fg_test_logit_tol ("ref", "fma", "bf16dp", "q8"), for messages. */
+const char *fg_test_spec_name(uint32_t type);
+
 /* The whole file, malloc'd, with a NUL after its bytes (so text can be used as a string); *len (may be
  * NULL) receives the byte count. NULL when it cannot be opened or read (nothing printed). */
 char *fg_test_read_file(const char *path, size_t *len);

@@ -94,16 +94,24 @@ def test_adapter_matches_peft(adapters, goldens, key, name):
 
 # A merge rounds the whole adapted matrix (base and adapter) to the type: bf16 and q8_0 move the tiny
 # random model's logits by up to 0.015 and 0.061 of the row's largest (measured with the lora branch's
-# core); the base alone is more than 1.0 away from the adapted logits.
+# core); the base alone is more than 1.0 away from the adapted logits. On top of that comes the error of
+# the kernel table's own spec for the merged type (src/kernels/kernels.h): a bf16 matrix runs under the
+# avx512 table's bf16dp spec, which rounds the activations to bf16 too (0.08, as tests/testutil.h
+# fg_test_logit_tol); every other table computes it with f32 activations (fma spec: nothing to add).
+def bf16_table_tol(model):
+    return 0.08 if model.info["kernels"] == "avx512" else 0.0
+
+
 @pytest.mark.parametrize("merge, tol", [("f32", 1e-4), ("bf16", 0.04), ("q8_0", 0.15)])
 def test_merged_adapter_matches_peft(adapters, goldens, merge, tol):
     ids, cols = goldens["ids"], goldens["columns"]
     positions = [r["position"] for r in goldens["base_positions"]]
     for key, name in (("r4", "tiny-r4-f32"), ("rslora", "tiny-rslora-bf16")):
         with fgemma.Model(model_path("tiny-f32.gguf"), threads=1, lora=adapters[key], lora_merge=merge) as m:
+            limit = tol + (bf16_table_tol(m) if merge == "bf16" else 0.0)
             info = m.info
             assert info["lora_merge"] == merge and info["n_loras"] == 1 and info["lora_bytes"] > 0
-            assert worst(rows_at(m, ids, positions), case(goldens, name)["positions"], cols) <= tol, (name, merge)
+            assert worst(rows_at(m, ids, positions), case(goldens, name)["positions"], cols) <= limit, (name, merge)
 
 
 def test_scale_zero_is_the_base(adapters):

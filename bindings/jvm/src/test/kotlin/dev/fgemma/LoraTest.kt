@@ -43,6 +43,8 @@ class LoraTest {
             }
         }
 
+        val kernels: String by lazy { FgModel.load(TestEnv.tiny).use { it.info.kernels } }
+
         fun opts(vararg lora: LoraAdapter, merge: LoraMerge = LoraMerge.RUNTIME) = ModelOptions().apply {
             this.lora = lora.toList()
             loraMerge = merge
@@ -102,7 +104,11 @@ class LoraTest {
             assertTrue(rel(f32, runtime) <= 1e-4, "F32 merge of $adapter: ${rel(f32, runtime)}")
             for (merge in listOf(LoraMerge.BF16, LoraMerge.Q8_0)) {
                 val merged = logits(opts(LoraAdapter(adapter), merge = merge))
-                assertTrue(rel(merged, runtime) <= 5e-2, "$merge merge of $adapter: ${rel(merged, runtime)}")
+                // the rounding of the merged weights (5e-2), plus the kernel table's own error for bf16
+                // matrices: the avx512 table's bf16dp spec rounds the activations to bf16 too (0.08, as
+                // tests/testutil.h fg_test_logit_tol); the other tables keep them f32 (fma spec)
+                val tol = 5e-2 + if (merge == LoraMerge.BF16 && kernels == "avx512") 0.08 else 0.0
+                assertTrue(rel(merged, runtime) <= tol, "$merge merge of $adapter: ${rel(merged, runtime)} > $tol ($kernels)")
             }
         }
     }
