@@ -409,33 +409,57 @@ def test_limits(args):
     """queue full (429), timeout (503), SIGTERM drain, on a server of its own"""
     catalog = json.load(open(args.tools))
     tools = tools_of(catalog)
-    srv = Server(args.fgemma, args.model, "--parallel", "1", "--queue", "1", "--threads", "1", "--timeout", "1")
+    # --timeout takes seconds (fractions too) or milliseconds; anything else is refused before loading
+    for bad, msg in (("0", "out of range"), ("abc", "not a duration"), ("1.5ms", "whole milliseconds"),
+                     ("-3", "not a duration"), ("5 min", "not a duration"), ("100000", "out of range")):
+        r = subprocess.run([args.fgemma, "serve", "-m", args.model, "--timeout", bad], capture_output=True, text=True,
+                           timeout=60)
+        check(r.returncode == 2 and "--timeout" in r.stderr and msg in r.stderr,
+              "--timeout %r: exit %d, %s" % (bad, r.returncode, r.stderr.strip()[:200]))
+    # The request timeout (millisecond resolution): 50 ms, shorter than any catalog prefill of tv-mini
+    # on one thread (12 GFLOP for the TV catalog). Should a CPU ever be that fast, the catalog grows
+    # (7 times, then 14 times as long; bounded by the context), so the check never races the clock.
+    srv = Server(args.fgemma, args.model, "--parallel", "1", "--threads", "1", "--timeout", "50ms")
     try:
-        # a catalog whose prefill takes more than the 1 s timeout: the answer is a 503. A new variant of
-        # the catalog first (past 1 s already in the sanitizer builds), else one 7 times as long
-        probe = json.loads(json.dumps(tools))
-        probe[0]["function"]["description"] += " (timeout probe)"
-        st, body, _ = srv.request("POST", "/v1/chat/completions",
-                                  {"messages": [{"role": "user", "content": "Ton aus"}], "tools": probe}, timeout=300)
-        if st == 200:
-            big = json.loads(json.dumps(tools))
-            big[0]["function"]["description"] = " ".join("Kanal %d ist ein Sender." % i for i in range(900))
+        statuses = []
+        for k, repeat in enumerate((0, 900, 1800)):
+            probe = json.loads(json.dumps(tools))
+            probe[0]["function"]["description"] += " (timeout probe %d)" % k
+            if repeat:
+                probe[0]["function"]["description"] = " ".join("Kanal %d ist ein Sender." % i for i in range(repeat))
             st, body, _ = srv.request("POST", "/v1/chat/completions",
-                                      {"messages": [{"role": "user", "content": "Ton aus"}], "tools": big}, timeout=300)
+                                      {"messages": [{"role": "user", "content": "Ton aus"}], "tools": probe},
+                                      timeout=300)
+            statuses.append(st)
+            if st != 200:
+                break
         ok, why = error_ok(st, body, 503, "timeout")
-        check(ok, "timeout: " + why)
-        # one worker, one queue slot: of 6 requests with new catalogs at once, some get 429
+        check(ok, "timeout (statuses %s): %s" % (statuses, why))
+        print("timeout: 503 with a 50 ms timeout after %d catalog size(s)" % len(statuses))
+    finally:
+        srv.stop()
+    # Queue full: one worker, one queue slot; of n requests with new catalogs sent at once, some get 429.
+    # Each catalog is 7 times the TV catalog (its prefill: 0.3 s or more on the fastest core), and a round
+    # without a 429 is followed by one with twice as many requests (3 rounds at most).
+    srv = Server(args.fgemma, args.model, "--parallel", "1", "--queue", "1", "--threads", "1")
+    try:
         def one(k):
             t2 = json.loads(json.dumps(tools))
-            t2[0]["function"]["description"] += " (limit %d)" % k
+            t2[0]["function"]["description"] = " ".join("Kanal %d ist ein Sender." % i for i in range(900)) + \
+                " (limit %d)" % k
             return srv.request("POST", "/v1/chat/completions",
-                               {"messages": [{"role": "user", "content": "Ton aus"}], "tools": t2})[:2]
+                               {"messages": [{"role": "user", "content": "Ton aus"}], "tools": t2}, timeout=300)[:2]
         n = 3 if args.quick else 6
-        with concurrent.futures.ThreadPoolExecutor(n) as ex:
-            res = list(ex.map(one, range(n)))
-        n429 = sum(1 for st, body in res if error_ok(st, body, 429, "queue_full")[0])
-        check(n429 >= 1, "queue full: no 429 among %s" % [st for st, _ in res])
-        check(all(st in (200, 429, 503) for st, _ in res), "queue full statuses %s" % [st for st, _ in res])
+        rounds = []
+        for r in range(3):
+            with concurrent.futures.ThreadPoolExecutor(n) as ex:
+                res = list(ex.map(one, range(100 * r, 100 * r + n)))
+            rounds.append([st for st, _ in res])
+            check(all(st in (200, 429) for st, _ in res), "queue full statuses %s" % rounds[-1])
+            if any(error_ok(st, body, 429, "queue_full")[0] for st, body in res):
+                break
+            n *= 2
+        check(429 in rounds[-1], "queue full: no 429 among %s" % rounds)
     finally:
         srv.stop()
     # a catalog longer than the context: 400, before any prefill

@@ -21,7 +21,7 @@ int cmd_serve(int argc, char **argv) {
       {"max-catalogs", 0, true, "catalog prefix states kept, least recently used evicted (default 16)"},
       {"max-body", 0, true, "request body bytes before 413 (default 1048576)"},
       {"max-tokens", 0, true, "largest max_tokens a request may ask for (default 256)"},
-      {"timeout", 0, true, "seconds per request, queue + prefill + decode, before 503 (default 30)"},
+      {"timeout", 0, true, "seconds per request (or 250ms), queue + prefill + decode, before 503 (default 30)"},
       {"header-timeout", 0, true, "seconds a connection may take to send a request head (default 10)"},
       {"conn-timeout", 0, true, "seconds of inactivity before a connection is closed (default 30)"},
       {"max-connections", 0, true, "open connections at most (default 4096)"},
@@ -54,7 +54,7 @@ int cmd_serve(int argc, char **argv) {
   cfg.max_catalogs = 16;
   cfg.max_body = 1u << 20;
   cfg.max_tokens = 256;
-  cfg.timeout_s = 30;
+  cfg.timeout_ms = 30000;
   cfg.header_timeout_s = 10;
   cfg.conn_timeout_s = 30;
   cfg.max_connections = 4096;
@@ -72,7 +72,11 @@ int cmd_serve(int argc, char **argv) {
   if ((v = cli_get(opts, &a, "max-catalogs")) && !cli_u32("--max-catalogs", v, 1, 1u << 16, &cfg.max_catalogs)) return 2;
   if ((v = cli_get(opts, &a, "max-body")) && !cli_u32("--max-body", v, 64, 1u << 30, &cfg.max_body)) return 2;
   if ((v = cli_get(opts, &a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &cfg.max_tokens)) return 2;
-  if ((v = cli_get(opts, &a, "timeout")) && !cli_u32("--timeout", v, 1, 86400, &cfg.timeout_s)) return 2;
+  uint64_t timeout_ms;
+  if ((v = cli_get(opts, &a, "timeout"))) {
+    if (!cli_duration_ms("--timeout", v, 1, 86400000, &timeout_ms)) return 2;
+    cfg.timeout_ms = (uint32_t)timeout_ms;
+  }
   if ((v = cli_get(opts, &a, "header-timeout")) && !cli_u32("--header-timeout", v, 1, 86400, &cfg.header_timeout_s)) return 2;
   if ((v = cli_get(opts, &a, "conn-timeout")) && !cli_u32("--conn-timeout", v, 1, 86400, &cfg.conn_timeout_s)) return 2;
   if ((v = cli_get(opts, &a, "max-connections")) && !cli_u32("--max-connections", v, 1, 1u << 20, &cfg.max_connections)) return 2;

@@ -282,6 +282,27 @@ bool cli_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_
   return true;
 }
 
+bool cli_duration_ms(const char *opt, const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out) {
+  errno = 0;
+  char *end;
+  const double v = strtod(s, &end);
+  double scale = 1000.0;
+  if (end != s && strcmp(end, "ms") == 0)
+    scale = 1.0;
+  else if (end != s && strcmp(end, "s") != 0 && *end != '\0')
+    end = (char *)s; /* not a duration */
+  if (end == s || errno || !(v >= 0) || s[0] == '-' || s[0] == '+')
+    return cli_error("%s: '%s' is not a duration (seconds such as 30 or 0.5, or milliseconds such as 250ms)", opt, s),
+           false;
+  const double ms = v * scale;
+  if (ms != ms || ms < (double)min_ms || ms > (double)max_ms || ms != (double)(uint64_t)ms)
+    return cli_error("%s: %s is out of range (%" PRIu64 " ms .. %" PRIu64 " s, whole milliseconds)", opt, s, min_ms,
+                     max_ms / 1000),
+           false;
+  *out = (uint64_t)ms;
+  return true;
+}
+
 bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n) {
   size_t cap = 64, cnt = 0;
   int32_t *v = malloc(cap * sizeof *v);

@@ -16,7 +16,7 @@ typedef struct serve_config {
   uint32_t max_catalogs;      /* catalog prefix states kept (LRU) */
   uint32_t max_body;          /* request body bytes; more get 413 */
   uint32_t max_tokens;        /* largest max_tokens a request may ask for */
-  uint32_t timeout_s;         /* per request, from arrival to answer (queue + prefill + decode) */
+  uint32_t timeout_ms;        /* per request, from arrival to answer (queue + prefill + decode) */
   uint32_t header_timeout_s;  /* a request head must be complete this long after the connection opened
                                  or its previous answer was sent, else the connection is shut */
   uint32_t conn_timeout_s;    /* libmicrohttpd's inactivity timeout */

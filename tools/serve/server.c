@@ -520,7 +520,7 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     snprintf(e->fail_msg, sizeof e->fail_msg, "catalog: %s", err.msg[0] ? err.msg : fg_status_str(st));
     cat_unlist(s, e);
     if (st == FG_ERR_ABORTED && atomic_load(&j->timed_out))
-      job_error(j, 503, "timeout", "the catalog prefill took longer than the %u s timeout", s->cfg->timeout_s);
+      job_error(j, 503, "timeout", "the catalog prefill took longer than the %g s timeout", s->cfg->timeout_ms / 1e3);
     else if (st == FG_ERR_CONTEXT_FULL)
       job_error(j, 400, "context_length_exceeded", "%s", e->fail_msg);
     else
@@ -873,7 +873,7 @@ static void run_job(server *s, job *j) {
   const double t_start = now_s();
   if (t_start > j->deadline) {
     atomic_store(&j->timed_out, true);
-    job_error(j, 503, "timeout", "the request waited longer than the %u s timeout", s->cfg->timeout_s);
+    job_error(j, 503, "timeout", "the request waited longer than the %g s timeout", s->cfg->timeout_ms / 1e3);
     return;
   }
   if (client_gone(j->fd)) {
@@ -911,7 +911,7 @@ static void run_job(server *s, job *j) {
   } else if (st == FG_ERR_ABORTED && atomic_load(&j->gone)) {
     /* nobody to answer */
   } else if (st == FG_ERR_ABORTED) {
-    job_error(j, 503, "timeout", "the request took longer than the %u s timeout", s->cfg->timeout_s);
+    job_error(j, 503, "timeout", "the request took longer than the %g s timeout", s->cfg->timeout_ms / 1e3);
   } else if (st == FG_ERR_CONTEXT_FULL) {
     job_error(j, 400, "context_length_exceeded", "%s", fg_nlu_errmsg(g->nlu));
   } else if (st == FG_ERR_INVALID_ARG) {
@@ -1318,7 +1318,7 @@ static enum MHD_Result submit(server *s, req *r, struct MHD_Connection *c) {
   j->conn = c;
   j->ep = r->ep;
   j->t_arrive = r->t0;
-  j->deadline = r->t0 + s->cfg->timeout_s;
+  j->deadline = r->t0 + s->cfg->timeout_ms / 1e3;
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
   j->fd = ci ? ci->connect_fd : -1;
   pthread_mutex_lock(&s->mu);
@@ -1593,7 +1593,7 @@ int fg_serve_run(const serve_config *cfg, const fg_model *model) {
   fprintf(stderr, "fgemma serve: %s: finishing requests in flight, refusing new ones\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
   atomic_store(&s->stopping, true);
   /* drain: queued and running requests finish and are sent (bounded by the request timeout) */
-  const double until = now_s() + cfg->timeout_s + 5;
+  const double until = now_s() + cfg->timeout_ms / 1e3 + 5;
   pthread_mutex_lock(&s->mu);
   while ((s->q_len || s->busy || s->open_jobs) && now_s() < until) {
     struct timespec ts;
