@@ -30,7 +30,7 @@
 #else
 #  define FG_TEST_TIMING_BUILD 0
 #endif
-static bool g_timing; /* wall-clock bounds are checked: set at the start of main */
+static bool g_timing; /* linearity (a ratio of two timings on this machine) is checked: set at the start of main */
 
 // ----------------------------------------------------------------------------------------------
 // Helpers
@@ -489,7 +489,6 @@ static void test_reference_85(const fg_vocab *v) {
     for (int r = 0; r < reps; r++) CHECK_OK(fg_vocab_encode(v, big, big_len, FG_VOCAB_ADD_BOS, out, 4096, &nb, &err));
     double us = (fg_time_s() - t0) * 1e6 / reps;
     printf("encode: %zu tokens in %.1f us = %.2f us per 100 tokens\n", nb, us, us * 100 / (double)nb);
-    if (g_timing) CHECK_MSG(us * 100 / (double)nb < 1000.0, "%.1f us per 100 tokens", us * 100 / (double)nb);
     free(out);
     free(big);
     free(ids);
@@ -749,6 +748,8 @@ static void test_big_inputs(const fg_vocab *v) {
   double t0 = fg_time_s();
   CHECK_OK(fg_vocab_encode(v, big, MB, 0, ids, MB + 1, &n, &err));
   double t_nl = fg_time_s() - t0;
+  size_t n16;
+  const double t_nl16 = time_encode(v, big, MB / 16, &n16);
   CHECK_EQ_INT(n, MB / 31 + 1);
   bool runs_ok = n == MB / 31 + 1 && ids[n - 1] == 107;
   for (size_t i = 0; runs_ok && i + 1 < n; i++) runs_ok = ids[i] == 137;
@@ -756,13 +757,18 @@ static void test_big_inputs(const fg_vocab *v) {
 
   /* 1 MB of spaces and 1 MB of one letter: long merge chains */
   memset(big, ' ', MB);
-  double t_sp = time_encode(v, big, MB, &n);
+  double t_sp = time_encode(v, big, MB, &n), t_sp16 = time_encode(v, big, MB / 16, &n16);
   check_roundtrip(v, big, MB, 0, "1 MB of spaces");
   memset(big, 'a', MB);
-  double t_a = time_encode(v, big, MB, &n);
+  double t_a = time_encode(v, big, MB, &n), t_a16 = time_encode(v, big, MB / 16, &n16);
   check_roundtrip(v, big, MB, 0, "1 MB of 'a'");
-  printf("encode 1 MB of newlines %.1f ms, spaces %.1f ms, 'a' %.1f ms\n", t_nl * 1e3, t_sp * 1e3, t_a * 1e3);
-  if (g_timing) CHECK(t_nl < 5.0 && t_sp < 5.0 && t_a < 5.0);
+  printf("encode 1 MB of newlines %.1f ms, spaces %.1f ms, 'a' %.1f ms (1/16 of each: %.2f, %.2f, %.2f ms)\n",
+         t_nl * 1e3, t_sp * 1e3, t_a * 1e3, t_nl16 * 1e3, t_sp16 * 1e3, t_a16 * 1e3);
+  /* linear, as above: a ratio of two timings on the same machine, whatever its speed */
+  if (g_timing)
+    CHECK_MSG(t_nl < 64 * t_nl16 + 0.1 && t_sp < 64 * t_sp16 + 0.1 && t_a < 64 * t_a16 + 0.1,
+              "degenerate 1 MB inputs not linear: %.3f / %.3f / %.3f s against 64 KB %.3f / %.3f / %.3f s", t_nl,
+              t_sp, t_a, t_nl16, t_sp16, t_a16);
   free(ids);
   free(big);
 }
@@ -771,7 +777,7 @@ int main(void) {
   const char *emulated = getenv("FG_TEST_EMULATED");
   g_timing = FG_TEST_TIMING_BUILD && !(emulated && emulated[0] && strcmp(emulated, "0") != 0);
   if (!g_timing)
-    printf("wall-clock bounds not checked (%s)\n", FG_TEST_TIMING_BUILD ? "FG_TEST_EMULATED" : "not an optimised build");
+    printf("timing ratios not checked (%s)\n", FG_TEST_TIMING_BUILD ? "FG_TEST_EMULATED" : "not an optimised build");
   test_small_rules();
   test_create_errors();
   test_alloc_failures();
@@ -781,8 +787,7 @@ int main(void) {
   fg_vocab *v = load_real(&load_ms);
   if (v) {
     printf("vocabulary: %u tokens loaded in %.1f ms\n", fg_vocab_size(v), load_ms);
-    /* target < 50 ms; the bound leaves room for a loaded machine and sanitizers */
-    if (g_timing) CHECK_MSG(load_ms < 250.0, "load took %.1f ms", load_ms);
+    /* printed, not checked: speed belongs to the benchmarks (a bound here would assume a CPU's speed) */
     test_real_specials(v);
     test_reference_85(v);
     test_corpus(v);

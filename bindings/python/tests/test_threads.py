@@ -30,29 +30,39 @@ def run_in_thread(fn):
     return t, box
 
 
+def attempts(n=5):
+    """Bounded retries for checks that need a call to be caught while it runs: a call that ended before
+    the main thread reached it proves nothing either way, so it is run again (n times at most). No outcome
+    then depends on how fast this CPU is."""
+    return range(n)
+
+
 def test_gil_released_during_prefill(m270):
     """While one thread is inside prefill, the main thread runs Python and sees the session busy."""
-    s = m270.session(threads=1)
     ids = long_ids(m270, 256)
-    t, box = run_in_thread(lambda: s.prefill(ids))
-    saw_busy = False
-    while t.is_alive():
-        try:
-            s.position
-        except RuntimeError as e:
-            assert "in use by another thread" in str(e)
-            saw_busy = True
-            with pytest.raises(RuntimeError):
-                s.step(3)  # a second call on a busy session is refused, not run concurrently
-            with pytest.raises(RuntimeError):
-                s.close()
+    for _ in attempts():
+        s = m270.session(threads=1)
+        t, box = run_in_thread(lambda: s.prefill(ids))
+        saw_busy = False
+        while t.is_alive():
+            try:
+                s.position
+            except RuntimeError as e:
+                assert "in use by another thread" in str(e)
+                saw_busy = True
+                with pytest.raises(RuntimeError):
+                    s.step(3)  # a second call on a busy session is refused, not run concurrently
+                with pytest.raises(RuntimeError):
+                    s.close()
+                break
+            time.sleep(0.001)
+        t.join()
+        assert "error" not in box, box.get("error")
+        assert s.position == 256
+        s.close()
+        if saw_busy:
             break
-        time.sleep(0.001)
-    t.join()
-    assert "error" not in box, box.get("error")
     assert saw_busy, "the main thread never ran while prefill was running: the GIL was held"
-    assert s.position == 256
-    s.close()
 
 
 def test_two_threads_benchmark(m270):
@@ -91,14 +101,19 @@ def test_cancel_prefill(m270):
     s = m270.session(threads=1)
     s.prefill([2, 105])
     before = bytes(s.logits())
+    snap = s.snapshot()
     assert s.cancel() is False  # nothing running: no effect on the next call
     ids = long_ids(m270, 400)
-    t, box = run_in_thread(lambda: s.prefill(ids))
-    cancelled = False
-    while t.is_alive() and not cancelled:
-        cancelled = s.cancel()
-        time.sleep(0.0005)
-    t.join()
+    for _ in attempts():
+        t, box = run_in_thread(lambda: s.prefill(ids))
+        cancelled = False
+        while t.is_alive() and not cancelled:
+            cancelled = s.cancel()
+            time.sleep(0.0005)
+        t.join()
+        if "error" in box:
+            break
+        s.restore(snap)  # it ended before the cancel reached a layer boundary: again
     assert cancelled, "prefill finished before cancel() could reach it"
     err = box.get("error")
     assert isinstance(err, fgemma.Error) and err.status == "FG_ERR_ABORTED", box
@@ -109,12 +124,15 @@ def test_cancel_prefill(m270):
 def test_cancel_ask(tiny_vocab, tv_catalog_path):
     with tiny_vocab.nlu(tv_catalog_path, max_tokens=200) as nlu:
         assert nlu.cancel() is False
-        t, box = run_in_thread(lambda: nlu.ask("Schalte auf ZDF um"))
-        cancelled = False
-        while t.is_alive() and not cancelled:
-            cancelled = nlu.cancel()
-            time.sleep(0.0005)
-        t.join()
+        for _ in attempts():
+            t, box = run_in_thread(lambda: nlu.ask("Schalte auf ZDF um"))
+            cancelled = False
+            while t.is_alive() and not cancelled:
+                cancelled = nlu.cancel()
+                time.sleep(0.0005)
+            t.join()
+            if "error" in box:
+                break
         assert cancelled
         assert isinstance(box.get("error"), fgemma.Error) and box["error"].status == "FG_ERR_ABORTED", box
         assert "calls" in nlu.ask("Ton aus")  # the engine still answers
@@ -138,14 +156,18 @@ def test_forks_in_parallel_equal_serial():
 
 def test_nlu_busy(tiny):
     with tiny.nlu(MINI_CATALOG, max_tokens=64) as nlu:
-        t, box = run_in_thread(lambda: [nlu.ask("Schalte auf ZDF um") for _ in range(20)])
         saw_busy = False
-        while t.is_alive():
-            try:
-                nlu.info
-            except RuntimeError:
-                saw_busy = True
+        for _ in attempts():
+            t, box = run_in_thread(lambda: [nlu.ask("Schalte auf ZDF um") for _ in range(20)])
+            while t.is_alive():
+                try:
+                    nlu.info
+                except RuntimeError:
+                    saw_busy = True
+                    break
+                time.sleep(0.0005)
+            t.join()
+            assert "error" not in box, box.get("error")
+            if saw_busy:
                 break
-            time.sleep(0.0005)
-        t.join()
-        assert "error" not in box and saw_busy
+        assert saw_busy

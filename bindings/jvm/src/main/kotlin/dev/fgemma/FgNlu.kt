@@ -165,8 +165,12 @@ class FgNlu internal constructor(ptr: Long) : AutoCloseable {
         }
     }
 
-    /** Stops the ask in progress, from any thread; no effect when none is running. */
-    fun cancel() = handle.cancel()
+    /**
+     * Stops the ask in progress, from any thread; no effect when none is running. Returns true when one
+     * was running and is asked to stop: it then ends with FgException(ABORTED), unless it had already
+     * passed its last check (the ask then completes normally).
+     */
+    fun cancel(): Boolean = handle.cancel()
 
     val info: NluInfo get() = handle.use { p -> DoubleArray(4).also { NluNative.info(p, it) }.let { NluInfo(it) } }
 

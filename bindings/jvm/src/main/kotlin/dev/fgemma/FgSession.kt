@@ -45,8 +45,12 @@ class FgSession internal constructor(ptr: Long) : AutoCloseable {
     /** Continues from the snapshot (of the same model). */
     fun restore(snapshot: FgSnapshot) = handle.use { sp -> snapshot.handle.use { np -> SessionNative.restore(sp, np) } }
 
-    /** Stops the call in progress, from any thread; no effect when none is running. */
-    fun cancel() = handle.cancel()
+    /**
+     * Stops the call in progress, from any thread; no effect when none is running. Returns true when one
+     * was running and is asked to stop: it then ends with FgException(ABORTED), unless it had already
+     * passed its last check (the call then completes normally).
+     */
+    fun cancel(): Boolean = handle.cancel()
 
     val isClosed: Boolean get() = handle.isClosed
 

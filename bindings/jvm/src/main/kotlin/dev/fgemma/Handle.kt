@@ -43,6 +43,10 @@ internal class NativeHandle(
     val isClosed: Boolean
         @Synchronized get() = closed
 
+    /** Whether a call of a cancellable handle is in progress (tests wait for it before cancelling). */
+    internal val isRunning: Boolean
+        @Synchronized get() = running != null
+
     @Synchronized
     private fun acquire(): Long {
         if (closed) throw IllegalStateException("fgemma: this $what is closed")
@@ -102,13 +106,18 @@ internal class NativeHandle(
         running = null
     }
 
-    /** Stops the call in progress (token: only if it is that call); no effect when none runs. */
+    /**
+     * Stops the call in progress (token: only if it is that call); no effect when none runs. True when
+     * a call was running and is now asked to stop (it still succeeds if it had passed its last check).
+     */
     @Synchronized
-    fun cancel(token: Any? = null) {
-        if (!cancellable) return
+    fun cancel(token: Any? = null): Boolean {
+        if (!cancellable) return false
         if (token == null && closed) throw IllegalStateException("fgemma: this $what is closed")
-        val r = running ?: return
-        if (token == null || r === token) SessionNative.setCancel(ptr, true)
+        val r = running ?: return false
+        if (token != null && r !== token) return false
+        SessionNative.setCancel(ptr, true)
+        return true
     }
 
     fun close() {
