@@ -468,6 +468,14 @@ typedef struct fg_nlu_params {
   uint32_t max_draft;           /* most drafted tokens per verification pass; 0 = 8; 1..32, else
                                    FG_ERR_INVALID_ARG. Speculation holds (max_draft + 1) rows of logits:
                                    9.4 MB at 8 and a 262,144-token vocabulary */
+  const char *snapshot_dir;     /* a directory of prefix states that processes and machines share (a build
+                                   machine can ship one with an app): the file is DIR/fg_nlu_info.snapshot_name,
+                                   named by the model's fingerprint (adapters included), the KV type and a hash
+                                   of the catalog's prefix tokens. Loaded when it holds exactly this prefix,
+                                   else prefilled and written through a temporary file of its own and a rename,
+                                   so that concurrent writers never leave a torn file. A damaged or foreign file
+                                   is refused (fg_nlu_info.snapshot_refused) and replaced. Ignored when
+                                   snapshot_path is set. NULL = none */
 } fg_nlu_params;
 
 /* Greedy-identical speculation: the engine guesses the next tokens of an answer (draft sources below)
@@ -542,8 +550,11 @@ FG_API const char *fg_nlu_errmsg(const fg_nlu *nlu);
 typedef struct fg_nlu_info {
   uint32_t prefix_tokens;
   double prefix_ms;         /* prefill (or snapshot load) time */
-  bool prefix_from_file;    /* the state came from snapshot_path */
-  bool snapshot_written;    /* snapshot_path was (re)written */
+  bool prefix_from_file;    /* the state came from snapshot_path (or snapshot_dir) */
+  bool snapshot_written;    /* that file was (re)written */
+  bool snapshot_refused;    /* that file existed but was damaged, of another model, KV type or prefix, or
+                               unreadable: it was not used (and was replaced when written) */
+  char snapshot_name[72];   /* with snapshot_dir: the file's name in it; else "" */
 } fg_nlu_info;
 FG_API fg_status fg_nlu_get_info(const fg_nlu *nlu, fg_nlu_info *out);
 /* The prefix state (owned by the engine), e.g. to fork sessions of one's own. */

@@ -1,11 +1,15 @@
 /* test_engine.c — the NLU engine end to end on a tiny model with the real Gemma 3 vocabulary:
  * split tokenization equals one-shot tokenization, snapshot files are written, reused and refreshed
- * when stale, answers are JSON, bad utterances and context overflow are errors. */
+ * when stale, a shared snapshot directory (names, damaged and foreign files refused and replaced,
+ * concurrent writers), answers are JSON, bad utterances and context overflow are errors. */
 #include "fgemma.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
+#include <dirent.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int32_t *tok(const fg_model *m, const char *text, size_t len, uint32_t flags, size_t *n) {
@@ -53,6 +57,189 @@ static void check_answer_json(const char *json) {
   CHECK(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(root, "calls")));
   CHECK(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "text")));
   cJSON_Delete(root);
+}
+
+// ----------------------------------------------------------------------------------------------
+// fg_nlu_params.snapshot_dir
+
+typedef struct dir_case {
+  const fg_model *m;
+  const fg_catalog *c;
+  const char *dir;
+  char *const *utts;
+  int n_utt;
+  const char *const *want; /* answers of a prefilled engine */
+} dir_case;
+
+/* an engine on the directory: its info, and whether it answers as the prefilled one */
+static fg_nlu_info dir_engine(const dir_case *d, uint32_t kv_type, bool check_answers) {
+  fg_nlu_params p;
+  fg_nlu_params_init(&p);
+  p.snapshot_dir = d->dir;
+  p.max_tokens = 8;
+  p.session.kv_type = kv_type;
+  fg_nlu *e = NULL;
+  fg_error err;
+  fg_nlu_info info;
+  memset(&info, 0, sizeof info);
+  CHECK_OK(fg_nlu_create(d->m, d->c, &p, &e, &err));
+  if (!e) return info;
+  CHECK_OK(fg_nlu_get_info(e, &info));
+  for (int i = 0; check_answers && i < d->n_utt; i++) {
+    fg_nlu_result r;
+    CHECK_OK(fg_nlu_ask(e, d->utts[i], strlen(d->utts[i]), &r));
+    CHECK_MSG(strcmp(r.json, d->want[i]) == 0, "snapshot_dir engine answers %s, the prefilled one %s", r.json,
+              d->want[i]);
+  }
+  fg_nlu_free(e);
+  return info;
+}
+
+static bool name_ok(const char *name, const char *kv) {
+  size_t i = 0;
+  for (; i < 32; i++)
+    if (!strchr("0123456789abcdef", name[i])) return false;
+  char want[8];
+  snprintf(want, sizeof want, "-%s-", kv);
+  if (strncmp(name + 32, want, 5) != 0) return false;
+  for (i = 37; i < 53; i++)
+    if (!strchr("0123456789abcdef", name[i])) return false;
+  return strcmp(name + 53, ".fgsnap") == 0;
+}
+
+static int count_entries(const char *dir, const char *part) {
+  DIR *dp = opendir(dir);
+  int n = 0;
+  for (struct dirent *de; dp && (de = readdir(dp));) n += de->d_name[0] != '.' && strstr(de->d_name, part) != NULL;
+  if (dp) closedir(dp);
+  return n;
+}
+
+static void *dir_thread(void *ud) {
+  const dir_case *d = ud;
+  fg_nlu_info info = dir_engine(d, 0, true);
+  return (void *)(intptr_t)(info.snapshot_written ? 1 : 0);
+}
+
+static void test_snapshot_dir(const fg_model *m, const fg_catalog *c, const fg_catalog *other, char **utts) {
+  enum { N = 3 };
+  char dir[512], file[1024], other_file[1024];
+  snprintf(dir, sizeof dir, "%s/test_engine_dir_%d", FG_TEST_MODELS, (int)getpid());
+  fg_test_rm_rf(dir);
+  CHECK(mkdir(dir, 0755) == 0);
+  /* the answers of a prefilled engine */
+  fg_nlu_params p;
+  fg_nlu_params_init(&p);
+  p.max_tokens = 8;
+  fg_nlu *ref = NULL;
+  fg_error err;
+  CHECK_OK(fg_nlu_create(m, c, &p, &ref, &err));
+  if (!ref) return;
+  char *want[N];
+  for (int i = 0; i < N; i++) {
+    fg_nlu_result r;
+    CHECK_OK(fg_nlu_ask(ref, utts[i], strlen(utts[i]), &r));
+    want[i] = strdup(r.json);
+  }
+  fg_nlu_free(ref);
+  dir_case d = {m, c, dir, utts, N, (const char *const *)want};
+
+  /* the first engine prefills and writes; the next loads */
+  fg_nlu_info a = dir_engine(&d, 0, true), b = dir_engine(&d, 0, true);
+  CHECK(!a.prefix_from_file && a.snapshot_written && !a.snapshot_refused);
+  CHECK(b.prefix_from_file && !b.snapshot_written && !b.snapshot_refused);
+  CHECK_MSG(name_ok(a.snapshot_name, "f32"), "snapshot name %s", a.snapshot_name);
+  CHECK(strcmp(a.snapshot_name, b.snapshot_name) == 0);
+  snprintf(file, sizeof file, "%s/%s", dir, a.snapshot_name);
+  CHECK(fg_test_exists(file));
+  /* another KV type and another catalog: other names */
+  fg_nlu_info h = dir_engine(&d, 1, false);
+  CHECK_MSG(name_ok(h.snapshot_name, "f16") && h.snapshot_written, "f16: %s", h.snapshot_name);
+  dir_case o = d;
+  o.c = other;
+  o.n_utt = 0;
+  fg_nlu_info x = dir_engine(&o, 0, false);
+  CHECK(x.snapshot_written && strcmp(x.snapshot_name, a.snapshot_name) != 0 && name_ok(x.snapshot_name, "f32"));
+  snprintf(other_file, sizeof other_file, "%s/%s", dir, x.snapshot_name);
+
+  /* damaged, foreign, truncated and garbage files: refused, recomputed, replaced, the same answers */
+  size_t len = 0;
+  char *bytes = fg_test_read_file(file, &len);
+  CHECK(bytes && len > 4096);
+  for (int k = 0; bytes && k < 4; k++) {
+    const char *what = k == 0 ? "a flipped byte" : k == 1 ? "another catalog's snapshot" : k == 2 ? "truncated" : "garbage";
+    if (k == 0) {
+      bytes[len / 2] ^= 0x40;
+      CHECK(fg_test_write_file(file, bytes, len));
+      bytes[len / 2] ^= 0x40;
+    } else if (k == 1) {
+      size_t ol = 0;
+      char *ob = fg_test_read_file(other_file, &ol);
+      CHECK(ob && fg_test_write_file(file, ob, ol));
+      free(ob);
+    } else if (k == 2) {
+      CHECK(fg_test_write_file(file, bytes, len / 3));
+    } else {
+      CHECK(fg_test_write_file(file, "not a snapshot\n", 15));
+    }
+    fg_nlu_info r = dir_engine(&d, 0, true);
+    CHECK_MSG(r.snapshot_refused && !r.prefix_from_file && r.snapshot_written, "%s: refused %d, loaded %d, written %d",
+              what, r.snapshot_refused, r.prefix_from_file, r.snapshot_written);
+    size_t nl = 0;
+    char *now = fg_test_read_file(file, &nl);
+    CHECK_MSG(now && nl == len && memcmp(now, bytes, len) == 0, "%s: the file was not replaced by the right one", what);
+    free(now);
+    fg_nlu_info again = dir_engine(&d, 0, false);
+    CHECK(again.prefix_from_file && !again.snapshot_refused);
+  }
+  free(bytes);
+
+  /* writers at once on an empty directory: every engine answers right, the file is whole, no
+   * temporary file is left */
+  remove(file);
+  pthread_t th[4];
+  for (int t = 0; t < 4; t++) CHECK(pthread_create(&th[t], NULL, dir_thread, &d) == 0);
+  int writers = 0;
+  for (int t = 0; t < 4; t++) {
+    void *rv = NULL;
+    pthread_join(th[t], &rv);
+    writers += (int)(intptr_t)rv;
+  }
+  CHECK(writers >= 1);
+  fg_nlu_info after = dir_engine(&d, 0, true);
+  CHECK(after.prefix_from_file && !after.snapshot_refused);
+  CHECK_EQ_INT(count_entries(dir, ".tmp"), 0);
+  CHECK_EQ_INT(count_entries(dir, ".fgsnap"), 3); /* f32, f16 and the other catalog */
+
+  /* snapshot_path wins over snapshot_dir; a directory that does not exist: the engine works, writes nothing */
+  char path[1024];
+  snprintf(path, sizeof path, "%s/explicit.fgsnap", dir);
+  fg_nlu_params q;
+  fg_nlu_params_init(&q);
+  q.snapshot_dir = dir;
+  q.snapshot_path = path;
+  fg_nlu *e = NULL;
+  fg_nlu_info info;
+  CHECK_OK(fg_nlu_create(m, c, &q, &e, &err));
+  CHECK_OK(fg_nlu_get_info(e, &info));
+  CHECK(info.snapshot_written && info.snapshot_name[0] == '\0' && fg_test_exists(path));
+  fg_nlu_free(e);
+  char missing[600];
+  snprintf(missing, sizeof missing, "%s/no/such/dir", dir);
+  q.snapshot_path = NULL;
+  q.snapshot_dir = missing;
+  e = NULL;
+  CHECK_OK(fg_nlu_create(m, c, &q, &e, &err));
+  CHECK_OK(fg_nlu_get_info(e, &info));
+  CHECK(!info.snapshot_written && !info.prefix_from_file && !info.snapshot_refused);
+  fg_nlu_free(e);
+  q.snapshot_dir = "";
+  e = (fg_nlu *)1;
+  CHECK_EQ_INT(fg_nlu_create(m, c, &q, &e, &err), FG_ERR_INVALID_ARG);
+  CHECK(e == NULL && strstr(err.msg, "snapshot_dir"));
+
+  for (int i = 0; i < N; i++) free(want[i]);
+  fg_test_rm_rf(dir);
 }
 
 int main(void) {
@@ -110,7 +297,9 @@ int main(void) {
   free(j1);
   CHECK_OK(fg_nlu_create(m, other, &np, &x, &err));
   CHECK_OK(fg_nlu_get_info(x, &ix));
-  CHECK(!ix.prefix_from_file && ix.snapshot_written); /* stale file replaced */
+  CHECK(!ix.prefix_from_file && ix.snapshot_written && ix.snapshot_refused); /* stale file refused, replaced */
+  CHECK(ia.snapshot_name[0] == '\0' && !ia.snapshot_refused && !ib.snapshot_refused);
+  test_snapshot_dir(m, c, other, utts);
 
   /* bad utterances */
   fg_nlu_result r;

@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 struct fg_nlu {
   const fg_model *model;
@@ -20,6 +21,7 @@ struct fg_nlu {
   int32_t *prefix_ids;        /* (n_prefix) with BOS */
   size_t n_prefix;
   fg_nlu_info info;
+  char *snap_path;            /* params.snapshot_dir + "/" + info.snapshot_name, or NULL */
   /* per-utterance buffers, reused */
   char *text;                 /* rendered utterance */
   size_t text_cap;
@@ -94,6 +96,28 @@ static bool snapshot_matches(const fg_snapshot *snap, const fg_session *s, const
   return snap->pos == n && snap->kv.type == s->kv.type && memcmp(snap->tokens, ids, n * sizeof(int32_t)) == 0;
 }
 
+/* The file of this prefix in params.snapshot_dir: "<fingerprint>-<kv type>-<hash of the prefix ids>.fgsnap"
+ * (FNV-1a over the ids' little-endian bytes). Same model, adapters, KV type and prefix tokens: same name,
+ * on every machine and ISA (the snapshot format is portable). */
+static fg_status snapshot_dir_path(fg_nlu *e) {
+  const char *dir = e->params.snapshot_dir;
+  if (!dir || !dir[0]) return fg_err(&e->err, FG_ERR_INVALID_ARG, "snapshot_dir is empty");
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (size_t i = 0; i < e->n_prefix; i++)
+    for (int b = 0; b < 4; b++) h = (h ^ (uint8_t)((uint32_t)e->prefix_ids[i] >> (8 * b))) * 0x100000001b3ull;
+  char fp[33];
+  for (int k = 0; k < 16; k++) snprintf(fp + 2 * k, 3, "%02x", e->model->info.fingerprint[k]);
+  const uint32_t kv = e->params.session.kv_type;
+  snprintf(e->info.snapshot_name, sizeof e->info.snapshot_name, "%s-%s-%016llx.fgsnap", fp,
+           kv == FG_TYPE_F16 ? "f16" : "f32", (unsigned long long)h);
+  const size_t n = strlen(dir) + 1 + strlen(e->info.snapshot_name) + 1;
+  e->snap_path = fg_malloc(n);
+  if (!e->snap_path) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  snprintf(e->snap_path, n, "%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", e->info.snapshot_name);
+  e->params.snapshot_path = e->snap_path;
+  return FG_OK;
+}
+
 static fg_status prefill_prefix(fg_nlu *e) {
   const size_t step = e->session->params.n_batch; /* one internal batch per progress report */
   for (size_t done = 0; done < e->n_prefix;) {
@@ -112,6 +136,7 @@ void fg_nlu_free(fg_nlu *e) {
   fg_session_free(e->session);
   fg_snapshot_free(e->prefix);
   fg_free(e->prefix_ids);
+  fg_free(e->snap_path);
   fg_free(e->text);
   fg_free(e->ids);
   fg_free(e->raw);
@@ -238,14 +263,23 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   if (st == FG_OK && e->spec && (st = spec_create(e, shared)) != FG_OK && e->err.code != st)
     fg_err(&e->err, st, "speculation: %s", fg_status_str(st));
 
+  if (st == FG_OK && !from && !e->params.snapshot_path && e->params.snapshot_dir) st = snapshot_dir_path(e);
   /* reuse a snapshot file when it holds exactly this prefix for this model */
   if (st == FG_OK && e->params.snapshot_path) {
     fg_snapshot *snap = NULL;
-    if (fg_snapshot_load(m, e->params.snapshot_path, &snap) == FG_OK && snapshot_matches(snap, e->session, e->prefix_ids, e->n_prefix)) {
+    const fg_status ls = fg_snapshot_load(m, e->params.snapshot_path, &snap);
+    if (ls == FG_OK && snapshot_matches(snap, e->session, e->prefix_ids, e->n_prefix)) {
       e->prefix = snap;
       e->info.prefix_from_file = true;
-    } else {
-      fg_snapshot_free(snap); /* missing, damaged, other model or stale: prefill and rewrite */
+    } else { /* missing, damaged, other model or stale: prefill and rewrite */
+      if (ls != FG_OK && access(e->params.snapshot_path, F_OK) == 0) {
+        e->info.snapshot_refused = true;
+        fg_log(FG_LOG_WARN, "snapshot %s refused: %s", e->params.snapshot_path, fg_snapshot_errmsg());
+      } else if (ls == FG_OK) {
+        e->info.snapshot_refused = true;
+        fg_log(FG_LOG_WARN, "snapshot %s refused: it holds another prefix or KV type", e->params.snapshot_path);
+      }
+      fg_snapshot_free(snap);
     }
   }
   if (st == FG_OK && from) {

@@ -16,7 +16,10 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SNAP_MAGIC "FGSNAP\r\n"
 #define SNAP_VERSION 2u
@@ -64,16 +67,28 @@ fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path) {
   fg_err_clear(&t_err);
   if (!snap || !path) return fg_err(&t_err, FG_ERR_INVALID_ARG, "snapshot and path must not be NULL");
   const fg_model *m = snap->model;
+  /* a temporary file of this writer's own beside path, renamed over it when complete: writers in other
+   * threads or processes (replicas sharing a directory) never write into the same file, and a reader
+   * sees either the old file or a whole new one */
   char tmp[4096];
-  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
     return fg_err(&t_err, FG_ERR_INVALID_ARG, "path too long");
   const size_t kbytes = (size_t)snap->kv.k_dim * snap->kv.elt;
   void *krow = fg_malloc(kbytes ? kbytes : 1); /* (k_dim) one K row gathered from a block */
   if (!krow) return fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
-  snap_writer w = {fopen(tmp, "wb"), 0xcbf29ce484222325ull, 0};
-  if (!w.f) {
+  const int fd = mkstemp(tmp);
+  if (fd < 0) {
     fg_free(krow);
     return fg_err(&t_err, FG_ERR_IO, "%s: %s", tmp, strerror(errno));
+  }
+  (void)fchmod(fd, 0644); /* mkstemp's 0600 would keep other users' replicas from reading it */
+  snap_writer w = {fdopen(fd, "wb"), 0xcbf29ce484222325ull, 0};
+  if (!w.f) {
+    const int e = errno;
+    close(fd);
+    remove(tmp);
+    fg_free(krow);
+    return fg_err(&t_err, FG_ERR_IO, "%s: %s", tmp, strerror(e));
   }
   w_bytes(&w, SNAP_MAGIC, 8);
   w_u32(&w, SNAP_VERSION);
