@@ -36,8 +36,10 @@ is_installed() {
 }
 
 packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev xz-utils)
-# `fgemma serve` (tools/serve/): the HTTP library
-packages+=(libmicrohttpd-dev)
+# `fgemma serve` (tools/serve/): the HTTP library; its tests: curl (a client of the early-error checks)
+# and nginx (the load balancer in front of replicas, tests/serve/test_lb.py; started and stopped by the
+# test itself on 127.0.0.1, never as a service)
+packages+=(libmicrohttpd-dev curl nginx)
 # the Python package (bindings/python, scripts/test-python.sh): venv and the interpreter's C headers
 packages+=(python3 python3-venv python3-dev)
 missing=()

@@ -283,6 +283,96 @@ def raw_exchange(port, data, timeout=30):
     return out
 
 
+def send_all_then_read(port, head, body, timeout=30):
+    """a client that sends its whole request before reading a byte of the answer"""
+    s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+    try:
+        s.sendall(head + body)
+        out = b""
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+            if b"\r\n\r\n" in out:
+                hdr, _, rest = out.partition(b"\r\n\r\n")
+                m = re.search(rb"Content-Length: *(\d+)", hdr, re.I)
+                if m and len(rest) >= int(m.group(1)):
+                    break
+        return out
+    except OSError as e:
+        return ("%s: %s" % (type(e).__name__, e)).encode()
+    finally:
+        s.close()
+
+
+def test_early_errors(srv, tools):
+    """An error decided before the body is read (413, 401) drains the body first, within bounds, so that
+    every client reads the JSON error: one that sends everything before reading (raw socket, urllib), curl
+    and the openai client. A body that never ends, or trickles, is cut at the drain deadline."""
+    import urllib.error
+    import urllib.request
+    P = "/v1/chat/completions"
+    big = b'{"messages":[{"role":"user","content":"' + b"x" * (8 << 20) + b'"}]}'
+    for name, auth, want, code in (("8 MiB body", KEY, 413, "body_too_large"), ("wrong key", "nope", 401, "invalid_api_key")):
+        head = (b"POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n" % (P.encode(), auth.encode(), len(big)))
+        out = send_all_then_read(srv.port, head, big)
+        status = out[9:12]
+        body = out.partition(b"\r\n\r\n")[2]
+        ok, why = error_ok(int(status) if status.isdigit() else 0, body, want, code)
+        check(ok, "raw client, %s sent whole before reading: %s" % (name, out[:160]))
+    # Python's urllib sends the whole body first, too
+    rq = urllib.request.Request("http://127.0.0.1:%d%s" % (srv.port, P), data=big, method="POST",
+                                headers={"Authorization": "Bearer " + KEY, "Content-Type": "application/json"})
+    try:
+        urllib.request.urlopen(rq, timeout=60)
+        check(False, "urllib: an 8 MiB body was accepted")
+    except urllib.error.HTTPError as e:
+        ok, why = error_ok(e.code, e.read(), 413, "body_too_large")
+        check(ok, "urllib 8 MiB body: " + why)
+    except OSError as e:
+        check(False, "urllib 8 MiB body: %s: %s (the server closed before the client could read)" % (type(e).__name__, e))
+    # curl (it asks "Expect: 100-continue" first for such a body: answered at once, nothing to drain)
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        f.write(big)
+        f.flush()
+        r = subprocess.run(["curl", "-sS", "-o", "-", "-w", "\n%{http_code}", "-H", "Authorization: Bearer " + KEY,
+                            "-H", "Content-Type: application/json", "--data-binary", "@" + f.name,
+                            "http://127.0.0.1:%d%s" % (srv.port, P)], capture_output=True, timeout=60)
+        body, _, status = r.stdout.rpartition(b"\n")
+        ok, why = error_ok(int(status) if status.isdigit() else 0, body, 413, "body_too_large")
+        check(r.returncode == 0 and ok, "curl 8 MiB body: rc %d %s %s" % (r.returncode, why, r.stderr[:200]))
+    # the official openai client
+    client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % srv.port, api_key=KEY, max_retries=0)
+    try:
+        client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x" * (8 << 20)}], tools=tools)
+        check(False, "openai: an 8 MiB body was accepted")
+    except openai.APIStatusError as e:
+        check(e.status_code == 413 and "body_too_large" in str(e.body), "openai 8 MiB body: %s %s" % (e.status_code, e.body))
+    except openai.APIConnectionError as e:
+        check(False, "openai 8 MiB body: connection error %s" % e)
+    # bounds: a refused body that trickles (a byte every 0.4 s, under --conn-timeout) is cut at the drain
+    # deadline (5 s), and the server keeps answering meanwhile
+    s = socket.create_connection(("127.0.0.1", srv.port), timeout=15)
+    s.sendall(b"POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nope\r\nContent-Length: 1000000\r\n\r\n"
+              % P.encode())
+    t0, closed = time.time(), False
+    while time.time() - t0 < 12 and not closed:
+        try:
+            s.sendall(b"x")
+            s.settimeout(0.4)
+            if s.recv(65536) == b"":
+                closed = True
+        except socket.timeout:
+            pass
+        except OSError:
+            closed = True
+    s.close()
+    check(closed and time.time() - t0 < 9, "a trickling refused body was not cut (%.1f s)" % (time.time() - t0))
+    check(srv.request("GET", "/health")[0] == 200, "server down after the trickling body")
+
+
 def test_hostile(srv, tools):
     P = "/v1/chat/completions"
     msgs = [{"role": "user", "content": "Ton aus"}]
@@ -326,6 +416,7 @@ def test_hostile(srv, tools):
     chunks = b"".join(b"%x\r\n%s\r\n" % (32768, b"y" * 32768) for _ in range(8)) + b"0\r\n\r\n"
     out = raw_exchange(srv.port, req + chunks)
     check(out.startswith(b"HTTP/1.1 413"), "chunked huge body: %s" % out[:100])
+    test_early_errors(srv, tools)
     # broken HTTP: garbage is dropped, headers past libmicrohttpd's buffer get its 431, a body shorter
     # than its Content-Length is closed after --conn-timeout (3 s) of silence
     out = raw_exchange(srv.port, b"\x00\xffGARBAGE\r\n\r\n", timeout=10)

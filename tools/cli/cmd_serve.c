@@ -1,8 +1,10 @@
 /* cmd_serve.c — `fgemma serve`: the OpenAI-compatible HTTP server (tools/serve/, docs/SERVER.md). */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef FG_SERVE
@@ -27,6 +29,7 @@ int cmd_serve(int argc, char **argv) {
       {"max-connections", 0, true, "open connections at most (default 4096)"},
       {"speculate", 0, true, "on | off: speculative verification (default on; same answers)"},
       {"ctx", 0, true, "context size per session (default: the model's)"},
+      {"snapshot-dir", 0, true, "directory of catalog snapshots shared by replicas: loaded when present, else prefilled and written"},
       {"help", 'h', false, "show this help"},
       {0}};
   cli_args a;
@@ -87,6 +90,13 @@ int cmd_serve(int argc, char **argv) {
   } else {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     cfg.nlu.session.n_threads = cores > (long)cfg.parallel ? (uint32_t)(cores / (long)cfg.parallel) : 1;
+  }
+  if ((v = cli_get(opts, &a, "snapshot-dir"))) {
+    struct stat sb;
+    if (!*v || stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode))
+      return cli_error("--snapshot-dir %s: not a directory (create it first)", v), 2;
+    if (access(v, R_OK | W_OK | X_OK) != 0) return cli_error("--snapshot-dir %s: %s", v, strerror(errno)), 2;
+    cfg.nlu.snapshot_dir = v;
   }
   cfg.api_key = cli_get(opts, &a, "api-key");
   if (!cfg.api_key && getenv("FGEMMA_API_KEY") && *getenv("FGEMMA_API_KEY")) cfg.api_key = getenv("FGEMMA_API_KEY");

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -129,6 +130,8 @@ typedef struct metrics {
   uint64_t hist_n[2];
   uint64_t prompt_tokens, completion_tokens, chunk_tokens, weight_passes, head_passes;
   uint64_t prefills, evictions, cancelled, timed_out, reaped, rejected_full;
+  uint64_t cat_hits;                                    /* requests whose catalog state was in memory */
+  uint64_t snap_loads, snap_writes, snap_refused;       /* --snapshot-dir */
 } metrics;
 
 // ----------------------------------------------------------------------------------------------
@@ -168,6 +171,7 @@ struct cat_entry {
 typedef struct conn_track {
   int fd;
   double since;      /* opened, or its last answer was sent */
+  double drain_until; /* a refused request's body is being drained until then (0 = not draining) */
   bool in_request;   /* a request head has arrived and is not answered yet */
   bool reaped;
   struct conn_track *prev, *next;
@@ -242,7 +246,21 @@ typedef struct req {
   bool too_big, answered;
   job *job;
   double t0;
+  /* an error decided before the body was read (401, 413, 503...): the body is drained first, within
+   * bounds, so that a client that sends its whole body before reading still reads the answer */
+  bool draining;
+  unsigned pend_status;
+  char pend_code[32];
+  char pend_msg[320];
+  size_t drained;
+  double drain_until;
 } req;
+
+/* Lingering close: how much of a refused request's body is read and thrown away, and for how long,
+ * before the error is sent anyway (and the connection closed). A client sending slower than that, or
+ * not at all, is cut by the reaper at drain_until: a slow body never holds the server. */
+#define DRAIN_MAX_BYTES ((size_t)64 << 20)
+#define DRAIN_MAX_S 5.0
 
 // ----------------------------------------------------------------------------------------------
 // answers: OpenAI-style errors and responses
@@ -339,6 +357,43 @@ static enum MHD_Result send_error(req *r, struct MHD_Connection *c, unsigned sta
   return send_body(r, c, status, "application/json", body, len, NULL);
 }
 
+/* An error for a request whose body may still be on its way: sent at once when no body follows (or the
+ * client waits for "100 Continue" before sending it), else after the body has been drained (on_request). */
+static enum MHD_Result refuse(req *r, struct MHD_Connection *c, unsigned status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static enum MHD_Result refuse(req *r, struct MHD_Connection *c, unsigned status, const char *code, const char *fmt, ...) {
+  char msg[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  const char *expect = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_EXPECT);
+  const bool body_follows = (cl && strtoull(cl, NULL, 10) > 0) || (te && strstr(te, "chunked"));
+  if (!body_follows || (expect && strncasecmp(expect, "100-continue", 12) == 0) || r->answered)
+    return send_error(r, c, status, code, NULL, "%s", msg);
+  r->draining = true;
+  r->pend_status = status;
+  snprintf(r->pend_code, sizeof r->pend_code, "%s", code);
+  snprintf(r->pend_msg, sizeof r->pend_msg, "%s", msg);
+  r->drain_until = now_s() + DRAIN_MAX_S;
+  server *s = r->srv;
+  pthread_mutex_lock(&s->conn_mu);
+  if (r->track) r->track->drain_until = r->drain_until;
+  pthread_mutex_unlock(&s->conn_mu);
+  return MHD_YES;
+}
+
+static enum MHD_Result send_pending(req *r, struct MHD_Connection *c) {
+  r->draining = false;
+  server *s = r->srv;
+  pthread_mutex_lock(&s->conn_mu);
+  if (r->track) r->track->drain_until = 0;
+  pthread_mutex_unlock(&s->conn_mu);
+  return send_error(r, c, r->pend_status, r->pend_code, NULL, "%s", r->pend_msg);
+}
+
 static void job_error(job *j, unsigned status, const char *code, const char *fmt, ...) {
   char msg[512];
   va_list ap;
@@ -425,6 +480,11 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     e->refs++;
     e->last_used = ++s->tick;
     *was_cached = e->state == CAT_READY;
+    if (*was_cached) {
+      pthread_mutex_lock(&s->met_mu);
+      s->met.cat_hits++;
+      pthread_mutex_unlock(&s->met_mu);
+    }
     while (e->state == CAT_BUILDING) pthread_cond_wait(&s->cat_cv, &s->cat_mu);
     if (e->state == CAT_FAILED) {
       const fg_status fs = e->fail_st;
@@ -483,6 +543,7 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
   fg_error err = {0};
   fg_catalog *catalog = NULL;
   fg_nlu *base = NULL;
+  fg_nlu_info info = {0};
   uint32_t prefix_tokens = 0;
   uint64_t kv_bytes = 0;
   fg_status st = fg_catalog_parse(j->cat_json, strlen(j->cat_json), &catalog, &err);
@@ -495,9 +556,12 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     e->builder = NULL;
   }
   if (st == FG_OK) {
-    fg_nlu_info info;
     fg_nlu_get_info(base, &info);
     prefix_tokens = info.prefix_tokens;
+    if (info.snapshot_refused)
+      fprintf(stderr, "fgemma serve: snapshot %s/%s refused (damaged, truncated or of another prefix): %s\n",
+              s->cfg->nlu.snapshot_dir ? s->cfg->nlu.snapshot_dir : ".", info.snapshot_name,
+              info.snapshot_written ? "recomputed and replaced" : "recomputed, not replaced");
     fg_session *probe = NULL;
     fg_session_stats stats;
     if (fg_session_fork(fg_nlu_snapshot(base), NULL, &probe, NULL) == FG_OK && fg_session_get_stats(probe, &stats) == FG_OK)
@@ -512,7 +576,12 @@ static cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
   if (st == FG_OK) {
     e->state = CAT_READY;
     pthread_mutex_lock(&s->met_mu);
-    s->met.prefills++;
+    if (info.prefix_from_file)
+      s->met.snap_loads++;
+    else
+      s->met.prefills++;
+    s->met.snap_writes += info.snapshot_written;
+    s->met.snap_refused += info.snapshot_refused;
     pthread_mutex_unlock(&s->met_mu);
   } else {
     e->state = CAT_FAILED;
@@ -1231,6 +1300,10 @@ static char *metrics_text(server *s, size_t *len) {
       {"fgemma_weight_passes_total", "counter", "forward passes over the weights", m.weight_passes},
       {"fgemma_head_passes_total", "counter", "full LM head evaluations", m.head_passes},
       {"fgemma_catalog_prefills_total", "counter", "catalog prefixes prefilled", m.prefills},
+      {"fgemma_catalog_cache_hits_total", "counter", "requests whose catalog prefix state was in memory", m.cat_hits},
+      {"fgemma_snapshot_loads_total", "counter", "catalog prefix states loaded from --snapshot-dir", m.snap_loads},
+      {"fgemma_snapshot_writes_total", "counter", "catalog prefix states written to --snapshot-dir", m.snap_writes},
+      {"fgemma_snapshot_refused_total", "counter", "damaged or foreign files in --snapshot-dir, recomputed", m.snap_refused},
       {"fgemma_catalog_evictions_total", "counter", "catalog prefix states evicted (LRU)", m.evictions},
       {"fgemma_requests_cancelled_total", "counter", "requests dropped because the client went away", m.cancelled},
       {"fgemma_requests_timed_out_total", "counter", "requests past the per-request timeout", m.timed_out},
@@ -1372,20 +1445,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
       const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
       const bool bearer = auth && strncmp(auth, "Bearer ", 7) == 0;
       if (!bearer || !key_equal(auth + 7, strlen(auth + 7), s->cfg->api_key))
-        return send_error(r, c, 401, "invalid_api_key", NULL, "a valid API key is required (Authorization: Bearer KEY)");
+        return refuse(r, c, 401, "invalid_api_key", "a valid API key is required (Authorization: Bearer KEY)");
     }
     if (!r->is_post) return answer_get(s, r, c);
-    if (atomic_load(&s->stopping)) return send_error(r, c, 503, "shutting_down", NULL, "the server is shutting down");
+    if (atomic_load(&s->stopping)) return refuse(r, c, 503, "shutting_down", "the server is shutting down");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > s->cfg->max_body)
-      return send_error(r, c, 413, "body_too_large", NULL, "the body (%s bytes) is larger than the %u byte limit", cl,
-                        s->cfg->max_body);
+      return refuse(r, c, 413, "body_too_large", "the body (%s bytes) is larger than the %u byte limit", cl,
+                    s->cfg->max_body);
+    return MHD_YES;
+  }
+  if (r->draining) { /* a refused request's body: thrown away, within bounds; answered at its end */
+    if (*upload_size == 0) return send_pending(r, c);
+    r->drained += *upload_size;
+    *upload_size = 0;
+    if (r->drained > DRAIN_MAX_BYTES || now_s() > r->drain_until) return send_pending(r, c); /* then closed */
     return MHD_YES;
   }
   if (*upload_size) { /* body bytes */
     if (!r->answered && !r->too_big) {
       if (r->n + *upload_size > s->cfg->max_body) {
         r->too_big = true;
+        free(r->body);
+        r->body = NULL;
+        r->n = r->cap = 0;
+        return refuse(r, c, 413, "body_too_large", "the body is larger than the %u byte limit", s->cfg->max_body);
       } else {
         if (r->n + *upload_size + 1 > r->cap) {
           size_t cap = r->cap ? r->cap : 4096;
@@ -1474,8 +1558,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
   }
 }
 
-/* Shuts connections that have not delivered a request head within header_timeout_s (slow clients);
- * libmicrohttpd then closes them. */
+/* Shuts connections that have not delivered a request head within header_timeout_s (slow clients), and
+ * those still draining a refused request's body at its deadline (slow bodies); libmicrohttpd then closes
+ * them. */
 static void *reaper_main(void *arg) {
   server *s = arg;
   for (;;) {
@@ -1487,7 +1572,8 @@ static void *reaper_main(void *arg) {
     uint32_t n = 0;
     pthread_mutex_lock(&s->conn_mu);
     for (conn_track *c = s->conns; c; c = c->next)
-      if (!c->in_request && !c->reaped && c->fd >= 0 && t - c->since > s->cfg->header_timeout_s) {
+      if (!c->reaped && c->fd >= 0 &&
+          ((!c->in_request && t - c->since > s->cfg->header_timeout_s) || (c->drain_until > 0 && t > c->drain_until))) {
         shutdown(c->fd, SHUT_RDWR);
         c->reaped = true;
         n++;
