@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test-serve.sh: `fgemma serve` against the official openai Python client (tests/serve/test_serve.py),
-# on 127.0.0.1, in two passes:
+# on 127.0.0.1, in two passes (between them, outside --quick, three replicas behind Debian's nginx:
+# tests/serve/test_lb.py):
 #   1. tv-mini: everything test_serve.py checks (the demo utterances' calls, streaming, tool_choice,
 #      /v1/nlu against `fgemma call`, concurrency, hostile clients, RSS, the limits server).
 #   2. tv-270m: the real google/gemma-3-270m Q4_K_M base (.cache/models, fetched by scripts/setup.sh)
@@ -71,6 +72,13 @@ rc=0
 "$venv/bin/python" tests/serve/test_serve.py --fgemma "$fgemma" --model "$models/tv-mini-q8_0.gguf" \
   --tools tests/data/nlu/tv-catalog.json --expected tests/tvmini/utterances-de.expected.jsonl \
   ${rest[@]+"${rest[@]}"} || rc=$?
+# replicas behind nginx (tests/serve/test_lb.py): in the release run only (--quick: the sanitizer runs,
+# whose server code the pass above covers); a few seconds
+if [ ${#quick[@]} -eq 0 ]; then
+  echo "test-serve: three replicas behind nginx, one shared --snapshot-dir (tests/serve/test_lb.py)"
+  "$venv/bin/python" tests/serve/test_lb.py --fgemma "$fgemma" --model "$models/tv-mini-q8_0.gguf" \
+    --tools tests/data/nlu/tv-catalog.json || rc=$?
+fi
 if [ ${#quick[@]} -gt 0 ]; then
   concurrent=(--requests 0)
   what="4 demo utterances, streaming, tool_choice (--quick)"
