@@ -80,6 +80,15 @@ set_tests_properties(arm_gen_270m_q8_0 PROPERTIES FIXTURES_SETUP arm_270m_q8_0 T
 fg_arm_ids(270m_q8_0 270m-q8_0.gguf "--preset 270m --type q8_0 --seed 1" 262144 520 8 600 1800)
 set_tests_properties(arm_ids_270m_q8_0 test_arm_memory PROPERTIES FIXTURES_REQUIRED arm_270m_q8_0)
 
+# A catalog snapshot written by the host (x86, AVX2) loads here through `call --snapshot-dir`, with the
+# table of the same spec forced, and gives byte-identical answers: an app can ship a snapshot made on a
+# build machine (tv-mini: the catalog's prefill is skipped, so seconds under qemu)
+add_test(NAME arm_snapshot_tvmini
+  COMMAND bash ${PROJECT_SOURCE_DIR}/tests/arm/compare_snapshot.sh --host "${FG_HOST_FGEMMA}"
+          --model ${FG_TEST_MODELS}/tv-mini-q8_0.gguf --tools ${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json
+          --host-isa avx2 --isa ${FG_ARM_IDS_ISA} --same-bytes -- ${CMAKE_CROSSCOMPILING_EMULATOR} $<TARGET_FILE:fgemma>)
+set_tests_properties(arm_snapshot_tvmini PROPERTIES LABELS arm_ids TIMEOUT 600)
+
 # The real google/gemma-3-270m Q4_K_M (scripts/setup.sh; Q5_0, Q4_K, Q6_K, Q8_0 and F32 tensors): a
 # 24-token prompt + 8 greedy ids. The new block types run the q8 spec on both sides (its portable
 # kernel here, avx2 on the host), so the ids must be equal.

@@ -36,6 +36,12 @@ if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
     -DDATA=${CMAKE_CURRENT_SOURCE_DIR}/tvmini/utterances-de.expected.jsonl
     -P ${CMAKE_CURRENT_SOURCE_DIR}/tvmini/gates.cmake)
   set_tests_properties(tvmini_dev tvmini_demo PROPERTIES LABELS tvmini TIMEOUT 1800 FIXTURES_REQUIRED tvmini)
+  # a catalog snapshot written with the AVX2 table loads under every other table this CPU has and gives
+  # the same calls (tests/arm.cmake does the same from the ARM builds)
+  add_test(NAME tvmini_snapshot_tables COMMAND bash ${PROJECT_SOURCE_DIR}/tests/arm/compare_snapshot.sh
+    --host $<TARGET_FILE:fgemma> --model ${FG_TV_MINI_DIR}/tv-mini-q8_0.gguf
+    --tools ${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog.json --host-isa avx2 --x86-tables -- $<TARGET_FILE:fgemma>)
+  set_tests_properties(tvmini_snapshot_tables PROPERTIES LABELS tvmini TIMEOUT 300 FIXTURES_REQUIRED tvmini)
   set_tests_properties(tvmini_dev PROPERTIES COST 120)
   # speculation on == off, byte for byte, on every third dev utterance (220) and demo utterance, in all three
   # constraint modes, on 1 and 2 threads (issue 17; Q8_0, the product format)

@@ -1,6 +1,8 @@
 /* cmd_nlu.c — tool-calling commands: prompt (render a catalog) and call (the NLU service). */
 #include "cli.h"
 
+#include <sys/stat.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -108,6 +110,7 @@ int cmd_call(int argc, char **argv) {
       {"model", 'm', true, "GGUF file"},
       {"tools", 0, true, "tool catalog JSON (required)"},
       {"snapshot", 0, true, "prefix snapshot file: loaded when it matches, else written"},
+      {"snapshot-dir", 0, true, "directory of prefix snapshots shared with `serve --snapshot-dir` and the bindings"},
       {"max-tokens", 0, true, "generated tokens per utterance (default 64)"},
       {"multi", 0, false, "allow several calls per answer"},
       {"constrained", 0, true, "off | call-only | call-or-text: decode only calls the catalog allows"},
@@ -156,6 +159,13 @@ int cmd_call(int argc, char **argv) {
   if (cli_has(opts, &a, "no-answer-cache")) np.flags |= FG_NLU_NO_ANSWER_CACHE;
   if ((v = cli_get(opts, &a, "max-draft")) && !cli_u32("--max-draft", v, 1, 32, &np.max_draft)) return 2;
   np.snapshot_path = cli_get(opts, &a, "snapshot");
+  if ((v = cli_get(opts, &a, "snapshot-dir"))) {
+    if (np.snapshot_path) return cli_error("--snapshot and --snapshot-dir: give one of them"), 2;
+    struct stat sb;
+    if (!*v || stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode))
+      return cli_error("--snapshot-dir %s: not a directory (create it first)", v), 2;
+    np.snapshot_dir = v;
+  }
   if (cli_stderr_is_tty()) np.progress = progress_cb;
   fg_catalog *c = load_catalog(cli_get(opts, &a, "tools"));
   if (!c) return 1;
@@ -172,9 +182,12 @@ int cmd_call(int argc, char **argv) {
   }
   fg_nlu_info info;
   fg_nlu_get_info(nlu, &info);
-  fprintf(stderr, "catalog: %u tokens %s in %.1f ms%s\n", info.prefix_tokens,
+  if (info.snapshot_refused)
+    fprintf(stderr, "fgemma: warning: the snapshot file was damaged or of another model, KV type or catalog: "
+                    "not used%s\n", info.snapshot_written ? ", replaced" : "");
+  fprintf(stderr, "catalog: %u tokens %s in %.1f ms%s%s%s\n", info.prefix_tokens,
           info.prefix_from_file ? "loaded from snapshot" : "prefilled", info.prefix_ms,
-          info.snapshot_written ? " (snapshot written)" : "");
+          info.snapshot_written ? " (snapshot written)" : "", info.snapshot_name[0] ? ": " : "", info.snapshot_name);
 
   row *rows = NULL;
   size_t n_rows = 0, cap_rows = 0;
