@@ -26,6 +26,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #if PY_VERSION_HEX < 0x030A0000 /* 3.9 */
@@ -1119,20 +1120,28 @@ static const char *const constrain_names[] = {"off", "call-only", "call-or-text"
 
 PyDoc_STRVAR(model_nlu_doc,
              "nlu($self, /, catalog, *, constrained='off', max_tokens=None, snapshot_path=None, multi=False,\n"
-             "    threads=None)\n--\n\n"
+             "    threads=None, snapshot_dir=None)\n--\n\n"
              "An NLU engine for a tool catalog: renders the catalog into FunctionGemma's prompt, prefills it\n"
              "once (or loads it from snapshot_path, writing the file when it is missing or stale) and answers\n"
-             "each utterance from that state (Nlu.ask). catalog: a dict or list, JSON text, or the path of a\n"
+             "each utterance from that state (Nlu.ask). snapshot_dir: a directory of snapshots shared with\n"
+             "`fgemma call --snapshot-dir` and `fgemma serve --snapshot-dir` (the file's name comes from the\n"
+             "model, the KV type and the catalog; info['snapshot_name']); give snapshot_path or snapshot_dir.\n"
+             "catalog: a dict or list, JSON text, or the path of a\n"
              "JSON file, in the cartridge or the OpenAI tools format. constrained: 'off', 'call-only' or\n"
              "'call-or-text' (decode only calls the catalog allows). max_tokens: generated tokens per\n"
              "utterance (default 64). multi: allow several calls per answer. Releases the GIL.");
 static PyObject *model_nlu(ModelObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"catalog", "constrained", "max_tokens", "snapshot_path", "multi", "threads", NULL};
-  PyObject *cat_o, *cons_o = Py_None, *max_o = Py_None, *snap_o = Py_None, *threads_o = Py_None;
+  static char *kwlist[] = {"catalog", "constrained", "max_tokens", "snapshot_path", "multi", "threads", "snapshot_dir",
+                           NULL};
+  PyObject *cat_o, *cons_o = Py_None, *max_o = Py_None, *snap_o = Py_None, *threads_o = Py_None, *dir_o = Py_None;
   int multi = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOpO:nlu", kwlist, &cat_o, &cons_o, &max_o, &snap_o, &multi,
-                                   &threads_o))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOpOO:nlu", kwlist, &cat_o, &cons_o, &max_o, &snap_o, &multi,
+                                   &threads_o, &dir_o))
     return NULL;
+  if (snap_o != Py_None && dir_o != Py_None) {
+    PyErr_SetString(PyExc_ValueError, "nlu: give snapshot_path or snapshot_dir, not both");
+    return NULL;
+  }
   int cons = 0;
   fg_nlu_params np;
   fg_nlu_params_init(&np);
@@ -1143,6 +1152,16 @@ static PyObject *model_nlu(ModelObject *self, PyObject *args, PyObject *kw) {
     return NULL;
   PyObject *snap_b = NULL;
   if (snap_o != Py_None && !PyUnicode_FSConverter(snap_o, &snap_b)) return NULL;
+  if (dir_o != Py_None) {
+    if (!PyUnicode_FSConverter(dir_o, &snap_b)) return NULL;
+    struct stat sb;
+    if (stat(PyBytes_AS_STRING(snap_b), &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "snapshot_dir %.500s is not a directory (create it first)", PyBytes_AS_STRING(snap_b));
+      Py_DECREF(snap_b);
+      return raise_status_ctx(FG_ERR_IO, "nlu", msg);
+    }
+  }
   if (model_ready(self) != 0) {
     Py_XDECREF(snap_b);
     return NULL;
@@ -1171,7 +1190,10 @@ static PyObject *model_nlu(ModelObject *self, PyObject *args, PyObject *kw) {
   atomic_init(&nlu->cancel, 0);
   np.flags = multi ? FG_NLU_MULTI_CALL : 0;
   np.constrain = (uint32_t)cons;
-  np.snapshot_path = snap_b ? PyBytes_AS_STRING(snap_b) : NULL;
+  if (dir_o != Py_None)
+    np.snapshot_dir = PyBytes_AS_STRING(snap_b);
+  else
+    np.snapshot_path = snap_b ? PyBytes_AS_STRING(snap_b) : NULL;
   np.session.n_threads = threads ? threads : self->threads;
   np.session.abort_cb = session_abort_cb;
   np.session.abort_user_data = &nlu->cancel;
@@ -1257,10 +1279,11 @@ static PyObject *nlu_get_info(NluObject *self, void *closure) {
   fg_nlu_info in;
   fg_status st = fg_nlu_get_info(self->nlu, &in);
   if (st != FG_OK) return raise_status(st, fg_nlu_errmsg(self->nlu));
-  return Py_BuildValue("{s:I,s:d,s:O,s:O,s:n}", "prefix_tokens", in.prefix_tokens, "prefix_ms", in.prefix_ms,
+  return Py_BuildValue("{s:I,s:d,s:O,s:O,s:n,s:O,s:s}", "prefix_tokens", in.prefix_tokens, "prefix_ms", in.prefix_ms,
                        "prefix_from_file", in.prefix_from_file ? Py_True : Py_False, "snapshot_written",
                        in.snapshot_written ? Py_True : Py_False, "functions",
-                       (Py_ssize_t)fg_catalog_n_functions(self->catalog));
+                       (Py_ssize_t)fg_catalog_n_functions(self->catalog), "snapshot_refused",
+                       in.snapshot_refused ? Py_True : Py_False, "snapshot_name", in.snapshot_name);
 }
 
 static PyObject *nlu_get_closed(NluObject *self, void *closure) { return PyBool_FromLong(self->closed); }
@@ -1389,7 +1412,8 @@ static PyMethodDef nlu_methods[] = {
 
 static PyGetSetDef nlu_getset[] = {
     {"info", (getter)nlu_get_info, NULL,
-     "dict: prefix_tokens, prefix_ms, prefix_from_file, snapshot_written, functions", NULL},
+     "dict: prefix_tokens, prefix_ms, prefix_from_file, snapshot_written, snapshot_refused, snapshot_name, functions",
+     NULL},
     {"model", (getter)nlu_get_model, NULL, "Model: the model of the engine", NULL},
     {"closed", (getter)nlu_get_closed, NULL, "bool: close() was called", NULL},
     {NULL, NULL, NULL, NULL, NULL}};

@@ -2,14 +2,17 @@
  * An engine sits in a jfg_nlu whose cancel flag its abort callback reads (prefix prefill and asks). */
 #include "jni_util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define JFG(name) Java_dev_fgemma_NluNative_##name
 
-/* opts: max_tokens flags constrain n_ctx threads batch kv_type (7 ints, 0 = default) */
+/* opts: max_tokens flags constrain n_ctx threads batch kv_type (7 ints, 0 = default); snapshot_path or
+ * snapshot_dir (at most one; a directory that does not exist is FG_ERR_IO) */
 JNIEXPORT jlong JNICALL JFG(create)(JNIEnv *env, jclass cls, jlong model, jlong catalog, jintArray opts,
-                                    jbyteArray snapshot_path) {
+                                    jbyteArray snapshot_path, jbyteArray snapshot_dir) {
   (void)cls;
   const fg_model *m = jfg_live(env, model, "model");
   const fg_catalog *c = m ? jfg_live(env, catalog, "catalog") : NULL;
@@ -25,8 +28,23 @@ JNIEXPORT jlong JNICALL JFG(create)(JNIEnv *env, jclass cls, jlong model, jlong 
       jfg_throw(env, FG_ERR_INVALID_ARG, "NLU options must not be negative");
       return 0;
     }
+  if (snapshot_path && snapshot_dir) {
+    jfg_throw_arg(env, "fgemma: give snapshotPath or snapshotDir, not both");
+    return 0;
+  }
   char *path = NULL;
   if (snapshot_path && !(path = jfg_path_in(env, snapshot_path))) return 0;
+  if (snapshot_dir) {
+    if (!(path = jfg_path_in(env, snapshot_dir))) return 0;
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+      char msg[600];
+      snprintf(msg, sizeof msg, "snapshotDir %.500s is not a directory (create it first)", path);
+      free(path);
+      jfg_throw(env, FG_ERR_IO, msg);
+      return 0;
+    }
+  }
   jfg_nlu *w = calloc(1, sizeof *w);
   if (!w) {
     free(path);
@@ -45,7 +63,10 @@ JNIEXPORT jlong JNICALL JFG(create)(JNIEnv *env, jclass cls, jlong model, jlong 
   p.session.kv_type = (uint32_t)o[6];
   p.session.abort_cb = jfg_abort_cb;
   p.session.abort_user_data = &w->c;
-  p.snapshot_path = path;
+  if (snapshot_dir)
+    p.snapshot_dir = path;
+  else
+    p.snapshot_path = path;
   fg_error err = {0};
   fg_status st = fg_nlu_create(m, c, &p, &w->e, &err);
   free(path); /* the engine reads the path only while it is created */
@@ -93,8 +114,8 @@ JNIEXPORT void JNICALL JFG(ask)(JNIEnv *env, jclass cls, jlong h, jbyteArray utt
   jfg_set_str(env, strs, 2, r.stop);
 }
 
-/* nums: prefix_tokens prefix_ms prefix_from_file snapshot_written */
-JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jdoubleArray nums) {
+/* nums: prefix_tokens prefix_ms prefix_from_file snapshot_written snapshot_refused; strs: snapshot_name */
+JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jdoubleArray nums, jobjectArray strs) {
   (void)cls;
   jfg_nlu *w = jfg_live(env, h, "NLU engine");
   if (!w) return;
@@ -104,12 +125,13 @@ JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jdoubleArray 
     jfg_throw(env, st, "fg_nlu_get_info failed");
     return;
   }
-  if ((*env)->GetArrayLength(env, nums) < 4) {
-    jfg_throw_arg(env, "fgemma: info array too short");
+  if ((*env)->GetArrayLength(env, nums) < 5 || (*env)->GetArrayLength(env, strs) < 1) {
+    jfg_throw_arg(env, "fgemma: info arrays too short");
     return;
   }
-  const jdouble v[4] = {i.prefix_tokens, i.prefix_ms, i.prefix_from_file, i.snapshot_written};
-  (*env)->SetDoubleArrayRegion(env, nums, 0, 4, v);
+  const jdouble v[5] = {i.prefix_tokens, i.prefix_ms, i.prefix_from_file, i.snapshot_written, i.snapshot_refused};
+  (*env)->SetDoubleArrayRegion(env, nums, 0, 5, v);
+  jfg_set_str(env, strs, 0, i.snapshot_name);
 }
 
 /* A session forked from the engine's prefix state (the engine keeps the state; the session holds

@@ -504,6 +504,33 @@ def test_nlu_snapshot_file(tiny, tmp_path):
     assert ra == rb
 
 
+def test_nlu_snapshot_dir(tiny, tmp_path):
+    """a directory shared with `fgemma call --snapshot-dir` and `fgemma serve --snapshot-dir`"""
+    with tiny.nlu(MINI_CATALOG, max_tokens=6, snapshot_dir=tmp_path) as a:
+        info = a.info
+        assert info["snapshot_written"] and not info["prefix_from_file"] and not info["snapshot_refused"]
+        assert re.fullmatch(r"[0-9a-f]{32}-f32-[0-9a-f]{16}\.fgsnap", info["snapshot_name"])
+        ra = a.ask("Ton aus")
+    assert [p.name for p in tmp_path.iterdir()] == [info["snapshot_name"]]
+    with tiny.nlu(MINI_CATALOG, max_tokens=6, snapshot_dir=str(tmp_path)) as b:
+        assert b.info["prefix_from_file"] and b.info["snapshot_name"] == info["snapshot_name"]
+        rb = b.ask("Ton aus")
+    ra.pop("ms"), rb.pop("ms")
+    assert ra == rb
+    # a damaged file is refused, recomputed and replaced
+    f = tmp_path / info["snapshot_name"]
+    f.write_bytes(f.read_bytes()[:1000])
+    with tiny.nlu(MINI_CATALOG, max_tokens=6, snapshot_dir=tmp_path) as c:
+        assert c.info["snapshot_refused"] and c.info["snapshot_written"] and not c.info["prefix_from_file"]
+    with pytest.raises(ValueError):
+        tiny.nlu(MINI_CATALOG, snapshot_path=f, snapshot_dir=tmp_path)
+    with pytest.raises(fgemma.FileError) as e:
+        tiny.nlu(MINI_CATALOG, snapshot_dir=tmp_path / "missing")
+    assert "not a directory" in str(e.value)
+    with pytest.raises(TypeError):
+        tiny.nlu(MINI_CATALOG, snapshot_dir=3)
+
+
 @pytest.mark.parametrize(
     "catalog, kwargs, exc, status",
     [

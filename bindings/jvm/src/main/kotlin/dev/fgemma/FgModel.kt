@@ -180,15 +180,20 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
 
     /**
      * An NLU engine for a tool catalog: renders the catalog into FunctionGemma's prompt, prefills it
-     * once (or loads NluOptions.snapshotPath), then answers utterances. Takes as long as the catalog
-     * prefill (seconds for a large catalog on a phone): call it off the main thread.
+     * once (or loads NluOptions.snapshotPath or the file in NluOptions.snapshotDir), then answers
+     * utterances. Takes as long as the catalog prefill (seconds for a large catalog on a phone): call it
+     * off the main thread.
      */
     fun newNlu(catalog: ToolCatalog): FgNlu = newNlu(catalog, NluOptions())
 
     fun newNlu(catalog: ToolCatalog, options: NluOptions): FgNlu = handle.use { mp ->
         catalog.handle.use { cp ->
+            require(options.snapshotPath == null || options.snapshotDir == null) {
+                "fgemma: give snapshotPath or snapshotDir, not both"
+            }
             val path = options.snapshotPath?.let { encodeUtf8(it) }
-            FgNlu(NluNative.create(mp, cp, options.toArray(), path))
+            val dir = options.snapshotDir?.let { encodeUtf8(it) }
+            FgNlu(NluNative.create(mp, cp, options.toArray(), path, dir))
         }
     }
 

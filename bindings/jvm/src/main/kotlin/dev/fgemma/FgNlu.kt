@@ -27,6 +27,13 @@ class NluOptions {
     var maxTokens: Int = 0
     /** reuse the prefix state from this file when it matches, else prefill and write it (null: always prefill) */
     var snapshotPath: String? = null
+    /**
+     * a directory of prefix states shared with `fgemma call --snapshot-dir`, `fgemma serve --snapshot-dir`
+     * and other apps or processes (an app can ship one made on a build machine): the file's name comes from
+     * the model, the KV type and the catalog ([NluInfo.snapshotName]); damaged or foreign files are
+     * refused and replaced. Give this or [snapshotPath]; the directory must exist.
+     */
+    var snapshotDir: String? = null
     /** worker threads; 0 = available cores */
     var threads: Int = 0
     /** continue after a call when the model starts another one */
@@ -103,14 +110,18 @@ class NluResult internal constructor(
 }
 
 /** How an engine started. */
-class NluInfo internal constructor(nums: DoubleArray) {
+class NluInfo internal constructor(nums: DoubleArray, name: String) {
     val prefixTokens: Int = nums[0].toInt()
     /** prefill (or snapshot load) time of the catalog prefix */
     val prefixMs: Double = nums[1]
-    /** the prefix state came from NluOptions.snapshotPath */
+    /** the prefix state came from NluOptions.snapshotPath (or the file in snapshotDir) */
     val prefixFromFile: Boolean = nums[2] != 0.0
-    /** NluOptions.snapshotPath was (re)written */
+    /** that file was (re)written */
     val snapshotWritten: Boolean = nums[3] != 0.0
+    /** that file existed but was damaged or of another model, KV type or catalog: not used (and replaced) */
+    val snapshotRefused: Boolean = nums[4] != 0.0
+    /** with NluOptions.snapshotDir: the file's name in it; else "" */
+    val snapshotName: String = name
 }
 
 /**
@@ -172,7 +183,13 @@ class FgNlu internal constructor(ptr: Long) : AutoCloseable {
      */
     fun cancel(): Boolean = handle.cancel()
 
-    val info: NluInfo get() = handle.use { p -> DoubleArray(4).also { NluNative.info(p, it) }.let { NluInfo(it) } }
+    val info: NluInfo
+        get() = handle.use { p ->
+            val nums = DoubleArray(5)
+            val strs = arrayOfNulls<ByteArray>(1)
+            NluNative.info(p, nums, strs)
+            NluInfo(nums, decodeUtf8(strs[0]!!))
+        }
 
     /** A session forked from the catalog prefix state (with the engine's KV type), e.g. for your own decoding. */
     fun forkPrefix(options: SessionOptions): FgSession =

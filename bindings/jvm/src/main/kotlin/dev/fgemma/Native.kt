@@ -59,10 +59,10 @@ internal object SnapshotNative {
 
 internal object NluNative {
     init { NativeLoader.load() }
-    @JvmStatic external fun create(model: Long, catalog: Long, opts: IntArray, snapshotPath: ByteArray?): Long
+    @JvmStatic external fun create(model: Long, catalog: Long, opts: IntArray, snapshotPath: ByteArray?, snapshotDir: ByteArray?): Long
     @JvmStatic external fun free(h: Long)
     @JvmStatic external fun ask(h: Long, utterance: ByteArray, nums: DoubleArray, strs: Array<ByteArray?>)
-    @JvmStatic external fun info(h: Long, nums: DoubleArray)
+    @JvmStatic external fun info(h: Long, nums: DoubleArray, strs: Array<ByteArray?>)
     @JvmStatic external fun forkPrefix(h: Long, nCtx: Int, threads: Int, batch: Int): Long
 }
 

@@ -156,6 +156,37 @@ class NluTest {
     }
 
     @Test
+    fun `snapshot directory - named by model and catalog, shared, damaged files replaced`() {
+        val dir = TestEnv.scratch("nlu-snapshots").apply { deleteRecursively(); mkdirs() }
+        FgModel.load(TestEnv.tiny).use { m ->
+            ToolCatalog.fromJson(TestEnv.tvCatalog).use { c ->
+                val opts = NluOptions().apply { snapshotDir = dir.path; threads = 2 }
+                val (first, name) = m.newNlu(c, opts).use { nlu ->
+                    val i = nlu.info
+                    assertTrue(i.snapshotWritten && !i.prefixFromFile && !i.snapshotRefused)
+                    assertTrue(i.snapshotName.matches(Regex("[0-9a-f]{32}-f32-[0-9a-f]{16}\\.fgsnap")), i.snapshotName)
+                    nlu.askBlocking("Schalte auf ZDF um").json to i.snapshotName
+                }
+                assertEquals(listOf(name), dir.list()!!.toList())
+                m.newNlu(c, opts).use { nlu ->
+                    assertTrue(nlu.info.prefixFromFile)
+                    assertEquals(first, nlu.askBlocking("Schalte auf ZDF um").json)
+                }
+                File(dir, name).writeBytes(ByteArray(100)) // damaged: refused, recomputed, replaced
+                m.newNlu(c, opts).use { nlu ->
+                    assertTrue(nlu.info.snapshotRefused && nlu.info.snapshotWritten && !nlu.info.prefixFromFile)
+                    assertEquals(first, nlu.askBlocking("Schalte auf ZDF um").json)
+                }
+                val missing = NluOptions().apply { snapshotDir = File(dir, "missing").path }
+                val e = assertThrows(FgException::class.java) { m.newNlu(c, missing) }
+                assertEquals(FgStatus.IO, e.status)
+                val both = NluOptions().apply { snapshotDir = dir.path; snapshotPath = File(dir, "x").path }
+                assertThrows(IllegalArgumentException::class.java) { m.newNlu(c, both) }
+            }
+        }
+    }
+
+    @Test
     fun `snapshot file of the prefix - written once, then loaded`() {
         val file = TestEnv.scratch("nlu-prefix.fgsnap")
         FgModel.load(TestEnv.tiny).use { m ->
