@@ -12,7 +12,9 @@ Checks, with the official openai client (tv-mini, four catalogs):
     right, and at most the requests in flight at the kill are lost (at most one per client thread);
   - the replica is restarted on its port and rejoins: nginx sends its catalogs back to it, and it loads
     them from the directory instead of prefilling;
-  - /metrics of each replica shows its cache hits, snapshot loads, writes and prefills.
+  - /metrics of each replica shows its cache hits, snapshot loads, writes and prefills;
+  - a damaged file in the directory is refused by a new replica (its log and /metrics), recomputed and
+    replaced; the answers stay right.
 Every wait is bounded; the replicas and nginx are killed at the end whatever happens.
 
 Usage: python test_lb.py --fgemma build/fgemma --model tv-mini-q8_0.gguf --tools tv-catalog.json
@@ -68,15 +70,20 @@ class Replica:
         check(self.srv.port == self.port, "replica listens on %d, not %d" % (self.srv.port, self.port))
 
     def metrics(self):
-        names = ("fgemma_catalog_prefills_total", "fgemma_snapshot_loads_total", "fgemma_snapshot_writes_total",
-                 "fgemma_snapshot_refused_total", "fgemma_catalog_cache_hits_total")
-        _, text, _ = self.srv.request("GET", "/metrics")
-        vals = dict.fromkeys(names, None)
-        for line in text.decode().splitlines():
-            name, _, v = line.partition(" ")
-            if name in vals:
-                vals[name] = float(v)
-        return vals
+        return metrics_of(self.srv)
+
+
+def metrics_of(srv):
+    """the catalog and snapshot counters of a server's /metrics (None: missing)"""
+    names = ("fgemma_catalog_prefills_total", "fgemma_snapshot_loads_total", "fgemma_snapshot_writes_total",
+             "fgemma_snapshot_refused_total", "fgemma_catalog_cache_hits_total")
+    _, text, _ = srv.request("GET", "/metrics")
+    vals = dict.fromkeys(names, None)
+    for line in text.decode().splitlines():
+        name, _, v = line.partition(" ")
+        if name in vals:
+            vals[name] = float(v)
+    return vals
 
 
 def nginx_conf(tmp, port, backends):
@@ -269,6 +276,26 @@ def main():
         check(m["fgemma_catalog_prefills_total"] == 0 and m["fgemma_snapshot_loads_total"] >= 1,
               "the restarted replica prefilled instead of loading: %s" % m)
         print("lb: restarted replica: %s" % m, flush=True)
+
+        # 5. a damaged file in the directory: a new replica refuses it (log and /metrics), recomputes the
+        # catalog, answers right and replaces the file
+        victim_file = sorted(os.listdir(snapdir))[0]
+        path = os.path.join(snapdir, victim_file)
+        with open(path, "r+b") as f:
+            f.seek(os.path.getsize(path) // 2)
+            f.write(b"\xff" * 64)
+        fresh = ts.Server(args.fgemma, args.model, "--threads", "1", "--api-key", ts.KEY, "--snapshot-dir", snapdir)
+        for key in cats:
+            st, body, _ = fresh.request("POST", "/v1/chat/completions",
+                                        {"messages": [{"role": "user", "content": UTTERANCES[2]}], "tools": cats[key]})
+            check(st == 200 and same(key, UTTERANCES[2], json.loads(body)["choices"][0]["message"]),
+                  "a new replica on the damaged directory, %s: %s" % (key, body[:200]))
+        m = metrics_of(fresh)
+        check(m["fgemma_snapshot_refused_total"] == 1 and m["fgemma_catalog_prefills_total"] == 1 and
+              m["fgemma_snapshot_loads_total"] == 3 and m["fgemma_snapshot_writes_total"] == 1,
+              "a damaged snapshot: %s" % m)
+        check("refused" in fresh.stderr_text(), "the refused snapshot is not in the log: %s" % fresh.stderr_text()[-300:])
+        print("lb: new replica on a directory with a damaged file: %s" % m, flush=True)
     finally:
         if nginx and nginx.poll() is None:
             nginx.send_signal(signal.SIGQUIT)
