@@ -40,9 +40,10 @@ bool fg_arm_i8mm_decide(unsigned long hwcap, unsigned long hwcap2);
  * disposition and signal mask; one call at a time. */
 int fg_arm_probe_sigill(int (*fn)(void));
 
-/* The attention table of the NEON matmul tables: aarch64 NEON qk and pv (neon_attn.c), the C table's
- * other kernels; bit for bit the C table. NULL on armv7 (which uses the C table: NEON flushes
- * denormals there) and elsewhere. */
+/* The attention table of the NEON matmul tables: NEON qk and pv (neon_attn.c; aarch64 also GELU and
+ * argmax), the C table's other kernels. aarch64: bit for bit the C table; armv7: the same with AArch32
+ * NEON's flush of denormals to zero (bit for bit on data without them; the bound in neon_attn.c). NULL
+ * where NEON is not compiled in. */
 const fg_attn_kernels *fg_attn_neon(void);
 
 #endif /* FG_NEON_H */

@@ -1,15 +1,22 @@
-/* neon_attn.c — aarch64 NEON versions of the attention products (kernels/attn.h: qk and pv), bit for
- * bit the plain-C table's (which is bit for bit the AVX2 table's): every output element is the same
- * chain of fused multiply-adds in the same order, only several elements at a time. AArch64 NEON is IEEE
- * (FPCR left at its default by Linux/Android), so vfmaq_f32 rounds exactly like fmaf. GELU and argmax
- * are NEON too (the same operations; argmax the same answer); softmax, exp and the f16 conversion are the
- * C table's.
+/* neon_attn.c — NEON versions of the attention products (kernels/attn.h: qk and pv), the plain-C table's
+ * (which is bit for bit the AVX2 table's): every output element is the same chain of fused
+ * multiply-adds in the same order, only several elements at a time.
  *
- * armv7 keeps the C table: AArch32 NEON flushes denormals, and p * v products of small softmax weights
- * can be denormal. */
+ * aarch64: bit for bit. AArch64 NEON is IEEE (FPCR left at its default by Linux/Android), so vfmaq_f32
+ * rounds exactly like fmaf. GELU and argmax are NEON too (the same operations; argmax the same answer);
+ * softmax, exp and the f16 conversion are the C table's.
+ *
+ * armv7 (qk and pv only; the rest is the C table's): AArch32 Advanced SIMD always flushes denormals to
+ * zero (VFMA.F32 on Q registers rounds like fmaf otherwise: round to nearest even, one rounding). So the
+ * armv7 table is the spec with flush-to-zero: bit for bit the C table's wherever no operand, product or
+ * partial sum is denormal (|x| < 2^-126), which tests/test_arm_kernels.c checks on ordinary data; where
+ * one is, each affected operation differs by less than 2^-126 in absolute terms (tested there too). A
+ * denormal term cannot change a sum that holds any normal term of ordinary size, so logits, greedy ids
+ * and answers match the other tables' (the ARM ids and snapshot checks compare them with the host's).
+ * armv7 has 16 quad registers (aarch64 32): its tiles are 2 rows x 16 keys or columns. */
 #include "kernels/arm/neon.h"
 
-#if defined(__aarch64__) && defined(__ARM_NEON)
+#if defined(__ARM_NEON)
 #  include <arm_neon.h>
 #  include <math.h>
 #  include <pthread.h>
@@ -30,6 +37,7 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
   return ((const float *)p)[i];
 }
 
+#  if defined(__aarch64__)
 /* s[r][j] = fma(q[r][i], kt[i][j], s[r][j]) for i = 0 .. hk-1, from 0; two query rows share each loaded
  * key row (FG_ATTN_BLK = 32 keys: 8 vectors). The 16 accumulators are named, not an array, and the key
  * type is decided outside the loop: GCC at -O2 kept an array of them in memory, a load and a store
@@ -153,6 +161,112 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
   }
 }
 
+#  else /* armv7 */
+#    if FG_ATTN_BLK != 32
+#      error "qk_neon is written for blocks of 32 keys"
+#    endif
+/* 16 consecutive f16 or f32 values as four named float32x4 n##0 .. n##3 (declared here) */
+#    define FG_LD16_F16(n, p)                                                                              \
+      const uint16x8_t n##h0 = vld1q_u16(p), n##h1 = vld1q_u16((p) + 8);                                   \
+      const float32x4_t n##0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h0)));                    \
+      const float32x4_t n##1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h0)));                   \
+      const float32x4_t n##2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h1)));                    \
+      const float32x4_t n##3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h1)))
+#    define FG_LD16_F32(n, p)                                                                              \
+      const float32x4_t n##0 = vld1q_f32(p), n##1 = vld1q_f32((p) + 4), n##2 = vld1q_f32((p) + 8),          \
+                        n##3 = vld1q_f32((p) + 12)
+/* a##i = fma(w, x##i, a##i) for the four vectors i = 0..3 */
+#    define FG_FMA4(a, w, x)                                                                               \
+      do {                                                                                                 \
+        a##0 = vfmaq_f32(a##0, w, x##0);                                                                   \
+        a##1 = vfmaq_f32(a##1, w, x##1);                                                                   \
+        a##2 = vfmaq_f32(a##2, w, x##2);                                                                   \
+        a##3 = vfmaq_f32(a##3, w, x##3);                                                                   \
+      } while (0)
+#    define FG_STORE4(dst, a)                                                                              \
+      do {                                                                                                 \
+        vst1q_f32((dst), a##0);                                                                            \
+        vst1q_f32((dst) + 4, a##1);                                                                        \
+        vst1q_f32((dst) + 8, a##2);                                                                        \
+        vst1q_f32((dst) + 12, a##3);                                                                       \
+      } while (0)
+/* qk as on aarch64, in tiles of two rows x 16 keys: 8 accumulators, 4 key vectors and 2 broadcast query
+ * values fit armv7's 16 quad registers */
+static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
+                    uint32_t k_type, float *FG_RESTRICT s) {
+  for (size_t r = 0; r < R; r += 2) {
+    const int two = r + 1 < R;
+    const float *q0 = q + r * ldq, *q1 = two ? q0 + ldq : q0;
+    for (size_t half = 0; half < FG_ATTN_BLK; half += 16) {
+      const float32x4_t z = vdupq_n_f32(0.0f);
+      float32x4_t a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
+#    define FG_QK_LOOP(T, LD)                                                                              \
+      do {                                                                                                 \
+        const T *krow = (const T *)kt + half;                                                              \
+        for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {                                             \
+          LD(k, krow);                                                                                     \
+          const float32x4_t w0 = vld1q_dup_f32(q0 + i), w1 = vld1q_dup_f32(q1 + i);                        \
+          FG_FMA4(a, w0, k);                                                                               \
+          FG_FMA4(b, w1, k);                                                                               \
+        }                                                                                                  \
+      } while (0)
+      if (k_type == FG_TYPE_F16) FG_QK_LOOP(uint16_t, FG_LD16_F16);
+      else FG_QK_LOOP(float, FG_LD16_F32);
+#    undef FG_QK_LOOP
+      FG_STORE4(s + r * FG_ATTN_BLK + half, a);
+      if (two) FG_STORE4(s + (r + 1) * FG_ATTN_BLK + half, b);
+    }
+  }
+}
+
+/* pv as on aarch64, columns in chunks of 16 (two rows: 8 accumulators, 4 value vectors, 2 weights) */
+static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const float *FG_RESTRICT c,
+                    const float *FG_RESTRICT p, uint32_t ja, uint32_t jb, const void *FG_RESTRICT v, size_t v_stride,
+                    uint32_t v_type) {
+  for (size_t r = 0; r < R; r += 2) {
+    const int two = r + 1 < R;
+    float *o0 = o + r * ldo, *o1 = two ? o0 + ldo : o0;
+    const float *p0 = p + r * FG_ATTN_BLK, *p1 = two ? p0 + FG_ATTN_BLK : p0;
+    const float c0 = c[r], c1 = two ? c[r + 1] : c[r];
+    size_t i0 = 0;
+    for (; i0 + 16 <= hv; i0 += 16) {
+#    define FG_PV_INIT4(a, src, cc)                                                                        \
+      float32x4_t a##0 = vmulq_n_f32(vld1q_f32((src)), cc), a##1 = vmulq_n_f32(vld1q_f32((src) + 4), cc),  \
+                  a##2 = vmulq_n_f32(vld1q_f32((src) + 8), cc), a##3 = vmulq_n_f32(vld1q_f32((src) + 12), cc)
+      FG_PV_INIT4(a, o0 + i0, c0);
+      FG_PV_INIT4(b, o1 + i0, c1);
+#    undef FG_PV_INIT4
+#    define FG_PV_LOOP(T, LD)                                                                              \
+      do {                                                                                                 \
+        for (uint32_t j = ja; j < jb; j++) {                                                               \
+          const T *vrow = (const T *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;  \
+          LD(x, vrow);                                                                                     \
+          const float32x4_t w0 = vld1q_dup_f32(p0 + j), w1 = vld1q_dup_f32(p1 + j);                        \
+          FG_FMA4(a, w0, x);                                                                               \
+          FG_FMA4(b, w1, x);                                                                               \
+        }                                                                                                  \
+      } while (0)
+      if (v_type == FG_TYPE_F16) FG_PV_LOOP(uint16_t, FG_LD16_F16);
+      else FG_PV_LOOP(float, FG_LD16_F32);
+#    undef FG_PV_LOOP
+      FG_STORE4(o0 + i0, a);
+      if (two) FG_STORE4(o1 + i0, b);
+    }
+    for (; i0 < hv; i0++) { /* columns past the last whole chunk, one at a time (scalar VFP: IEEE) */
+      float s0 = o0[i0] * c0, s1 = o1[i0] * c1;
+      for (uint32_t j = ja; j < jb; j++) {
+        const float x = ld1((const uint8_t *)v + (size_t)(j - ja) * v_stride, i0, v_type);
+        s0 = fmaf(p0[j], x, s0);
+        s1 = fmaf(p1[j], x, s1);
+      }
+      o0[i0] = s0;
+      if (two) o1[i0] = s1;
+    }
+  }
+}
+#  endif /* armv7 */
+
+#  if defined(__aarch64__)
 /* The C table's exp_lane, 4 lanes: the same clamp (NaN -> FG_EXP_HI), the same fused reductions and
  * polynomial, the same 2^n scaling. */
 static inline float32x4_t exp4(float32x4_t x) {
@@ -214,6 +328,8 @@ static size_t argmax_neon(const float *x, size_t n) {
   return SIZE_MAX; /* every entry NaN: m stayed -inf and nothing equals it */
 }
 
+#  endif /* __aarch64__ */
+
 static fg_attn_kernels g_neon_attn;
 static pthread_once_t g_neon_attn_once = PTHREAD_ONCE_INIT;
 
@@ -222,8 +338,10 @@ static void neon_attn_init(void) {
   g_neon_attn.name = "neon";
   g_neon_attn.qk = qk_neon;
   g_neon_attn.pv = pv_neon;
+#  if defined(__aarch64__)
   g_neon_attn.gelu_mul = gelu_mul_neon;
   g_neon_attn.argmax = argmax_neon;
+#  endif
 }
 
 const fg_attn_kernels *fg_attn_neon(void) {
