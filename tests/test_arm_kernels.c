@@ -316,6 +316,21 @@ static void test_attn_neon(rng *r) {
         bad += memcmp(on, oc, sizeof on) != 0;
         cases += 2;
       }
+  /* lora_bt: output counts around the 32- and 4-wide tiles, ranks 1..16 */
+  {
+    enum { NQ = 16, NR = 75 };
+    static float t[NQ], bt[NQ * NR], y1[NR], y2[NR];
+    for (size_t i = 0; i < NQ * NR; i++) bt[i] = rng_unif(r) * 0.05f;
+    for (size_t i = 0; i < NQ; i++) t[i] = rng_unif(r) * 3.0f;
+    for (size_t nq = 1; nq <= NQ; nq += 5)
+      for (size_t nr = 1; nr <= NR; nr += 7) {
+        for (size_t i = 0; i < NR; i++) y1[i] = y2[i] = rng_unif(r);
+        n->lora_bt(y1, t, nq, bt, NR, nr);
+        c->lora_bt(y2, t, nq, bt, NR, nr);
+        bad += memcmp(y1, y2, sizeof y1) != 0;
+        cases++;
+      }
+  }
   /* GELU over ordinary, huge, tiny and non-finite values, with tails of 0..3 */
   enum { NG = 1000 };
   static float g1[NG], g2[NG], up[NG];
@@ -352,7 +367,8 @@ static void test_attn_neon(rng *r) {
       cases++;
     }
   CHECK_MSG(bad == 0, "NEON attention differs from the C table in %d of %d cases", bad, cases);
-  fprintf(stderr, "attention neon == C bit for bit: %d cases (qk, pv; f32, f16; odd sizes; gelu_mul; argmax)\n", cases);
+  fprintf(stderr, "attention neon == C bit for bit: %d cases (qk, pv; f32, f16; odd sizes; lora_bt; gelu_mul; argmax)\n",
+          cases);
 }
 #endif
 

@@ -338,6 +338,7 @@ static void neon_attn_init(void) {
   g_neon_attn.name = "neon";
   g_neon_attn.qk = qk_neon;
   g_neon_attn.pv = pv_neon;
+  g_neon_attn.lora_bt = fg_lora_bt_neon;
 #  if defined(__aarch64__)
   g_neon_attn.gelu_mul = gelu_mul_neon;
   g_neon_attn.argmax = argmax_neon;
