@@ -37,6 +37,16 @@ def attempts(n=5):
     return range(n)
 
 
+def cancel_while_running(t, obj):
+    """obj.cancel() until it reaches the call running on thread t (True) or t ends; then joins t"""
+    cancelled = False
+    while t.is_alive() and not cancelled:
+        cancelled = obj.cancel()
+        time.sleep(0.0005)
+    t.join()
+    return cancelled
+
+
 def test_gil_released_during_prefill(m270):
     """While one thread is inside prefill, the main thread runs Python and sees the session busy."""
     ids = long_ids(m270, 256)
@@ -106,11 +116,7 @@ def test_cancel_prefill(m270):
     ids = long_ids(m270, 400)
     for _ in attempts():
         t, box = run_in_thread(lambda: s.prefill(ids))
-        cancelled = False
-        while t.is_alive() and not cancelled:
-            cancelled = s.cancel()
-            time.sleep(0.0005)
-        t.join()
+        cancelled = cancel_while_running(t, s)
         if "error" in box:
             break
         s.restore(snap)  # it ended before the cancel reached a layer boundary: again
@@ -126,11 +132,7 @@ def test_cancel_ask(tiny_vocab, tv_catalog_path):
         assert nlu.cancel() is False
         for _ in attempts():
             t, box = run_in_thread(lambda: nlu.ask("Schalte auf ZDF um"))
-            cancelled = False
-            while t.is_alive() and not cancelled:
-                cancelled = nlu.cancel()
-                time.sleep(0.0005)
-            t.join()
+            cancelled = cancel_while_running(t, nlu)
             if "error" in box:
                 break
         assert cancelled

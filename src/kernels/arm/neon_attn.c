@@ -22,12 +22,6 @@
 #  include <pthread.h>
 #  include <string.h>
 
-/* 4 keys or values from an f32 or f16 row */
-static inline float32x4_t ld4(const void *p, size_t i, uint32_t type) {
-  if (type == FG_TYPE_F16) return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)p + i)));
-  return vld1q_f32((const float *)p + i);
-}
-
 static inline float ld1(const void *p, size_t i, uint32_t type) {
   if (type == FG_TYPE_F16) {
     uint16_t h;
@@ -37,189 +31,88 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
   return ((const float *)p)[i];
 }
 
-#  if defined(__aarch64__)
-/* s[r][j] = fma(q[r][i], kt[i][j], s[r][j]) for i = 0 .. hk-1, from 0; two query rows share each loaded
- * key row (FG_ATTN_BLK = 32 keys: 8 vectors). The 16 accumulators are named, not an array, and the key
- * type is decided outside the loop: GCC at -O2 kept an array of them in memory, a load and a store
- * around every fused multiply-add. */
+/* The tile: TW = 4 NV consecutive keys (qk) or columns (pv) of two rows, held in 2 NV named quad
+ * accumulators a0.. and b0.. (named, not an array, and the element type decided outside the loops: GCC
+ * at -O2 kept an array of them in memory, a load and a store around every fused multiply-add).
+ * aarch64 (32 quad registers): NV = 8, a whole block of 32 keys per tile; armv7 (16): NV = 4, two tiles
+ * per block, so that 8 accumulators, 4 loaded vectors and 2 broadcast weights fit. */
 #  if FG_ATTN_BLK != 32
 #    error "qk_neon is written for blocks of 32 keys"
 #  endif
-/* 32 consecutive f16 or f32 values as eight named float32x4 n##0 .. n##7 (declared here) */
-#  define FG_LD32_F16(n, p)                                                                                \
-    const uint16x8x4_t n##h = vld1q_u16_x4(p);                                                             \
-    const float32x4_t n##0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[0])));                \
-    const float32x4_t n##1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[0])));               \
-    const float32x4_t n##2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[1])));                \
-    const float32x4_t n##3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[1])));               \
-    const float32x4_t n##4 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[2])));                \
-    const float32x4_t n##5 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[2])));               \
-    const float32x4_t n##6 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[3])));                \
-    const float32x4_t n##7 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[3])))
-#  define FG_LD32_F32(n, p)                                                                                \
-    const float32x4x4_t n##a = vld1q_f32_x4(p), n##b = vld1q_f32_x4((p) + 16);                             \
-    const float32x4_t n##0 = n##a.val[0], n##1 = n##a.val[1], n##2 = n##a.val[2], n##3 = n##a.val[3];      \
-    const float32x4_t n##4 = n##b.val[0], n##5 = n##b.val[1], n##6 = n##b.val[2], n##7 = n##b.val[3]
-/* a##i = fma(w, x##i, a##i) for the eight vectors i = 0..7 */
-#  define FG_FMA8(a, w, x)                                                                                 \
-    do {                                                                                                   \
-      a##0 = vfmaq_f32(a##0, w, x##0);                                                                     \
-      a##1 = vfmaq_f32(a##1, w, x##1);                                                                     \
-      a##2 = vfmaq_f32(a##2, w, x##2);                                                                     \
-      a##3 = vfmaq_f32(a##3, w, x##3);                                                                     \
-      a##4 = vfmaq_f32(a##4, w, x##4);                                                                     \
-      a##5 = vfmaq_f32(a##5, w, x##5);                                                                     \
-      a##6 = vfmaq_f32(a##6, w, x##6);                                                                     \
-      a##7 = vfmaq_f32(a##7, w, x##7);                                                                     \
-    } while (0)
-#  define FG_STORE8(dst, a)                                                                             \
-    do {                                                                                                   \
-      vst1q_f32((dst), a##0);                                                                              \
-      vst1q_f32((dst) + 4, a##1);                                                                          \
-      vst1q_f32((dst) + 8, a##2);                                                                          \
-      vst1q_f32((dst) + 12, a##3);                                                                         \
-      vst1q_f32((dst) + 16, a##4);                                                                         \
-      vst1q_f32((dst) + 20, a##5);                                                                         \
-      vst1q_f32((dst) + 24, a##6);                                                                         \
-      vst1q_f32((dst) + 28, a##7);                                                                         \
-    } while (0)
-static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
-                    uint32_t k_type, float *FG_RESTRICT s) {
-  for (size_t r = 0; r < R; r += 2) {
-    const int two = r + 1 < R;
-    const float *q0 = q + r * ldq, *q1 = two ? q0 + ldq : q0;
-    const float32x4_t z = vdupq_n_f32(0.0f);
-    float32x4_t a0 = z, a1 = z, a2 = z, a3 = z, a4 = z, a5 = z, a6 = z, a7 = z;
-    float32x4_t b0 = z, b1 = z, b2 = z, b3 = z, b4 = z, b5 = z, b6 = z, b7 = z;
-    /* one loop per key type, the type decided outside it */
-#  define FG_QK_LOOP(T, LD)                                                                                \
-    do {                                                                                                   \
-      const T *krow = (const T *)kt;                                                                       \
-      for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {                                               \
-        LD(k, krow);                                                                                       \
-        const float32x4_t w0 = vdupq_n_f32(q0[i]), w1 = vdupq_n_f32(q1[i]);                                \
-        FG_FMA8(a, w0, k);                                                                                 \
-        FG_FMA8(b, w1, k);                                                                                 \
-      }                                                                                                    \
-    } while (0)
-    if (k_type == FG_TYPE_F16) FG_QK_LOOP(uint16_t, FG_LD32_F16);
-    else FG_QK_LOOP(float, FG_LD32_F32);
-#  undef FG_QK_LOOP
-    FG_STORE8(s + r * FG_ATTN_BLK, a);
-    if (two) FG_STORE8(s + (r + 1) * FG_ATTN_BLK, b);
-  }
-}
-
-/* o[r][i] *= c[r]; then o[r][i] = fma(p[r][j], v_j[i], o[r][i]) for j = ja .. jb-1; columns in chunks of
- * 32 held in registers over all j, two rows sharing each loaded value chunk */
-static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const float *FG_RESTRICT c,
-                    const float *FG_RESTRICT p, uint32_t ja, uint32_t jb, const void *FG_RESTRICT v, size_t v_stride,
-                    uint32_t v_type) {
-  enum { NV = 8 };
-  for (size_t r = 0; r < R; r += 2) {
-    const int two = r + 1 < R;
-    float *o0 = o + r * ldo, *o1 = two ? o0 + ldo : o0;
-    const float *p0 = p + r * FG_ATTN_BLK, *p1 = two ? p0 + FG_ATTN_BLK : p0;
-    const float c0 = c[r], c1 = two ? c[r + 1] : c[r];
-    size_t i0 = 0;
-    for (; i0 + 4 * NV <= hv; i0 += 4 * NV) {
-      /* named accumulators and the value type decided outside the loop (see qk_neon) */
-#  define FG_PV_INIT8(a, src, cc)                                                                          \
-      float32x4_t a##0 = vmulq_n_f32(vld1q_f32((src)), cc), a##1 = vmulq_n_f32(vld1q_f32((src) + 4), cc),  \
-                  a##2 = vmulq_n_f32(vld1q_f32((src) + 8), cc), a##3 = vmulq_n_f32(vld1q_f32((src) + 12), cc), \
-                  a##4 = vmulq_n_f32(vld1q_f32((src) + 16), cc), a##5 = vmulq_n_f32(vld1q_f32((src) + 20), cc), \
-                  a##6 = vmulq_n_f32(vld1q_f32((src) + 24), cc), a##7 = vmulq_n_f32(vld1q_f32((src) + 28), cc)
-      FG_PV_INIT8(a, o0 + i0, c0);
-      FG_PV_INIT8(b, o1 + i0, c1);
-#  undef FG_PV_INIT8
-#  define FG_PV_LOOP(T, LD)                                                                                \
-      do {                                                                                                 \
-        for (uint32_t j = ja; j < jb; j++) {                                                               \
-          const T *vrow = (const T *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;  \
-          LD(x, vrow);                                                                                     \
-          const float32x4_t w0 = vdupq_n_f32(p0[j]), w1 = vdupq_n_f32(p1[j]);                              \
-          FG_FMA8(a, w0, x);                                                                               \
-          FG_FMA8(b, w1, x);                                                                               \
-        }                                                                                                  \
-      } while (0)
-      if (v_type == FG_TYPE_F16) FG_PV_LOOP(uint16_t, FG_LD32_F16);
-      else FG_PV_LOOP(float, FG_LD32_F32);
-#  undef FG_PV_LOOP
-      FG_STORE8(o0 + i0, a);
-      if (two) FG_STORE8(o1 + i0, b);
-    }
-    for (; i0 < hv; i0++) { /* columns past the last whole chunk, one at a time */
-      float s0 = o0[i0] * c0, s1 = o1[i0] * c1;
-      for (uint32_t j = ja; j < jb; j++) {
-        const float x = ld1((const uint8_t *)v + (size_t)(j - ja) * v_stride, i0, v_type);
-        s0 = fmaf(p0[j], x, s0);
-        s1 = fmaf(p1[j], x, s1);
-      }
-      o0[i0] = s0;
-      if (two) o1[i0] = s1;
-    }
-  }
-}
-
-#  else /* armv7 */
-#    if FG_ATTN_BLK != 32
-#      error "qk_neon is written for blocks of 32 keys"
-#    endif
-/* 16 consecutive f16 or f32 values as four named float32x4 n##0 .. n##3 (declared here) */
-#    define FG_LD16_F16(n, p)                                                                              \
+#  if defined(__aarch64__)
+#    define NV 8
+/* TW consecutive f16 or f32 values as NV named float32x4 n##0 .. (declared here) */
+#    define LDV_F16(n, p)                                                                                  \
+      const uint16x8x4_t n##h = vld1q_u16_x4(p);                                                           \
+      const float32x4_t n##0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[0])));              \
+      const float32x4_t n##1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[0])));             \
+      const float32x4_t n##2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[1])));              \
+      const float32x4_t n##3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[1])));             \
+      const float32x4_t n##4 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[2])));              \
+      const float32x4_t n##5 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[2])));             \
+      const float32x4_t n##6 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h.val[3])));              \
+      const float32x4_t n##7 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h.val[3])))
+#    define LDV_F32(n, p)                                                                                  \
+      const float32x4x4_t n##a = vld1q_f32_x4(p), n##b = vld1q_f32_x4((p) + 16);                           \
+      const float32x4_t n##0 = n##a.val[0], n##1 = n##a.val[1], n##2 = n##a.val[2], n##3 = n##a.val[3];    \
+      const float32x4_t n##4 = n##b.val[0], n##5 = n##b.val[1], n##6 = n##b.val[2], n##7 = n##b.val[3]
+/* OP(i) for each vector i of a tile */
+#    define EACH(OP) OP(0) OP(1) OP(2) OP(3) OP(4) OP(5) OP(6) OP(7)
+#  else
+#    define NV 4
+#    define LDV_F16(n, p)                                                                                  \
       const uint16x8_t n##h0 = vld1q_u16(p), n##h1 = vld1q_u16((p) + 8);                                   \
       const float32x4_t n##0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h0)));                    \
       const float32x4_t n##1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h0)));                   \
       const float32x4_t n##2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(n##h1)));                    \
       const float32x4_t n##3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(n##h1)))
-#    define FG_LD16_F32(n, p)                                                                              \
+#    define LDV_F32(n, p)                                                                                  \
       const float32x4_t n##0 = vld1q_f32(p), n##1 = vld1q_f32((p) + 4), n##2 = vld1q_f32((p) + 8),          \
                         n##3 = vld1q_f32((p) + 12)
-/* a##i = fma(w, x##i, a##i) for the four vectors i = 0..3 */
-#    define FG_FMA4(a, w, x)                                                                               \
-      do {                                                                                                 \
-        a##0 = vfmaq_f32(a##0, w, x##0);                                                                   \
-        a##1 = vfmaq_f32(a##1, w, x##1);                                                                   \
-        a##2 = vfmaq_f32(a##2, w, x##2);                                                                   \
-        a##3 = vfmaq_f32(a##3, w, x##3);                                                                   \
-      } while (0)
-#    define FG_STORE4(dst, a)                                                                              \
-      do {                                                                                                 \
-        vst1q_f32((dst), a##0);                                                                            \
-        vst1q_f32((dst) + 4, a##1);                                                                        \
-        vst1q_f32((dst) + 8, a##2);                                                                        \
-        vst1q_f32((dst) + 12, a##3);                                                                       \
-      } while (0)
-/* qk as on aarch64, in tiles of two rows x 16 keys: 8 accumulators, 4 key vectors and 2 broadcast query
- * values fit armv7's 16 quad registers */
+#    define EACH(OP) OP(0) OP(1) OP(2) OP(3)
+#  endif
+#  define TW (4 * NV)
+/* the accumulators of both rows: declared from src (o * c) or zero */
+#  define DECL_ZERO(i) float32x4_t a##i = vdupq_n_f32(0.0f), b##i = a##i;
+#  define DECL_SCALED(i)                                                                                   \
+    float32x4_t a##i = vmulq_n_f32(vld1q_f32(o0 + i0 + 4 * (i)), c0), b##i = vmulq_n_f32(vld1q_f32(o1 + i0 + 4 * (i)), c1);
+#  define FMA_AB(i)                                                                                        \
+    a##i = vfmaq_f32(a##i, w0, x##i);                                                                      \
+    b##i = vfmaq_f32(b##i, w1, x##i);
+#  define STORE_A(i) vst1q_f32(da + 4 * (i), a##i);
+#  define STORE_B(i) vst1q_f32(db + 4 * (i), b##i);
+
+/* s[r][j] = fma(q[r][i], kt[i][j], s[r][j]) for i = 0 .. hk-1, from 0; two query rows share each loaded
+ * key vector */
 static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
                     uint32_t k_type, float *FG_RESTRICT s) {
   for (size_t r = 0; r < R; r += 2) {
     const int two = r + 1 < R;
     const float *q0 = q + r * ldq, *q1 = two ? q0 + ldq : q0;
-    for (size_t half = 0; half < FG_ATTN_BLK; half += 16) {
-      const float32x4_t z = vdupq_n_f32(0.0f);
-      float32x4_t a0 = z, a1 = z, a2 = z, a3 = z, b0 = z, b1 = z, b2 = z, b3 = z;
-#    define FG_QK_LOOP(T, LD)                                                                              \
+    for (size_t j0 = 0; j0 < FG_ATTN_BLK; j0 += TW) {
+      EACH(DECL_ZERO)
+      /* one loop per key type, the type decided outside it */
+#  define QK_LOOP(T, LD)                                                                                   \
       do {                                                                                                 \
-        const T *krow = (const T *)kt + half;                                                              \
+        const T *krow = (const T *)kt + j0;                                                                \
         for (size_t i = 0; i < hk; i++, krow += FG_ATTN_BLK) {                                             \
-          LD(k, krow);                                                                                     \
+          LD(x, krow);                                                                                     \
           const float32x4_t w0 = vld1q_dup_f32(q0 + i), w1 = vld1q_dup_f32(q1 + i);                        \
-          FG_FMA4(a, w0, k);                                                                               \
-          FG_FMA4(b, w1, k);                                                                               \
+          EACH(FMA_AB)                                                                                     \
         }                                                                                                  \
       } while (0)
-      if (k_type == FG_TYPE_F16) FG_QK_LOOP(uint16_t, FG_LD16_F16);
-      else FG_QK_LOOP(float, FG_LD16_F32);
-#    undef FG_QK_LOOP
-      FG_STORE4(s + r * FG_ATTN_BLK + half, a);
-      if (two) FG_STORE4(s + (r + 1) * FG_ATTN_BLK + half, b);
+      if (k_type == FG_TYPE_F16) QK_LOOP(uint16_t, LDV_F16);
+      else QK_LOOP(float, LDV_F32);
+#  undef QK_LOOP
+      float *da = s + r * FG_ATTN_BLK + j0, *db = da + FG_ATTN_BLK;
+      EACH(STORE_A)
+      if (two) { EACH(STORE_B) }
     }
   }
 }
 
-/* pv as on aarch64, columns in chunks of 16 (two rows: 8 accumulators, 4 value vectors, 2 weights) */
+/* o[r][i] *= c[r]; then o[r][i] = fma(p[r][j], v_j[i], o[r][i]) for j = ja .. jb-1; columns in tiles of
+ * TW held in registers over all j, two rows sharing each loaded value vector */
 static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const float *FG_RESTRICT c,
                     const float *FG_RESTRICT p, uint32_t ja, uint32_t jb, const void *FG_RESTRICT v, size_t v_stride,
                     uint32_t v_type) {
@@ -229,30 +122,25 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
     const float *p0 = p + r * FG_ATTN_BLK, *p1 = two ? p0 + FG_ATTN_BLK : p0;
     const float c0 = c[r], c1 = two ? c[r + 1] : c[r];
     size_t i0 = 0;
-    for (; i0 + 16 <= hv; i0 += 16) {
-#    define FG_PV_INIT4(a, src, cc)                                                                        \
-      float32x4_t a##0 = vmulq_n_f32(vld1q_f32((src)), cc), a##1 = vmulq_n_f32(vld1q_f32((src) + 4), cc),  \
-                  a##2 = vmulq_n_f32(vld1q_f32((src) + 8), cc), a##3 = vmulq_n_f32(vld1q_f32((src) + 12), cc)
-      FG_PV_INIT4(a, o0 + i0, c0);
-      FG_PV_INIT4(b, o1 + i0, c1);
-#    undef FG_PV_INIT4
-#    define FG_PV_LOOP(T, LD)                                                                              \
+    for (; i0 + TW <= hv; i0 += TW) {
+      EACH(DECL_SCALED)
+#  define PV_LOOP(T, LD)                                                                                   \
       do {                                                                                                 \
         for (uint32_t j = ja; j < jb; j++) {                                                               \
           const T *vrow = (const T *)(const void *)((const uint8_t *)v + (size_t)(j - ja) * v_stride) + i0;  \
           LD(x, vrow);                                                                                     \
           const float32x4_t w0 = vld1q_dup_f32(p0 + j), w1 = vld1q_dup_f32(p1 + j);                        \
-          FG_FMA4(a, w0, x);                                                                               \
-          FG_FMA4(b, w1, x);                                                                               \
+          EACH(FMA_AB)                                                                                     \
         }                                                                                                  \
       } while (0)
-      if (v_type == FG_TYPE_F16) FG_PV_LOOP(uint16_t, FG_LD16_F16);
-      else FG_PV_LOOP(float, FG_LD16_F32);
-#    undef FG_PV_LOOP
-      FG_STORE4(o0 + i0, a);
-      if (two) FG_STORE4(o1 + i0, b);
+      if (v_type == FG_TYPE_F16) PV_LOOP(uint16_t, LDV_F16);
+      else PV_LOOP(float, LDV_F32);
+#  undef PV_LOOP
+      float *da = o0 + i0, *db = o1 + i0;
+      EACH(STORE_A)
+      if (two) { EACH(STORE_B) }
     }
-    for (; i0 < hv; i0++) { /* columns past the last whole chunk, one at a time (scalar VFP: IEEE) */
+    for (; i0 < hv; i0++) { /* columns past the last whole tile, one at a time (scalar: IEEE everywhere) */
       float s0 = o0[i0] * c0, s1 = o1[i0] * c1;
       for (uint32_t j = ja; j < jb; j++) {
         const float x = ld1((const uint8_t *)v + (size_t)(j - ja) * v_stride, i0, v_type);
@@ -264,7 +152,6 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
     }
   }
 }
-#  endif /* armv7 */
 
 #  if defined(__aarch64__)
 /* The C table's exp_lane, 4 lanes: the same clamp (NaN -> FG_EXP_HI), the same fused reductions and
