@@ -7,7 +7,8 @@
 #      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
 #      (tests/utf8_emitters.py) when none is on PATH, python3-venv + python3-dev (the Python
 #      package's build and tests, scripts/test-python.sh), xz-utils (unpacks the committed tv-mini
-#      model, models/tv-mini.gguf.xz).
+#      model, models/tv-mini.gguf.xz), curl and nginx (clients and the load balancer of the server's
+#      tests, scripts/test-serve.sh; nginx is never started as a service).
 #      A node/npm already on PATH counts as installed (NodeSource's nodejs bundles npm, and Debian's
 #      npm package would conflict with it). node-llama-cpp 3.21.1 needs Node.js >= 20; Debian 12
 #      ships 18, so an older node stops the script with instructions instead of a half-working setup.
