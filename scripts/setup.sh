@@ -7,8 +7,8 @@
 #      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
 #      (tests/utf8_emitters.py) when none is on PATH, python3-venv + python3-dev (the Python
 #      package's build and tests, scripts/test-python.sh), xz-utils (unpacks the committed tv-mini
-#      model, models/tv-mini.gguf.xz), curl and nginx (clients and the load balancer of the server's
-#      tests, scripts/test-serve.sh; nginx is never started as a service).
+#      model, models/tv-mini.gguf.xz), curl (a client of the server's tests); nginx, the load
+#      balancer of scripts/test-serve.sh, is Debian's package unpacked under .cache/nginx (no service).
 #      A node/npm already on PATH counts as installed (NodeSource's nodejs bundles npm, and Debian's
 #      npm package would conflict with it). node-llama-cpp 3.21.1 needs Node.js >= 20; Debian 12
 #      ships 18, so an older node stops the script with instructions instead of a half-working setup.
@@ -37,10 +37,9 @@ is_installed() {
 }
 
 packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev xz-utils)
-# `fgemma serve` (tools/serve/): the HTTP library; its tests: curl (a client of the early-error checks)
-# and nginx (the load balancer in front of replicas, tests/serve/test_lb.py; started and stopped by the
-# test itself on 127.0.0.1, never as a service)
-packages+=(libmicrohttpd-dev curl nginx)
+# `fgemma serve` (tools/serve/): the HTTP library; its tests: curl (a client of the early-error checks;
+# nginx, the load balancer of tests/serve/test_lb.py, is unpacked below, not installed)
+packages+=(libmicrohttpd-dev curl)
 # the Python package (bindings/python, scripts/test-python.sh): venv and the interpreter's C headers
 packages+=(python3 python3-venv python3-dev)
 missing=()
@@ -86,6 +85,26 @@ if [ "$node_major" -lt "$min_node_major" ]; then
   first on PATH; then run this script again."
 fi
 say "node $node_version ($(command -v node)), npm $(npm --version)"
+
+# nginx for tests/serve/test_lb.py: Debian's package unpacked under .cache/nginx (its binary only: no
+# service is installed or started, nothing listens until the test starts it on 127.0.0.1); an nginx
+# already on the system is used as it is (scripts/test-serve.sh looks here first, then on PATH)
+nginx_bin="$root/.cache/nginx/root/usr/sbin/nginx"
+if [ -x "$nginx_bin" ]; then
+  say "nginx: $nginx_bin"
+elif [ "${FG_SETUP_NO_APT:-0}" = 1 ]; then
+  say "nginx: not unpacked (FG_SETUP_NO_APT=1); the load-balancer test then needs one on PATH"
+else
+  rm -rf "$root/.cache/nginx" && mkdir -p "$root/.cache/nginx"
+  if ! (cd "$root/.cache/nginx" && apt-get download nginx >/dev/null 2>&1); then
+    [ "$(id -u)" -eq 0 ] || die "nginx: 'apt-get download nginx' failed; run 'apt-get update' as root, then this script"
+    apt-get update >/dev/null
+    (cd "$root/.cache/nginx" && apt-get download nginx >/dev/null) || die "nginx: 'apt-get download nginx' failed"
+  fi
+  dpkg -x "$root"/.cache/nginx/nginx_*.deb "$root/.cache/nginx/root"
+  "$nginx_bin" -v 2>/dev/null || die "nginx: the unpacked binary does not run ($nginx_bin)"
+  say "nginx: unpacked Debian's $(basename "$root"/.cache/nginx/nginx_*.deb) to $nginx_bin"
+fi
 
 # ---- 2. npm packages for the oracles ------------------------------------------------------------
 [ -f "$oracle_dir/package-lock.json" ] || die "$oracle_dir/package-lock.json is missing"

@@ -1,7 +1,8 @@
 """test_lb.py — `fgemma serve` replicas behind a real load balancer: Debian's nginx on 127.0.0.1 in front
 of three replicas that share one --snapshot-dir, with a consistent-hash upstream on the catalog key that
-clients send in the X-Fgemma-Catalog header (docs/SERVER.md "Scale-out"). nginx is started and stopped
-by this test, with a configuration of its own in a temporary folder (never as the system's service).
+clients send in the X-Fgemma-Catalog header (docs/SERVER.md "Scale-out"). nginx (the binary that
+scripts/setup.sh unpacks from Debian's package, --nginx) is started and stopped by this test, with a
+configuration of its own in a temporary folder (never as a service).
 
 Checks, with the official openai client (tv-mini, four catalogs):
   - every answer through nginx equals a single server's answer for the same catalog and utterance;
@@ -134,7 +135,8 @@ def main():
     ap.add_argument("--nginx", default=shutil.which("nginx") or "/usr/sbin/nginx")
     args = ap.parse_args()
     if not os.access(args.nginx, os.X_OK):
-        raise SystemExit("test_lb: nginx not found at %s: install Debian's nginx (scripts/setup.sh does)" % args.nginx)
+        raise SystemExit("test_lb: nginx not found at %s: scripts/setup.sh unpacks Debian's package under "
+                         ".cache/nginx (or install it)" % args.nginx)
     t0 = time.time()
     cats = catalogs(tools_of(json.load(open(args.tools))))
     tmp = tempfile.mkdtemp(prefix="fgemma-lb-")
