@@ -89,7 +89,7 @@ say "node $node_version ($(command -v node)), npm $(npm --version)"
 # nginx for tests/serve/test_lb.py: Debian's package unpacked under .cache/nginx (its binary only: no
 # service is installed or started, nothing listens until the test starts it on 127.0.0.1); an nginx
 # already on the system is used as it is (scripts/test-serve.sh looks here first, then on PATH)
-nginx_bin="$root/.cache/nginx/root/usr/sbin/nginx"
+nginx_bin="$root/.cache/nginx/pkg/usr/sbin/nginx"
 if [ -x "$nginx_bin" ]; then
   say "nginx: $nginx_bin"
 elif [ "${FG_SETUP_NO_APT:-0}" = 1 ]; then
@@ -101,7 +101,7 @@ else
     apt-get update >/dev/null
     (cd "$root/.cache/nginx" && apt-get download nginx >/dev/null) || die "nginx: 'apt-get download nginx' failed"
   fi
-  dpkg -x "$root"/.cache/nginx/nginx_*.deb "$root/.cache/nginx/root"
+  dpkg -x "$root"/.cache/nginx/nginx_*.deb "$root/.cache/nginx/pkg"
   "$nginx_bin" -v 2>/dev/null || die "nginx: the unpacked binary does not run ($nginx_bin)"
   say "nginx: unpacked Debian's $(basename "$root"/.cache/nginx/nginx_*.deb) to $nginx_bin"
 fi

@@ -76,7 +76,7 @@ rc=0
 # whose server code the pass above covers); a few seconds
 if [ ${#quick[@]} -eq 0 ]; then
   echo "test-serve: three replicas behind nginx, one shared --snapshot-dir (tests/serve/test_lb.py)"
-  nginx=$root/.cache/nginx/root/usr/sbin/nginx # scripts/setup.sh unpacks Debian's package there
+  nginx=$root/.cache/nginx/pkg/usr/sbin/nginx # scripts/setup.sh unpacks Debian's package there
   [ -x "$nginx" ] || nginx=$(command -v nginx || echo /usr/sbin/nginx)
   "$venv/bin/python" tests/serve/test_lb.py --fgemma "$fgemma" --model "$models/tv-mini-q8_0.gguf" \
     --tools tests/data/nlu/tv-catalog.json --nginx "$nginx" || rc=$?

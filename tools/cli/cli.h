@@ -33,6 +33,9 @@ bool cli_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_
 bool cli_u64(const char *opt, const char *s, uint64_t *out);
 /* A duration in whole milliseconds: "30" or "30s" (seconds, fractions allowed: "0.25"), "250ms". */
 bool cli_duration_ms(const char *opt, const char *s, uint64_t min_ms, uint64_t max_ms, uint64_t *out);
+/* --snapshot-dir DIR: an existing directory this process can read and write (else an error naming the
+ * option; false). */
+bool cli_snapshot_dir(const char *opt, const char *dir);
 /* "2 105 7" or "2,105,7" -> malloc'd array (caller frees). */
 bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n);
 

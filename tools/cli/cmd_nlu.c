@@ -1,8 +1,6 @@
 /* cmd_nlu.c — tool-calling commands: prompt (render a catalog) and call (the NLU service). */
 #include "cli.h"
 
-#include <sys/stat.h>
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,9 +159,7 @@ int cmd_call(int argc, char **argv) {
   np.snapshot_path = cli_get(opts, &a, "snapshot");
   if ((v = cli_get(opts, &a, "snapshot-dir"))) {
     if (np.snapshot_path) return cli_error("--snapshot and --snapshot-dir: give one of them"), 2;
-    struct stat sb;
-    if (!*v || stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode))
-      return cli_error("--snapshot-dir %s: not a directory (create it first)", v), 2;
+    if (!cli_snapshot_dir("--snapshot-dir", v)) return 2;
     np.snapshot_dir = v;
   }
   if (cli_stderr_is_tty()) np.progress = progress_cb;

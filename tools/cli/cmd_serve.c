@@ -1,10 +1,8 @@
 /* cmd_serve.c — `fgemma serve`: the OpenAI-compatible HTTP server (tools/serve/, docs/SERVER.md). */
 #include "cli.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef FG_SERVE
@@ -92,10 +90,7 @@ int cmd_serve(int argc, char **argv) {
     cfg.nlu.session.n_threads = cores > (long)cfg.parallel ? (uint32_t)(cores / (long)cfg.parallel) : 1;
   }
   if ((v = cli_get(opts, &a, "snapshot-dir"))) {
-    struct stat sb;
-    if (!*v || stat(v, &sb) != 0 || !S_ISDIR(sb.st_mode))
-      return cli_error("--snapshot-dir %s: not a directory (create it first)", v), 2;
-    if (access(v, R_OK | W_OK | X_OK) != 0) return cli_error("--snapshot-dir %s: %s", v, strerror(errno)), 2;
+    if (!cli_snapshot_dir("--snapshot-dir", v)) return 2;
     cfg.nlu.snapshot_dir = v;
   }
   cfg.api_key = cli_get(opts, &a, "api-key");

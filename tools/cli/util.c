@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -300,6 +301,14 @@ bool cli_duration_ms(const char *opt, const char *s, uint64_t min_ms, uint64_t m
                      max_ms / 1000),
            false;
   *out = (uint64_t)ms;
+  return true;
+}
+
+bool cli_snapshot_dir(const char *opt, const char *dir) {
+  struct stat sb;
+  if (!*dir || stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+    return cli_error("%s %s: not a directory (create it first)", opt, dir), false;
+  if (access(dir, R_OK | W_OK | X_OK) != 0) return cli_error("%s %s: %s", opt, dir, strerror(errno)), false;
   return true;
 }
 
