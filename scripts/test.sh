@@ -2,7 +2,8 @@
 # Builds fgemma and runs the whole test suite, as CI does (.ci/run):
 #   1. installs what the project needs (scripts/setup.sh: Debian packages, npm oracles; with the ARM
 #      step also the cross compilers, qemu-user and the targets' cJSON: FG_SETUP_ARM=1),
-#   2. a release build and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
+#   2. a release build, the docs check (scripts/check-docs.py: dead links and paths, the README's
+#      command table against --help), and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
 #      call-accuracy gates: the trained test model unpacked from models/tv-mini.gguf.xz, docs/TV-MINI.md), then the
 #      Python package built from a clean clone in a fresh venv and its pytest suite (scripts/test-python.sh),
 #      `fgemma serve` against the openai client on tv-mini and tv-270m (scripts/test-serve.sh; also under
@@ -53,6 +54,9 @@ step "release build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DFG_TEST_MODELS="$root/build/models" \
   -DFG_TV_MINI_GATES=ON >/dev/null
 cmake --build build -j "$jobs"
+
+step "docs: links, paths and the README's command table (scripts/check-docs.py)"
+python3 scripts/check-docs.py --fgemma build/fgemma
 
 step "tests (release)"
 ctest --test-dir build -j "$jobs" --output-on-failure --timeout 1800
