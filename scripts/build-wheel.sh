@@ -2,7 +2,8 @@
 # Builds the manylinux wheel of the Python package (bindings/python) from this checkout:
 #   1. `python -m build`: the sdist (the whole C source), then from that sdist the wheel, compiled once
 #      by scikit-build-core with the repository's CMake: the extension fgemma._fgemma and the CLI
-#      (fgemma/_bin/fgemma, with `fgemma serve`; the console script `fgemma` runs it),
+#      (fgemma/_bin/fgemma; the console script `fgemma` runs it), here with `fgemma serve`
+#      (FG_BUILD_SERVER=ON, which a plain `pip install .` leaves off),
 #   2. `auditwheel repair`: copies the shared libraries that the extension and the CLI link and that
 #      are not part of the manylinux baseline (glibc and friends) into the wheel's fgemma.libs/ --
 #      cJSON, libmicrohttpd and the TLS stack it links (GnuTLS, nettle, GMP, ...) -- points the
@@ -49,7 +50,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 rm -rf "$out/raw" "$out"/fgemma-*.whl "$out"/fgemma-*.tar.gz
 t0=$(date +%s)
-"$venv/bin/python" -m build --outdir "$out/raw" "$root" >"$out/build.log" 2>&1 ||
+"$venv/bin/python" -m build -Ccmake.define.FG_BUILD_SERVER=ON --outdir "$out/raw" "$root" >"$out/build.log" 2>&1 ||
   { tail -50 "$out/build.log" >&2; die "python -m build failed (log: $out/build.log)"; }
 mv "$out"/raw/fgemma-*.tar.gz "$out/"
 raw=$(ls "$out"/raw/fgemma-*.whl)
