@@ -5,7 +5,8 @@
 #   2. a release build, the docs check (scripts/check-docs.py: dead links and paths, the README's
 #      command table against --help), and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
 #      call-accuracy gates: the trained test model unpacked from models/tv-mini.gguf.xz, docs/TV-MINI.md), then the
-#      Python package built from a clean clone in a fresh venv and its pytest suite (scripts/test-python.sh),
+#      manylinux wheel built from a clean clone, its pytest suite in a fresh venv, and the wheel run with
+#      the system's cJSON and libmicrohttpd hidden (scripts/test-python.sh),
 #      `fgemma serve` against the openai client on tv-mini and tv-270m (scripts/test-serve.sh; also under
 #      ASan and TSan below),
 #   3. the same suite again under AddressSanitizer + UndefinedBehaviorSanitizer (without
