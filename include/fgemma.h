@@ -446,12 +446,18 @@ typedef struct fg_nlu fg_nlu;
 #define FG_NLU_MULTI_CALL 0x1u /* after <end_function_call>, continue when the model starts another call */
 #define FG_NLU_NO_ANSWER_CACHE 0x2u /* speculation keeps no earlier answers in memory (the answer cache) */
 
-/* Constrained decoding: every generated call parses and is valid for the catalog (a catalog name,
- * declared keys at most once, required keys present, enum members, values of the declared type).
- * With a constraint, max_tokens never cuts a call: it is checked only between calls and in prose. */
-#define FG_NLU_CONSTRAIN_OFF 0u          /* plain greedy decoding */
+/* Constrained decoding (fg_nlu_params.constrained): every generated call parses and is valid for the
+ * catalog (a catalog name, declared keys at most once, required keys present, enum members, values of
+ * the declared type). With a constraint, max_tokens never cuts a call: it is checked only between calls
+ * and in prose. As with speculation, 0 is the library's choice, so that zero-initialised params get the
+ * default; fg_nlu_info.constrained reports the mode in effect. Every surface (CLI, server, bindings)
+ * defaults to call-or-text (docs/OPTIONS.md). 0 used to mean off: code that wants plain greedy
+ * decoding must name FG_NLU_CONSTRAIN_OFF (its value changed from 0 to 3, so source that names it keeps
+ * working; a binary built against the old header must be rebuilt). */
+#define FG_NLU_CONSTRAIN_DEFAULT 0u      /* the library's choice: FG_NLU_CONSTRAIN_CALL_OR_TEXT */
 #define FG_NLU_CONSTRAIN_CALL_ONLY 1u    /* the answer is one call (several with FG_NLU_MULTI_CALL) */
 #define FG_NLU_CONSTRAIN_CALL_OR_TEXT 2u /* a call as above, or prose when the model does not start one */
+#define FG_NLU_CONSTRAIN_OFF 3u          /* plain greedy decoding (no constraint) */
 
 typedef struct fg_nlu_params {
   uint32_t max_tokens;          /* generated tokens per utterance; 0 = 64 */
@@ -461,8 +467,12 @@ typedef struct fg_nlu_params {
   fg_session_params session;    /* zero = defaults */
   fg_progress_fn progress;      /* prefix prefill progress (tokens done / total) */
   void *progress_user_data;
-  uint32_t constrain;           /* FG_NLU_CONSTRAIN_*: decode only what the catalog allows (docs/CONSTRAINED.md);
-                                   0 = off; other values: FG_ERR_INVALID_ARG from fg_nlu_create */
+  union {
+    uint32_t constrained;       /* FG_NLU_CONSTRAIN_*: decode only what the catalog allows (docs/CONSTRAINED.md);
+                                   0 = FG_NLU_CONSTRAIN_DEFAULT (call-or-text); other values: FG_ERR_INVALID_ARG
+                                   from fg_nlu_create */
+    uint32_t constrain;         /* deprecated: the old name of `constrained` (the same field) */
+  };
   uint32_t speculate;           /* FG_NLU_SPECULATE_*: verify drafted tokens in batches (docs/SPECULATION.md);
                                    other values: FG_ERR_INVALID_ARG from fg_nlu_create */
   uint32_t max_draft;           /* most drafted tokens per verification pass; 0 = 8; 1..32, else
@@ -555,6 +565,9 @@ typedef struct fg_nlu_info {
   bool snapshot_refused;    /* that file existed but was damaged, of another model, KV type or prefix, or
                                unreadable: it was not used (and was replaced when written) */
   char snapshot_name[72];   /* with snapshot_dir: the file's name in it; else "" */
+  uint32_t constrained;     /* the constraint mode in effect: FG_NLU_CONSTRAIN_OFF, _CALL_ONLY or
+                               _CALL_OR_TEXT (never _DEFAULT) */
+  uint32_t speculate;       /* speculation in effect: FG_NLU_SPECULATE_OFF or _ON (never _DEFAULT) */
 } fg_nlu_info;
 FG_API fg_status fg_nlu_get_info(const fg_nlu *nlu, fg_nlu_info *out);
 /* The prefix state (owned by the engine), e.g. to fork sessions of one's own. */

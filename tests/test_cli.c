@@ -561,6 +561,122 @@ static void test_lora_options(const char *model_path) {
   unlink(colon);
 }
 
+// ----------------------------------------------------------------------------------------------
+// one set of defaults and names (docs/OPTIONS.md): --help states the defaults, the old spellings work
+// with a warning on stderr, the default decoding is call-or-text
+
+static bool contains(const char *hay, const char *needle) {
+  const bool ok = hay && strstr(hay, needle) != NULL;
+  if (!ok) fprintf(stderr, "output lacks \"%s\"\n", needle);
+  return ok;
+}
+
+/* The "result" and "raw" of the first JSON line of out, as one string (malloc'd), or NULL. */
+static char *answer_of_line(const char *out) {
+  cJSON *o = out ? cJSON_Parse(out) : NULL;
+  char *res = NULL;
+  if (o) {
+    char *r = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(o, "result"));
+    const char *raw = str(o, "raw");
+    if (r && raw && (res = malloc(strlen(r) + strlen(raw) + 2))) sprintf(res, "%s|%s", r, raw);
+    free(r);
+  }
+  cJSON_Delete(o);
+  return res;
+}
+
+static void test_option_names(const char *model_path) {
+  char *out = NULL;
+  CHECK_EQ_INT(run_cli("call --help", &out), 0);
+  CHECK(contains(out, "--constrained V") && contains(out, "call-or-text (default)"));
+  CHECK(contains(out, "--snapshot-path V") && contains(out, "--n-ctx V") && contains(out, "--multi-call "));
+  CHECK(contains(out, "--snapshot V") && contains(out, "deprecated: the old name of --snapshot-path"));
+  CHECK(contains(out, "deprecated: the old name of --n-ctx") && contains(out, "deprecated: the old name of --multi-call"));
+  free(out);
+  CHECK_EQ_INT(run_cli("serve --help", &out), 0);
+  CHECK(contains(out, "--n-ctx V") && contains(out, "deprecated: the old name of --n-ctx") &&
+        contains(out, "call-or-text\" (default)"));
+  free(out);
+  CHECK_EQ_INT(run_cli("bench --help", &out), 0);
+  CHECK(contains(out, "call-or-text (default)"));
+  free(out);
+  CHECK_EQ_INT(run_cli("eval --help", &out), 0);
+  CHECK(contains(out, "(default call-or-text)"));
+  free(out);
+  CHECK_EQ_INT(run_cli("perplexity --help", &out), 0);
+  CHECK(contains(out, "--n-ctx V") && contains(out, "deprecated: the old name of --n-ctx"));
+  free(out);
+  CHECK_EQ_INT(run_cli("generate --help", &out), 0);
+  CHECK(contains(out, "--n-ctx V") && contains(out, "--ctx V"));
+  free(out);
+
+  write_file(tmp_path("forced.json"), k_forced_catalog);
+  char args[4096];
+  /* the default is call-or-text: the same answer as naming it, and the catalog line says so */
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' -t 1 --max-tokens 24 eins", model_path, tmp_path("forced.json"));
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  CHECK(err_contains("constrained call-or-text, speculate on"));
+  char *def = answer_of_line(out);
+  free(out);
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' -t 1 --max-tokens 24 --constrained call-or-text eins", model_path,
+           tmp_path("forced.json"));
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  char *named = answer_of_line(out);
+  free(out);
+  CHECK_MSG(def && named && strcmp(def, named) == 0, "default %s vs call-or-text %s", def ? def : "-", named ? named : "-");
+  free(def), free(named);
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' -t 1 --max-tokens 24 --constrained off eins", model_path,
+           tmp_path("forced.json"));
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  CHECK(err_contains("constrained off"));
+  free(out);
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' --constrained any eins", model_path, tmp_path("forced.json"));
+  CHECK_EQ_INT(run_cli(args, &out), 2);
+  CHECK(err_contains("--constrained: expected off, call-only or call-or-text, not 'any'"));
+  free(out);
+
+  /* the old spellings: same effect, a warning each */
+  unlink(tmp_path("prefix.fgsnap"));
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' -t 1 --max-tokens 8 --ctx 1024 --snapshot '%s' --multi eins",
+           model_path, tmp_path("forced.json"), tmp_path("prefix.fgsnap"));
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  CHECK(err_contains("call: --ctx is deprecated, use --n-ctx") && err_contains("call: --snapshot is deprecated, use --snapshot-path") &&
+        err_contains("call: --multi is deprecated, use --multi-call") && err_contains("(snapshot written)"));
+  free(out);
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' -t 1 --max-tokens 8 --n-ctx 1024 --snapshot-path '%s' --multi-call eins",
+           model_path, tmp_path("forced.json"), tmp_path("prefix.fgsnap"));
+  CHECK_EQ_INT(run_cli(args, &out), 0);
+  CHECK(err_contains("loaded from snapshot"));
+  char *e = fg_test_read_file(tmp_path("err.txt"), NULL);
+  CHECK(e && strstr(e, "deprecated") == NULL); /* the new names warn about nothing */
+  free(e);
+  free(out);
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' --snapshot '%s' --snapshot-dir '%s' eins", model_path,
+           tmp_path("forced.json"), tmp_path("prefix.fgsnap"), g_dir);
+  CHECK_EQ_INT(run_cli(args, &out), 2);
+  CHECK(err_contains("--snapshot-path and --snapshot-dir: give one of them"));
+  free(out);
+  /* --n-ctx too small for the catalog: an error naming the context, whichever spelling */
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' --ctx 8 eins", model_path, tmp_path("forced.json"));
+  CHECK_EQ_INT(run_cli(args, &out), 1);
+  CHECK(err_contains("does not fit the context"));
+  free(out);
+  snprintf(args, sizeof args, "call -m '%s' --tools '%s' --n-ctx 0 eins", model_path, tmp_path("forced.json"));
+  CHECK_EQ_INT(run_cli(args, &out), 2);
+  CHECK(err_contains("--n-ctx: 0 is out of range"));
+  free(out);
+  /* generate: --ctx and --n-ctx give the same ids */
+  char *a1 = NULL, *a2 = NULL;
+  snprintf(args, sizeof args, "generate -m '%s' --ids '2 105' -n 4 -t 1 --ctx 64", model_path);
+  CHECK_EQ_INT(run_cli(args, &a1), 0);
+  CHECK(err_contains("generate: --ctx is deprecated, use --n-ctx"));
+  snprintf(args, sizeof args, "generate -m '%s' --ids '2 105' -n 4 -t 1 --n-ctx 64", model_path);
+  CHECK_EQ_INT(run_cli(args, &a2), 0);
+  CHECK(a1 && a2 && strcmp(a1, a2) == 0);
+  free(a1), free(a2);
+  unlink(tmp_path("prefix.fgsnap"));
+}
+
 int main(void) {
   snprintf(g_dir, sizeof g_dir, "/tmp/fg-test-cli-XXXXXX");
   if (!mkdtemp(g_dir)) {
@@ -581,6 +697,7 @@ int main(void) {
   }
   test_head_rows();
   test_lora_options(model_path);
+  test_option_names(model_path);
   fg_model_free(m);
   static const char *const files[] = {"texts.jsonl", "bad.jsonl", "forced.json", "forced.jsonl", "details.jsonl", "err.txt",
                                      "ppl.txt", "empty.txt", "batch.txt", "batch.f32", "one.f32", "bad-batch.txt"};

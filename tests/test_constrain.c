@@ -386,12 +386,123 @@ static void test_api_errors(void) {
   if (!m || !c) return;
   fg_nlu_params np;
   fg_nlu_params_init(&np);
-  np.constrain = 3;
+  np.constrained = FG_NLU_CONSTRAIN_OFF + 1; /* no such mode */
   fg_nlu *e = (fg_nlu *)1;
   memset(&err, 0, sizeof err);
   CHECK(fg_nlu_create(m, c, &np, &e, &err) == FG_ERR_INVALID_ARG);
   CHECK(e == NULL);
   CHECK_MSG(strstr(err.msg, "constrain") != NULL, "message: %s", err.msg);
+  fg_catalog_free(c);
+  fg_model_free(m);
+}
+
+/* Defaults and names (docs/OPTIONS.md): zero-initialised params decode call-or-text, the engine reports the
+ * mode in effect, FG_NLU_CONSTRAIN_OFF is plain greedy decoding, and the deprecated name `constrain` is the
+ * same field as `constrained`. */
+_Static_assert(offsetof(fg_nlu_params, constrain) == offsetof(fg_nlu_params, constrained), "constrain aliases constrained");
+
+static void answer_of(fg_nlu *e, const char *u, fg_nlu_result *r, char **json, char **raw) {
+  *json = *raw = NULL;
+  CHECK_OK(fg_nlu_ask(e, u, strlen(u), r));
+  *json = strdup(r->json ? r->json : "");
+  *raw = strdup(r->raw ? r->raw : "");
+}
+
+static void test_defaults(char **utts, int n_utt) {
+  if (fg_test_ensure_model("tiny-vocab-f32.gguf", "tiny", "f32", 1) != 0) return;
+  fg_model *m = NULL;
+  fg_error err = {0};
+  CHECK_OK(fg_model_load(fg_test_model_path("tiny-vocab-f32.gguf"), NULL, &m, &err));
+  fg_catalog *c = fg_test_catalog_file("tv-catalog-small.json");
+  if (!m || !c) return;
+
+  fg_nlu_params np;
+  fg_nlu_params_init(&np);
+  CHECK_EQ_INT(np.constrained, FG_NLU_CONSTRAIN_DEFAULT);
+  np.constrain = FG_NLU_CONSTRAIN_CALL_ONLY; /* the old name writes the same field */
+  CHECK_EQ_INT(np.constrained, FG_NLU_CONSTRAIN_CALL_ONLY);
+  fg_nlu_params init_old = {.constrain = FG_NLU_CONSTRAIN_OFF};
+  CHECK_EQ_INT(init_old.constrained, FG_NLU_CONSTRAIN_OFF);
+
+  fg_nlu_params zero; /* zero-initialised, as C callers who skip fg_nlu_params_init have them */
+  memset(&zero, 0, sizeof zero);
+  zero.session.n_threads = 2;
+  zero.max_tokens = 24;
+  zero.flags = FG_NLU_NO_ANSWER_CACHE;
+  fg_nlu_params cot = zero, off = zero;
+  cot.constrained = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
+  off.constrained = FG_NLU_CONSTRAIN_OFF;
+  fg_nlu *ez = NULL, *ec = NULL, *eo = NULL;
+  CHECK_OK(fg_nlu_create(m, c, &zero, &ez, &err));
+  CHECK_OK(fg_nlu_create(m, c, &cot, &ec, &err));
+  CHECK_OK(fg_nlu_create(m, c, &off, &eo, &err));
+  fg_nlu_info iz = {0}, ic = {0}, io = {0};
+  if (ez) CHECK_OK(fg_nlu_get_info(ez, &iz));
+  if (ec) CHECK_OK(fg_nlu_get_info(ec, &ic));
+  if (eo) CHECK_OK(fg_nlu_get_info(eo, &io));
+  CHECK_EQ_INT(iz.constrained, FG_NLU_CONSTRAIN_CALL_OR_TEXT); /* the effective mode, never "default" */
+  CHECK_EQ_INT(ic.constrained, FG_NLU_CONSTRAIN_CALL_OR_TEXT);
+  CHECK_EQ_INT(io.constrained, FG_NLU_CONSTRAIN_OFF);
+  CHECK_EQ_INT(iz.speculate, FG_NLU_SPECULATE_ON);
+  /* a fork with NULL params keeps the source's resolved mode */
+  fg_nlu *fz = NULL, *fo = NULL;
+  fg_nlu_info ifz = {0}, ifo = {0};
+  if (ez) CHECK_OK(fg_nlu_fork(ez, NULL, &fz, &err));
+  if (eo) CHECK_OK(fg_nlu_fork(eo, NULL, &fo, &err));
+  if (fz) CHECK_OK(fg_nlu_get_info(fz, &ifz));
+  if (fo) CHECK_OK(fg_nlu_get_info(fo, &ifo));
+  CHECK_EQ_INT(ifz.constrained, FG_NLU_CONSTRAIN_CALL_OR_TEXT);
+  CHECK_EQ_INT(ifo.constrained, FG_NLU_CONSTRAIN_OFF);
+  fg_nlu_free(fz);
+  fg_nlu_free(fo);
+
+  fg_session_params sp;
+  fg_session_params_init(&sp);
+  sp.n_threads = 2;
+  int differ = 0;
+  for (int i = 0; ez && ec && eo && i < n_utt; i++) {
+    fg_nlu_result rz, rc, ro;
+    char *jz, *xz, *jc, *xc, *jo, *xo;
+    answer_of(ez, utts[i], &rz, &jz, &xz);
+    answer_of(ec, utts[i], &rc, &jc, &xc);
+    answer_of(eo, utts[i], &ro, &jo, &xo);
+    /* zero params answer exactly as call-or-text, step for step */
+    CHECK_MSG(strcmp(jz, jc) == 0 && strcmp(xz, xc) == 0 && strcmp(rz.stop, rc.stop) == 0, "%s: default %s vs call-or-text %s",
+              utts[i], xz, xc);
+    CHECK(rz.full_head_steps == rc.full_head_steps && rz.sparse_head_steps == rc.sparse_head_steps &&
+          rz.forced_tokens == rc.forced_tokens);
+    /* off: every token from the full head, none forced: plain greedy */
+    CHECK_EQ_INT(ro.full_head_steps, ro.decode_tokens);
+    CHECK_EQ_INT(ro.sparse_head_steps + ro.forced_tokens, 0);
+    differ += strcmp(xz, xo) != 0 || rz.forced_tokens != 0 || rz.sparse_head_steps != 0;
+    /* ... and its text is what a plain greedy loop over a session forked from the prefix gives */
+    char ubuf[1024];
+    size_t un = 0;
+    int32_t ids[512], gen[512];
+    size_t n_ids = 0, n_gen = 0;
+    CHECK_OK(fg_render_utterance(utts[i], strlen(utts[i]), ubuf, sizeof ubuf, &un));
+    CHECK_OK(fg_tokenize(m, ubuf, un, 0, ids, 512, &n_ids));
+    fg_session *s = NULL;
+    CHECK_OK(fg_session_fork(fg_nlu_snapshot(eo), &sp, &s, &err));
+    int32_t next = -1;
+    if (s) CHECK_OK(fg_session_prefill(s, ids, n_ids, &next));
+    while (s && n_gen < ro.decode_tokens && n_gen < 512) {
+      gen[n_gen++] = next;
+      if (n_gen < ro.decode_tokens) CHECK_OK(fg_session_step(s, next, &next));
+    }
+    char text[8192];
+    size_t tn = 0;
+    CHECK_OK(fg_detokenize(m, gen, n_gen, text, sizeof text - 1, &tn));
+    text[tn] = 0;
+    CHECK_MSG(strcmp(text, xo) == 0, "%s: off \"%s\" vs greedy \"%s\"", utts[i], xo, text);
+    fg_session_free(s);
+    free(jz), free(xz), free(jc), free(xc), free(jo), free(xo);
+  }
+  printf("defaults: %d of %d utterances answered differently (or constrained) by the default than by off\n", differ,
+         n_utt);
+  fg_nlu_free(ez);
+  fg_nlu_free(ec);
+  fg_nlu_free(eo);
   fg_catalog_free(c);
   fg_model_free(m);
 }
@@ -409,6 +520,7 @@ int main(void) {
   CHECK_EQ_INT(n_utt, 12);
 
   test_api_errors();
+  test_defaults(utts, n_utt);
   fg_catalog *tv = fg_test_catalog_file("tv-catalog.json"), *small = fg_test_catalog_file("tv-catalog-small.json");
   if (tv && small) {
     /* Under an emulator (FG_TEST_EMULATED: the ARM runs under qemu-user) a subset: the tiny preset on

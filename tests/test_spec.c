@@ -377,6 +377,10 @@ static uint32_t g_kv_type; /* of the engines' sessions: 0 F32, 1 F16 */
 static char g_snap[512];   /* the engines share their prefix state through this file (written once per
                               model and catalog: fg_nlu_create rewrites a stale one) */
 
+/* The loops below count modes 0 = off, 1 = call-only, 2 = call-or-text; 0 is FG_NLU_CONSTRAIN_DEFAULT
+ * (call-or-text) for the library, so off must be named. */
+static uint32_t mode_of(uint32_t i) { return i == 0 ? FG_NLU_CONSTRAIN_OFF : i; }
+
 static fg_nlu *engine(const fg_model *m, const fg_catalog *c, uint32_t mode, uint32_t flags, uint32_t threads,
                       uint32_t speculate, uint32_t max_draft, uint32_t max_tokens) {
   fg_nlu_params np;
@@ -384,7 +388,7 @@ static fg_nlu *engine(const fg_model *m, const fg_catalog *c, uint32_t mode, uin
   np.session.n_threads = threads;
   np.session.kv_type = g_kv_type;
   np.snapshot_path = g_snap;
-  np.constrain = mode;
+  np.constrained = mode_of(mode);
   np.flags = flags;
   np.speculate = speculate;
   np.max_draft = max_draft;
@@ -462,9 +466,9 @@ static void engine_identity(const fg_model *m, const fg_catalog *c, const char *
       fg_nlu *eh = engine(m, c, mode, flags, th, FG_NLU_SPECULATE_ON, 5, max_tokens); /* test drafts */
       if (!eo || !es || !eh) return;
       fg_nlu_set_draft_hook(eh, oracle_hook, NULL);
-      g_oracle.k = mode ? k : NULL;
+      g_oracle.k = mode != FG_NLU_CONSTRAIN_OFF ? k : NULL;
       g_oracle.n_vocab = m->hp.n_vocab;
-      if (mode) CHECK_OK(fg_cmatch_create(k, mode, flags, &g_oracle.cm));
+      if (mode != FG_NLU_CONSTRAIN_OFF) CHECK_OK(fg_cmatch_create(k, mode, flags, &g_oracle.cm));
       uint64_t passes_off = 0, passes_on = 0, passes_right = 0, drafted_right = 0, accepted_right = 0;
       uint64_t drafted_wrong = 0, accepted_wrong = 0, same = 0;
       for (size_t u = 0; u < n_utts; u++) {
@@ -609,7 +613,7 @@ static void test_engine(void) {
         np.session.n_threads = 2;
         np.session.n_ctx = info.prefix_tokens + extra;
         np.snapshot_path = g_snap;
-        np.constrain = mode;
+        np.constrained = mode_of(mode);
         np.max_tokens = 40;
         fg_nlu *eo = NULL, *es = NULL;
         np.speculate = FG_NLU_SPECULATE_OFF;
@@ -725,7 +729,7 @@ static void test_engine_fail(void) {
     fg_nlu_params_init(&np);
     np.session.n_threads = 2;
     np.session.abort_cb = abort_at;
-    np.constrain = mode;
+    np.constrained = mode_of(mode);
     np.speculate = FG_NLU_SPECULATE_ON;
     np.max_draft = 6;
     np.max_tokens = 20;

@@ -103,7 +103,9 @@ static void compare_engine(const char *path) {
   fg_model *t = load(path, 0), *d = load(path, FG_MODEL_DENSE_HEAD);
   fg_catalog *cat = fg_test_catalog_file("tv-catalog-small.json");
   for (uint32_t spec = FG_NLU_SPECULATE_OFF; t && d && cat && spec <= FG_NLU_SPECULATE_ON; spec++) {
-    for (uint32_t mode = FG_NLU_CONSTRAIN_OFF; mode <= FG_NLU_CONSTRAIN_CALL_OR_TEXT; mode++) {
+    static const uint32_t modes[] = {FG_NLU_CONSTRAIN_OFF, FG_NLU_CONSTRAIN_CALL_ONLY, FG_NLU_CONSTRAIN_CALL_OR_TEXT};
+    for (size_t mi = 0; mi < sizeof modes / sizeof modes[0]; mi++) {
+      const uint32_t mode = modes[mi];
       if (g_emulated && mode != FG_NLU_CONSTRAIN_CALL_ONLY) continue;
       fg_nlu_params np;
       fg_nlu_params_init(&np);

@@ -1189,7 +1189,7 @@ static PyObject *model_nlu(ModelObject *self, PyObject *args, PyObject *kw) {
   nlu->catalog = cat;
   atomic_init(&nlu->cancel, 0);
   np.flags = multi ? FG_NLU_MULTI_CALL : 0;
-  np.constrain = (uint32_t)cons;
+  np.constrained = cons == 0 ? FG_NLU_CONSTRAIN_OFF : (uint32_t)cons; /* constrain_names: 0 off; 1, 2 as in C */
   if (dir_o != Py_None)
     np.snapshot_dir = PyBytes_AS_STRING(snap_b);
   else

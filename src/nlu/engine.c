@@ -32,7 +32,7 @@ struct fg_nlu {
   char *json;
   size_t json_cap;
   fg_error err;
-  /* constrained decoding (params.constrain != 0) */
+  /* constrained decoding (params.constrained != FG_NLU_CONSTRAIN_OFF) */
   fg_constrain *cons;         /* compiled catalog */
   fg_cmatch *match;           /* per-utterance automaton state */
   int32_t *pending;           /* (pending_cap) chosen tokens not yet appended to the session */
@@ -205,9 +205,10 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   if (out) *out = NULL;
   if (!m || !c || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_create: model, catalog and out are required");
   if (!m->vocab) return fg_err(err, FG_ERR_UNSUPPORTED, "the model has no tokenizer metadata");
-  if (params && params->constrain > FG_NLU_CONSTRAIN_CALL_OR_TEXT)
-    return fg_err(err, FG_ERR_INVALID_ARG, "constrain = %u: use FG_NLU_CONSTRAIN_OFF (0), _CALL_ONLY (1) or _CALL_OR_TEXT (2)",
-                  params->constrain);
+  if (params && params->constrained > FG_NLU_CONSTRAIN_OFF)
+    return fg_err(err, FG_ERR_INVALID_ARG,
+                  "constrained = %u: use FG_NLU_CONSTRAIN_DEFAULT (0), _CALL_ONLY (1), _CALL_OR_TEXT (2) or _OFF (3)",
+                  params->constrained);
   if (params && params->speculate > FG_NLU_SPECULATE_ON)
     return fg_err(err, FG_ERR_INVALID_ARG, "speculate = %u: use FG_NLU_SPECULATE_DEFAULT (0), _OFF (1) or _ON (2)",
                   params->speculate);
@@ -226,6 +227,11 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     e->params.session.kv_type = from->kv.type;
   }
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;
+  /* the library's choices, resolved once: params (and a fork with NULL params) hold the mode in effect */
+  if (e->params.constrained == FG_NLU_CONSTRAIN_DEFAULT) e->params.constrained = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
+  if (e->params.speculate == FG_NLU_SPECULATE_DEFAULT) e->params.speculate = FG_NLU_SPECULATE_ON;
+  e->info.constrained = e->params.constrained;
+  e->info.speculate = e->params.speculate;
   e->spec = e->params.speculate != FG_NLU_SPECULATE_OFF;
   e->max_draft = e->params.max_draft ? e->params.max_draft : FG_NLU_DEFAULT_DRAFT;
   double t0 = fg_time_s();
@@ -243,13 +249,13 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     st = fg_err(&e->err, FG_ERR_CONTEXT_FULL, "the catalog prefix (%zu tokens) does not fit the context (%u)",
                 e->n_prefix, e->session->n_ctx);
   e->info.prefix_tokens = (uint32_t)e->n_prefix;
-  if (st == FG_OK && e->params.constrain) {
+  if (st == FG_OK && e->params.constrained != FG_NLU_CONSTRAIN_OFF) {
     double tc = fg_time_s();
     if (shared)
       e->cons = fg_constrain_retain(shared);
     else
       st = fg_constrain_create(c, m->vocab, &e->cons, &e->err);
-    if (st == FG_OK) st = fg_cmatch_create(e->cons, e->params.constrain, e->params.flags, &e->match);
+    if (st == FG_OK) st = fg_cmatch_create(e->cons, e->params.constrained, e->params.flags, &e->match);
     if (st == FG_OK) {
       e->hidden = fg_malloc_array(m->hp.n_embd, sizeof(float));
       e->logits = fg_malloc_array(m->hp.n_vocab, sizeof(float));
@@ -699,6 +705,12 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   double t0 = fg_time_s();
   if ((st = fg_session_restore(e->session, e->prefix)) != FG_OK)
     return fg_err(&e->err, st, "restore: %s", fg_session_errmsg(e->session));
+  /* an utterance that does not fit is an error in every mode, never a truncated prompt (the constrained
+   * loops would otherwise stop with "context_full" before appending it) */
+  if ((uint64_t)fg_session_position(e->session) + n_ids > e->session->n_ctx)
+    return fg_err(&e->err, FG_ERR_CONTEXT_FULL,
+                  "utterance of %zu tokens: the tokens do not fit the context (%u positions, %u taken by the catalog prefix)",
+                  n_ids, e->session->n_ctx, fg_session_position(e->session));
   double t1 = fg_time_s();
   double t2 = t1, t3;
   const char *why = "max_tokens";

@@ -41,6 +41,11 @@ bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n);
 
 /* --speculate on|off -> FG_NLU_SPECULATE_ON / _OFF; prints an error and returns false otherwise. */
 bool cli_speculate(const char *s, uint32_t *out);
+/* --constrained off|call-only|call-or-text -> FG_NLU_CONSTRAIN_*; prints an error and returns false
+ * otherwise. The default everywhere is call-or-text (docs/OPTIONS.md). */
+bool cli_constrained(const char *s, uint32_t *out);
+/* "off", "call-only" or "call-or-text" (FG_NLU_CONSTRAIN_DEFAULT: the default's name). */
+const char *cli_constrained_name(uint32_t mode);
 
 /* Weight passes and drafts over many fg_nlu_ask calls (call --table, bench). */
 typedef struct cli_spec_stats {

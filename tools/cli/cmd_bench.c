@@ -299,9 +299,7 @@ typedef struct nlu_engine {
   cli_spec_stats spec;
 } nlu_engine;
 
-static const char *mode_name(uint32_t mode) {
-  return mode == FG_NLU_CONSTRAIN_CALL_ONLY ? "call-only" : mode == FG_NLU_CONSTRAIN_CALL_OR_TEXT ? "call-or-text" : "off";
-}
+static const char *mode_name(uint32_t mode) { return cli_constrained_name(mode); }
 
 static int run_nlu_engine(bench_ctx *b, const char *tools, const char *utts, nlu_engine *out) {
   size_t jl, ul;
@@ -313,7 +311,7 @@ static int run_nlu_engine(bench_ctx *b, const char *tools, const char *utts, nlu
   fg_nlu_params np;
   fg_nlu_params_init(&np);
   np.session = b->sp;
-  np.constrain = out->mode;
+  np.constrained = out->mode;
   np.speculate = out->speculate;
   np.max_tokens = out->max_tokens;
   np.max_draft = out->max_draft;
@@ -375,7 +373,7 @@ int cmd_bench(int argc, char **argv) {
       {"threads", 't', true, "worker threads (default: available cores)"},
       {"reps", 0, true, "repetitions per measurement; the median (prefill, chunk, decode) or best (NLU) counts (default 3)"},
       {"no-micro", 0, false, "skip the micro table"},
-      {"constrained", 0, true, "off | call-only | call-or-text: also run the utterances through the NLU engine (whole calls)"},
+      {"constrained", 0, true, "call-or-text (default) | call-only | off: also run the utterances through the NLU engine (whole calls)"},
       {"speculate", 0, true, "on | off: speculation in that engine run (default on; implies an engine run)"},
       {"max-tokens", 0, true, "tokens per answer in that engine run (default 64; a constraint never cuts a call)"},
       {"max-draft", 0, true, "most drafted tokens per weight pass in that engine run (1..32, default 8)"},
@@ -390,11 +388,11 @@ int cmd_bench(int argc, char **argv) {
               "p50/p95; start-up to ready with and without a persisted snapshot) and the micro table: prefill\n"
               "tok/s at 64/512/843 tokens, a 36-token chunk at depth 880, decode tok/s at depth 0 and 880, and\n"
               "decode bandwidth (weight bytes read per token / time) against the machine's read bandwidth.\n"
-              "--constrained MODE adds the NLU engine (off: plain greedy; call-only, call-or-text: constrained\n"
-              "decoding): per utterance a whole answer (p50/p95, average tokens, and how they were chosen: full head,\n"
+              "--constrained MODE adds the NLU engine (call-or-text, the default, and call-only: constrained\n"
+              "decoding; off: plain greedy): per utterance a whole answer (p50/p95, average tokens, and how they were chosen: full head,\n"
               "sparse head, forced), its weight passes after the utterance chunk (median/p95) and the drafts of\n"
               "speculation (accepted per weight pass, per source). --speculate on|off sets speculation for it\n"
-              "(alone it runs the engine without a constraint; the answer cache is off, so that repetitions\n"
+              "(alone it runs the engine with the default call-or-text; the answer cache is off, so that repetitions\n"
               "measure first answers).", opts);
     return 0;
   }
@@ -410,10 +408,9 @@ int cmd_bench(int argc, char **argv) {
   if (tools && access(tools, R_OK) != 0) return cli_error("bench: cannot read %s", tools);
   if (utts && access(utts, R_OK) != 0) return cli_error("bench: cannot read %s", utts);
   nlu_engine ncon = {0};
+  ncon.mode = FG_NLU_CONSTRAIN_CALL_OR_TEXT; /* the default of every surface (docs/OPTIONS.md) */
   if ((v = cli_get(opts, &a, "constrained"))) {
-    if (strcmp(v, "call-only") == 0) ncon.mode = FG_NLU_CONSTRAIN_CALL_ONLY;
-    else if (strcmp(v, "call-or-text") == 0) ncon.mode = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
-    else if (strcmp(v, "off") != 0) return cli_error("--constrained: expected off, call-only or call-or-text, not '%s'", v), 2;
+    if (!cli_constrained(v, &ncon.mode)) return 2;
     ncon.run = true;
   }
   if ((v = cli_get(opts, &a, "speculate"))) {

@@ -244,7 +244,6 @@ typedef struct call_row {
   cli_spec_stats spec;   /* weight passes and drafts (speculation, docs/SPECULATION.md) */
 } call_row;
 
-static const char *const k_mode_names[] = {"off", "call-only", "call-or-text"};
 
 /* Equal as JSON values: same type, numbers equal as doubles (3 == 3.0), strings byte for byte,
  * arrays in order, objects with the same keys (any order) and equal values. */
@@ -447,7 +446,7 @@ static void print_row_json(call_row *r, bool first) {
          "\"tokens\":{\"decode\":%.3f,\"full_head\":%.3f,\"sparse_head\":%.3f,\"forced\":%.3f},"
          "\"prefix_tokens\":%u,\"prefix_ms\":%.1f,\"speculation\":{",
          fg_type_name(r->weight_type), fg_type_name(r->head_type),
-         r->head_copy ? "load" : r->tied ? "tied" : "file", k_mode_names[r->constrain],
+         r->head_copy ? "load" : r->tied ? "tied" : "file", cli_constrained_name(r->constrain),
          (unsigned long long)r->n, (unsigned long long)r->n_expect_calls, (unsigned long long)r->n_expect_text,
          (unsigned long long)r->exact, (unsigned long long)r->exact_calls, (unsigned long long)r->exact_text,
          (unsigned long long)r->function, (unsigned long long)r->args_right, (unsigned long long)r->args_total,
@@ -494,7 +493,7 @@ static void print_table_row(const call_row *r) {
   snprintf(head, sizeof head, "%s%s", fg_type_name(r->head_type), r->head_copy ? "(load)" : r->tied ? "(tied)" : "");
   const double n = r->n ? (double)r->n : 1.0;
   printf("%-24.24s %-5s %-10s %-12s %5llu %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% %8.1f %8.1f %6.1f %5.1f %6.1f %6.1f %6.1f\n",
-         base, fg_type_name(r->weight_type), head, k_mode_names[r->constrain], (unsigned long long)r->n,
+         base, fg_type_name(r->weight_type), head, cli_constrained_name(r->constrain), (unsigned long long)r->n,
          pct((double)r->exact, r->n), pct((double)r->exact_calls, r->n_expect_calls), pct((double)r->function, r->n),
          pct((double)r->args_right, r->args_total), pct((double)r->invalid_calls, r->calls), p50, p95,
          (double)r->decode / n, (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n,
@@ -525,7 +524,7 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
   const fg_model_params *gp = cli_model_params();
   heads_buf = strdup(cli_get(opts, a, "heads") ? cli_get(opts, a, "heads")
                      : gp->head_type == 8 ? "q8_0" : gp->head_type == 2 ? "q4_0" : "file");
-  modes_buf = strdup(cli_get(opts, a, "constrained") ? cli_get(opts, a, "constrained") : "off");
+  modes_buf = strdup(cli_get(opts, a, "constrained") ? cli_get(opts, a, "constrained") : "call-or-text");
   if (!models_buf || !heads_buf || !modes_buf) {
     free(models_buf), free(heads_buf), free(modes_buf);
     return cli_error("out of memory");
@@ -628,7 +627,7 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
         fg_nlu_params_init(&np);
         np.session = sp;
         np.max_tokens = max_tokens;
-        np.constrain = mode_ids[oi];
+        np.constrained = mode_ids[oi];
         np.speculate = speculate;
         np.flags |= FG_NLU_NO_ANSWER_CACHE; /* every answer computed: passes and latency of first answers */
         fg_nlu *nlu = NULL;
@@ -667,7 +666,7 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
             char *exp = cJSON_PrintUnformatted(it->expected);
             fprintf(details, "{\"row\":%zu,\"model\":", k);
             cli_json_str(details, models[mi], strlen(models[mi]));
-            fprintf(details, ",\"head\":\"%s\",\"constrained\":\"%s\",\"utterance\":", heads[hi], k_mode_names[mode_ids[oi]]);
+            fprintf(details, ",\"head\":\"%s\",\"constrained\":\"%s\",\"utterance\":", heads[hi], cli_constrained_name(mode_ids[oi]));
             cli_json_str(details, it->utt, strlen(it->utt));
             fprintf(details, ",\"expected\":%s,\"result\":%s,\"raw\":", exp ? exp : "null", got ? res.json : "null");
             cli_json_str(details, got ? res.raw : "", strlen(got ? res.raw : ""));
@@ -678,7 +677,7 @@ static int eval_calls(const cli_opt *opts, const cli_args *a) {
           cJSON_Delete(got);
           if (tty && (r->n % 4 == 0 || (long)r->n == n_items))
             fprintf(stderr, "\reval: row %zu/%zu (%s, %s): %llu/%ld, exact %.1f%%, %.0f s   ", k + 1, n_rows,
-                    strrchr(models[mi], '/') ? strrchr(models[mi], '/') + 1 : models[mi], k_mode_names[mode_ids[oi]],
+                    strrchr(models[mi], '/') ? strrchr(models[mi], '/') + 1 : models[mi], cli_constrained_name(mode_ids[oi]),
                     (unsigned long long)r->n, n_items, pct((double)r->exact, r->n), cli_now() - t0);
         }
         fg_nlu_free(nlu);
@@ -840,7 +839,7 @@ int cmd_eval(int argc, char **argv) {
       {"calls", 0, true, "call accuracy on DATA.jsonl instead of logit agreement (see above)"},
       {"tools", 0, true, "--calls: the tool catalog the utterances are answered against"},
       {"heads", 0, true, "--calls: LM heads to try, a comma list of file, q8_0, q4_0 (default file)"},
-      {"constrained", 0, true, "--calls: decoding modes, a comma list of off, call-only, call-or-text (default off)"},
+      {"constrained", 0, true, "--calls: decoding modes, a comma list of off, call-only, call-or-text (default call-or-text)"},
       {"max-tokens", 0, true, "--calls: generated tokens per utterance (default 64)"},
       {"details", 0, true, "--calls: write every answer and its scores to this JSONL file"},
       {"every", 0, true, "--calls: every N-th utterance of DATA only, the first included (default 1: all)"},

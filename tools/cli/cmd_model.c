@@ -28,8 +28,8 @@ static bool session_params_from(const cli_opt *opts, const cli_args *a, fg_sessi
   if (t && !cli_u32("--threads", t, 1, 256, &p->n_threads)) return false;
   const char *c = cli_get(opts, a, "chunk");
   if (c && !cli_u32("--chunk", c, 1, 4096, &p->n_batch)) return false;
-  const char *ctx = cli_get(opts, a, "ctx");
-  if (ctx && !cli_u32("--ctx", ctx, 1, UINT32_MAX, &p->n_ctx)) return false;
+  const char *ctx = cli_get(opts, a, "n-ctx");
+  if (ctx && !cli_u32("--n-ctx", ctx, 1, UINT32_MAX, &p->n_ctx)) return false;
   return true;
 }
 
@@ -357,7 +357,7 @@ int cmd_generate(int argc, char **argv) {
       {"reference", 0, false, "use the no-cache reference path (slow; the oracle)"},
       {"chunk", 0, true, "feed the prompt in chunks of N positions (default 64)"},
       {"snapshot-at", 0, true, "snapshot after K prompt tokens, fork, continue in the fork"},
-      {"ctx", 0, true, "context size (default: the model's)"},
+      {"n-ctx", 0, true, "context positions (default: the model's)"},
       THREADS_OPT,
       HELP_OPT,
       {0}};

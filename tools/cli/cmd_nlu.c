@@ -107,29 +107,30 @@ int cmd_call(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"model", 'm', true, "GGUF file"},
       {"tools", 0, true, "tool catalog JSON (required)"},
-      {"snapshot", 0, true, "prefix snapshot file: loaded when it matches, else written"},
+      {"snapshot-path", 0, true, "prefix snapshot file: loaded when it matches, else written (default: none)"},
       {"snapshot-dir", 0, true, "directory of prefix snapshots shared with `serve --snapshot-dir` and the bindings"},
       {"max-tokens", 0, true, "generated tokens per utterance (default 64)"},
-      {"multi", 0, false, "allow several calls per answer"},
-      {"constrained", 0, true, "off | call-only | call-or-text: decode only calls the catalog allows"},
+      {"multi-call", 0, false, "allow several calls per answer (default: one)"},
+      {"constrained", 0, true, "call-or-text (default) | call-only | off: decode only calls the catalog allows"},
       {"speculate", 0, true, "on | off: verify drafted tokens in batches (default on; same answers)"},
       {"max-draft", 0, true, "most drafted tokens per weight pass (1..32, default 8)"},
       {"no-answer-cache", 0, false, "speculation keeps no earlier answers as drafts"},
       {"table", 0, false, "print a latency table to stderr at the end"},
       {"threads", 't', true, "worker threads (default: available cores)"},
-      {"ctx", 0, true, "context size (default: the model's)"},
+      {"n-ctx", 0, true, "context positions (default: the model's)"},
       HELP_OPT,
       {0}};
   cli_args a;
   if (cli_parse("call", opts, argc - 1, argv + 1, &a)) return 2;
   if (cli_has(opts, &a, "help")) {
-    cli_usage(stdout, "call", "-m MODEL.gguf --tools CATALOG.json [--snapshot FILE] [--max-tokens N] [UTTERANCE...]",
-              "Prefills the catalog once (or loads --snapshot FILE, writing it when missing or stale), then answers\n"
+    cli_usage(stdout, "call", "-m MODEL.gguf --tools CATALOG.json [--snapshot-path FILE] [--max-tokens N] [UTTERANCE...]",
+              "Prefills the catalog once (or loads --snapshot-path FILE, writing it when missing or stale), then answers\n"
               "each utterance from that state: one JSON object per line with the parsed call, the raw text, the\n"
               "stop reason and timings. Without UTTERANCE arguments it reads one utterance per line from standard\n"
               "input until EOF (the NLU service mode).\n"
-              "--constrained call-only makes every answer a call that is valid for the catalog (name, keys,\n"
-              "enum values, required keys, value types); call-or-text also lets the model answer in prose.\n"
+              "--constrained call-or-text (the default) makes every call valid for the catalog (name, keys,\n"
+              "enum values, required keys, value types) and lets the model answer in prose when it starts no\n"
+              "call; call-only makes every answer a call; off is plain greedy decoding (docs/OPTIONS.md).\n"
               "The JSON then counts the steps: \"heads\":{\"full\":N,\"sparse\":N,\"forced\":N}.\n"
               "--speculate on (the default) guesses the next tokens (the call syntax, copies of utterance spans,\n"
               "catalog names and values, earlier answers, what followed the last tokens earlier in the prompt) and\n"
@@ -145,20 +146,15 @@ int cmd_call(int argc, char **argv) {
   const char *v;
   if ((v = cli_get(opts, &a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &np.max_tokens)) return 2;
   if ((v = cli_get(opts, &a, "threads")) && !cli_u32("--threads", v, 1, 256, &np.session.n_threads)) return 2;
-  if ((v = cli_get(opts, &a, "ctx")) && !cli_u32("--ctx", v, 1, UINT32_MAX, &np.session.n_ctx)) return 2;
-  if (cli_has(opts, &a, "multi")) np.flags |= FG_NLU_MULTI_CALL;
-  if ((v = cli_get(opts, &a, "constrained"))) {
-    if (strcmp(v, "off") == 0) np.constrain = FG_NLU_CONSTRAIN_OFF;
-    else if (strcmp(v, "call-only") == 0) np.constrain = FG_NLU_CONSTRAIN_CALL_ONLY;
-    else if (strcmp(v, "call-or-text") == 0) np.constrain = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
-    else return cli_error("--constrained: expected off, call-only or call-or-text, not '%s'", v), 2;
-  }
+  if ((v = cli_get(opts, &a, "n-ctx")) && !cli_u32("--n-ctx", v, 1, UINT32_MAX, &np.session.n_ctx)) return 2;
+  if (cli_has(opts, &a, "multi-call")) np.flags |= FG_NLU_MULTI_CALL;
+  if ((v = cli_get(opts, &a, "constrained")) && !cli_constrained(v, &np.constrained)) return 2;
   if ((v = cli_get(opts, &a, "speculate")) && !cli_speculate(v, &np.speculate)) return 2;
   if (cli_has(opts, &a, "no-answer-cache")) np.flags |= FG_NLU_NO_ANSWER_CACHE;
   if ((v = cli_get(opts, &a, "max-draft")) && !cli_u32("--max-draft", v, 1, 32, &np.max_draft)) return 2;
-  np.snapshot_path = cli_get(opts, &a, "snapshot");
+  np.snapshot_path = cli_get(opts, &a, "snapshot-path");
   if ((v = cli_get(opts, &a, "snapshot-dir"))) {
-    if (np.snapshot_path) return cli_error("--snapshot and --snapshot-dir: give one of them"), 2;
+    if (np.snapshot_path) return cli_error("--snapshot-path and --snapshot-dir: give one of them"), 2;
     if (!cli_snapshot_dir("--snapshot-dir", v)) return 2;
     np.snapshot_dir = v;
   }
@@ -181,9 +177,10 @@ int cmd_call(int argc, char **argv) {
   if (info.snapshot_refused)
     fprintf(stderr, "fgemma: warning: the snapshot file was damaged or of another model, KV type or catalog: "
                     "not used%s\n", info.snapshot_written ? ", replaced" : "");
-  fprintf(stderr, "catalog: %u tokens %s in %.1f ms%s%s%s\n", info.prefix_tokens,
+  fprintf(stderr, "catalog: %u tokens %s in %.1f ms%s%s%s; constrained %s, speculate %s\n", info.prefix_tokens,
           info.prefix_from_file ? "loaded from snapshot" : "prefilled", info.prefix_ms,
-          info.snapshot_written ? " (snapshot written)" : "", info.snapshot_name[0] ? ": " : "", info.snapshot_name);
+          info.snapshot_written ? " (snapshot written)" : "", info.snapshot_name[0] ? ": " : "", info.snapshot_name,
+          cli_constrained_name(info.constrained), info.speculate == FG_NLU_SPECULATE_OFF ? "off" : "on");
 
   row *rows = NULL;
   size_t n_rows = 0, cap_rows = 0;

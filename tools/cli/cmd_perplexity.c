@@ -79,7 +79,7 @@ int cmd_perplexity(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"model", 'm', true, "GGUF file with tokenizer metadata"},
       {"text", 0, true, "the text file ('-' = standard input; required)"},
-      {"ctx", 0, true, "window size in positions, <bos> included (default 512)"},
+      {"n-ctx", 0, true, "window size in positions, <bos> included (default 512)"},
       {"stride", 0, true, "text ids between window starts (default ctx - 1: windows do not overlap)"},
       {"tokens", 0, true, "score only the first N ids of the text (default: all)"},
       {"threads", 't', true, "worker threads (default: available cores)"},
@@ -89,7 +89,7 @@ int cmd_perplexity(int argc, char **argv) {
   cli_args a;
   if (cli_parse("perplexity", opts, argc - 1, argv + 1, &a)) return 2;
   if (cli_has(opts, &a, "help")) {
-    cli_usage(stdout, "perplexity", "-m MODEL.gguf --text FILE [--ctx N] [--stride S] [--tokens N] [--threads N] [--json]",
+    cli_usage(stdout, "perplexity", "-m MODEL.gguf --text FILE [--n-ctx N] [--stride S] [--tokens N] [--threads N] [--json]",
               "Perplexity of the model over a text, in windows. The text is tokenized without <bos> (control-\n"
               "token text is parsed); each window is <bos> plus up to ctx - 1 text ids, and windows start\n"
               "stride ids apart. Every id is scored exactly once, in the first window that holds it: -log\n"
@@ -104,7 +104,7 @@ int cmd_perplexity(int argc, char **argv) {
   if (!text_path) return cli_error("perplexity: --text FILE is required"), 2;
   uint32_t ctx = 512, stride = 0, max_tokens = 0;
   const char *v;
-  if ((v = cli_get(opts, &a, "ctx")) && !cli_u32("--ctx", v, 2, 1u << 20, &ctx)) return 2;
+  if ((v = cli_get(opts, &a, "n-ctx")) && !cli_u32("--n-ctx", v, 2, 1u << 20, &ctx)) return 2;
   if ((v = cli_get(opts, &a, "stride")) && !cli_u32("--stride", v, 1, 1u << 20, &stride)) return 2;
   if (!stride) stride = ctx - 1;
   if (stride > ctx - 1) return cli_error("--stride: %u is larger than ctx - 1 = %u (ids would be skipped)", stride, ctx - 1), 2;

@@ -26,7 +26,7 @@ int cmd_serve(int argc, char **argv) {
       {"conn-timeout", 0, true, "seconds of inactivity before a connection is closed (default 30)"},
       {"max-connections", 0, true, "open connections at most (default 4096)"},
       {"speculate", 0, true, "on | off: speculative verification (default on; same answers)"},
-      {"ctx", 0, true, "context size per session (default: the model's)"},
+      {"n-ctx", 0, true, "context positions per session (default: the model's)"},
       {"snapshot-dir", 0, true, "directory of catalog snapshots shared by replicas: loaded when present, else prefilled and written"},
       {"help", 'h', false, "show this help"},
       {0}};
@@ -38,7 +38,10 @@ int cmd_serve(int argc, char **argv) {
               "stream), POST /v1/nlu (the JSON line of `fgemma call`), GET /v1/models, /health, /metrics\n"
               "(Prometheus). Each distinct tool list is prefilled once and kept (--max-catalogs, LRU); every\n"
               "request runs on a fork of it. SIGTERM finishes the requests in flight and stops; new ones get\n"
-              "503 meanwhile. docs/SERVER.md describes the API and its differences from OpenAI's.", opts);
+              "503 meanwhile. Decoding is constrained call-or-text by default: /v1/nlu takes \"constrained\":\n"
+              "\"call-or-text\" (default) | \"call-only\" | \"off\" and \"multi_call\" (default false); chat\n"
+              "completions map tool_choice auto (default) / required / none to them. docs/SERVER.md describes the\n"
+              "API and its differences from OpenAI's; docs/OPTIONS.md the options of every surface.", opts);
     return 0;
   }
   if (a.n_pos) return cli_error("serve: unexpected argument '%s'", a.pos[0]), 2;
@@ -82,7 +85,7 @@ int cmd_serve(int argc, char **argv) {
   if ((v = cli_get(opts, &a, "conn-timeout")) && !cli_u32("--conn-timeout", v, 1, 86400, &cfg.conn_timeout_s)) return 2;
   if ((v = cli_get(opts, &a, "max-connections")) && !cli_u32("--max-connections", v, 1, 1u << 20, &cfg.max_connections)) return 2;
   if ((v = cli_get(opts, &a, "speculate")) && !cli_speculate(v, &cfg.nlu.speculate)) return 2;
-  if ((v = cli_get(opts, &a, "ctx")) && !cli_u32("--ctx", v, 1, UINT32_MAX, &cfg.nlu.session.n_ctx)) return 2;
+  if ((v = cli_get(opts, &a, "n-ctx")) && !cli_u32("--n-ctx", v, 1, UINT32_MAX, &cfg.nlu.session.n_ctx)) return 2;
   if ((v = cli_get(opts, &a, "threads"))) {
     if (!cli_u32("--threads", v, 1, 256, &cfg.nlu.session.n_threads)) return 2;
   } else {

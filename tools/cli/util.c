@@ -167,6 +167,26 @@ static const struct cli_global {
     {"kv-type", "threads", parse_kv_type, "KV cache element type: f32 (default) | f16 (half the KV memory)"},
 };
 
+/* Deprecated spellings (docs/OPTIONS.md): a command whose table has the new name also takes the old
+ * one, with a warning on stderr; --help lists them. */
+static const struct cli_alias {
+  const char *old_name, *name;
+} g_aliases[] = {
+    {"snapshot", "snapshot-path"},
+    {"ctx", "n-ctx"},
+    {"multi", "multi-call"},
+};
+
+/* The option index that the deprecated spelling at name (n bytes) stands for in this command, or -1. */
+static int find_alias(const cli_opt *opts, const char *name, size_t n, const char **old_name) {
+  for (size_t k = 0; k < sizeof g_aliases / sizeof g_aliases[0]; k++)
+    if (strlen(g_aliases[k].old_name) == n && memcmp(g_aliases[k].old_name, name, n) == 0) {
+      *old_name = g_aliases[k].old_name;
+      return find_opt(opts, g_aliases[k].name, strlen(g_aliases[k].name), 0);
+    }
+  return -1;
+}
+
 /* The global option named by the n bytes at name that this command takes, or NULL. */
 static const struct cli_global *find_global(const cli_opt *opts, const char *name, size_t n) {
   for (size_t g = 0; g < sizeof g_globals / sizeof g_globals[0]; g++)
@@ -199,6 +219,9 @@ int cli_parse(const char *cmd, const cli_opt *opts, int argc, char **argv, cli_a
       const char *eq = strchr(a + 2, '=');
       size_t len = eq ? (size_t)(eq - (a + 2)) : strlen(a + 2);
       idx = find_opt(opts, a + 2, len, 0);
+      const char *old_name = NULL;
+      if (idx < 0 && (idx = find_alias(opts, a + 2, len, &old_name)) >= 0)
+        fprintf(stderr, "fgemma: warning: %s: --%s is deprecated, use --%s\n", cmd, old_name, opts[idx].name);
       if (eq) inline_val = eq + 1;
     } else {
       idx = a[2] == '\0' ? find_opt(opts, NULL, 0, a[1]) : -1;
@@ -262,6 +285,13 @@ void cli_usage(FILE *f, const char *cmd, const char *synopsis, const char *what,
     char left[64];
     snprintf(left, sizeof left, "    --%s V", g_globals[g].name);
     fprintf(f, "  %-24s %s\n", left, g_globals[g].help);
+  }
+  for (size_t k = 0; k < sizeof g_aliases / sizeof g_aliases[0]; k++) {
+    const int i = find_opt(opts, g_aliases[k].name, strlen(g_aliases[k].name), 0);
+    if (i < 0 || !opts[i].help) continue;
+    char left[64];
+    snprintf(left, sizeof left, "    --%s%s", g_aliases[k].old_name, opts[i].takes_value ? " V" : "");
+    fprintf(f, "  %-24s deprecated: the old name of --%s\n", left, g_aliases[k].name);
   }
 }
 
@@ -495,6 +525,24 @@ bool cli_speculate(const char *s, uint32_t *out) {
   else if (strcmp(s, "off") == 0) *out = FG_NLU_SPECULATE_OFF;
   else return cli_error("--speculate: expected on or off, not '%s'", s), false;
   return true;
+}
+
+bool cli_constrained(const char *s, uint32_t *out) {
+  if (strcmp(s, "off") == 0) *out = FG_NLU_CONSTRAIN_OFF;
+  else if (strcmp(s, "call-only") == 0) *out = FG_NLU_CONSTRAIN_CALL_ONLY;
+  else if (strcmp(s, "call-or-text") == 0) *out = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
+  else return cli_error("--constrained: expected off, call-only or call-or-text, not '%s'", s), false;
+  return true;
+}
+
+const char *cli_constrained_name(uint32_t mode) {
+  switch (mode) {
+  case FG_NLU_CONSTRAIN_OFF: return "off";
+  case FG_NLU_CONSTRAIN_CALL_ONLY: return "call-only";
+  case FG_NLU_CONSTRAIN_CALL_OR_TEXT:
+  case FG_NLU_CONSTRAIN_DEFAULT: return "call-or-text";
+  default: return "?";
+  }
 }
 
 void cli_spec_add(cli_spec_stats *st, const fg_nlu_result *r) {

@@ -654,7 +654,7 @@ static engine *engine_acquire(server *s, cat_entry *e, job *j) {
   if (!g) return job_error(j, 500, NULL, "out of memory"), NULL;
   g->key = key;
   fg_nlu_params p = s->cfg->nlu;
-  p.constrain = j->constrain;
+  p.constrained = j->constrain;
   p.max_tokens = j->max_tokens;
   p.flags |= j->flags;
   p.session.abort_cb = engine_abort;
@@ -1219,7 +1219,7 @@ static bool parse_nlu(const server *s, cJSON *root, job *j, bad *b) {
     snprintf(j->cat_id, sizeof j->cat_id, "%s", cid->valuestring);
   }
   cJSON *c = cJSON_GetObjectItemCaseSensitive(root, "constrained");
-  j->constrain = FG_NLU_CONSTRAIN_OFF;
+  j->constrain = FG_NLU_CONSTRAIN_CALL_OR_TEXT; /* the default of every surface (docs/OPTIONS.md) */
   if (c) {
     if (cJSON_IsString(c) && strcmp(c->valuestring, "off") == 0) j->constrain = FG_NLU_CONSTRAIN_OFF;
     else if (cJSON_IsString(c) && strcmp(c->valuestring, "call-only") == 0) j->constrain = FG_NLU_CONSTRAIN_CALL_ONLY;
@@ -1228,8 +1228,12 @@ static bool parse_nlu(const server *s, cJSON *root, job *j, bad *b) {
   }
   j->max_tokens = 64;
   if (!opt_uint(root, "max_tokens", 1, s->cfg->max_tokens, &j->max_tokens, b)) return false;
+  /* multi_call; "multi" is its deprecated old name */
   bool multi = false;
-  if (!opt_bool(root, "multi", &multi, b)) return false;
+  const bool has_new = cJSON_GetObjectItemCaseSensitive(root, "multi_call") != NULL;
+  if (has_new && cJSON_GetObjectItemCaseSensitive(root, "multi") != NULL)
+    return fail(b, 400, "invalid_value", "multi", "give multi_call only (multi is its deprecated old name)");
+  if (!opt_bool(root, has_new ? "multi_call" : "multi", &multi, b)) return false;
   if (multi) j->flags |= FG_NLU_MULTI_CALL;
   snprintf(j->model, sizeof j->model, "%s", s->cfg->model_id);
   return true;

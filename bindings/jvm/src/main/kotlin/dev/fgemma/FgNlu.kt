@@ -11,8 +11,8 @@ import kotlin.coroutines.resumeWithException
 
 /** Constrained decoding (docs/CONSTRAINED.md): which answers the decoder may produce. */
 enum class Constrain(internal val id: Int) {
-    /** plain greedy decoding */
-    OFF(0),
+    /** plain greedy decoding (FG_NLU_CONSTRAIN_OFF) */
+    OFF(3),
     /** the answer is a call valid for the catalog (name, keys, enum values, types) */
     CALL_ONLY(1),
     /** such a call, or prose when the model does not start one */
