@@ -235,6 +235,16 @@ def test_nlu(srv, args, catalog, expected):
         check(st == 200 and hdrs.get("X-Fgemma-Catalog-Id", "").startswith("cat-"), "nlu status/header")
         st2, body2, _ = srv.request("POST", "/v1/nlu", {"catalog_id": hdrs.get("X-Fgemma-Catalog-Id"), "utterance": utt})
         check(st2 == 200 and json.loads(body2)["result"] == got["result"], "catalog_id reuse: %s" % body2[:200])
+        # the default is call-or-text, as in `fgemma call` (docs/OPTIONS.md); multi_call is multi's new name
+        st3, body3, _ = srv.request("POST", "/v1/nlu", {"catalog": catalog, "utterance": utt,
+                                                         "constrained": "call-or-text", "multi_call": False})
+        check(st3 == 200 and json.loads(body3)["raw"] == got["raw"], "nlu default vs call-or-text: %s" % body3[:200])
+    ok, why = error_ok(*srv.request("POST", "/v1/nlu", {"catalog": catalog, "utterance": "x", "multi": True,
+                                                         "multi_call": True})[:2], 400, "invalid_value")
+    check(ok, "multi and multi_call together: " + why)
+    ok, why = error_ok(*srv.request("POST", "/v1/nlu", {"catalog": catalog, "utterance": "x", "multi_call": 1})[:2],
+                       400, "invalid_type")
+    check(ok, "multi_call not a bool: " + why)
     ok, why = error_ok(*srv.request("POST", "/v1/nlu", {"catalog_id": "cat-0000000000000001", "utterance": "x"})[:2],
                        404, "catalog_not_found")
     check(ok, "unknown catalog_id: " + why)
