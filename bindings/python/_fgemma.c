@@ -10,10 +10,14 @@
  * model_unuse count them).
  *
  * Threads: the GIL is released around every long call (model load, prefill, step, ask, engine
- * creation, snapshot save/load). While it is released the object is marked busy; another thread's
- * call on the same object gets RuntimeError instead of breaking the C library's one-thread-at-a-time
- * rule. cancel() only sets an atomic flag that the C abort callback polls, so it is safe from any
- * thread. The busy flags and model counters are touched only with the GIL held.
+ * creation, snapshot save/load). While it is released the object is busy (its gate): a call on the same
+ * Session, Snapshot or Nlu from another thread waits for it, with the GIL released, so that calls are
+ * serialised as the C library's one-thread-at-a-time rule wants (as the Kotlin binding does); a call
+ * from the busy call's own thread (re-entry) raises RuntimeError instead of deadlocking. close() during
+ * another thread's call marks the object closed at once, cancels that call and frees the C object when
+ * it returns; calls waiting for it then raise "closed". cancel() only sets an atomic flag that the C
+ * abort callback polls, so it is safe from any thread. The gates and model counters are touched only
+ * with the GIL held.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -105,9 +109,64 @@ static PyObject *raise_arg(const char *fmt, ...) {
   return raise_text(FG_ERR_INVALID_ARG, text);
 }
 
-static PyObject *raise_busy(const char *what) {
-  PyErr_Format(PyExc_RuntimeError, "the %s is in use by another thread (one call at a time per %s)", what, what);
-  return NULL;
+/* One call at a time per object (docs/OPTIONS.md, "Busy objects"). busy and owner change only with the
+ * GIL held; lock is held by the busy call while it runs without the GIL, and waiters block on it with
+ * the GIL released. */
+typedef struct {
+  int busy;                /* a call runs with the GIL released */
+  unsigned long owner;     /* PyThread_get_thread_ident() of that call's thread */
+  PyThread_type_lock lock; /* held while busy */
+} gate;
+
+static int gate_init(gate *g) {
+  g->busy = 0;
+  g->owner = 0;
+  g->lock = PyThread_allocate_lock();
+  if (!g->lock) return PyErr_NoMemory(), -1;
+  return 0;
+}
+
+static void gate_free(gate *g) {
+  if (g->lock) PyThread_free_lock(g->lock);
+  g->lock = NULL;
+}
+
+/* Waits (GIL released) until no other thread's call runs on the object. A call from the busy call's own
+ * thread (a callback re-entering the object) raises RuntimeError: waiting would never end. */
+static int gate_wait(gate *g, const char *what) {
+  while (g->busy) {
+    if (g->owner == PyThread_get_thread_ident()) {
+      PyErr_Format(PyExc_RuntimeError,
+                   "re-entrant call: this thread is already running a call on the %s (one call at a time per "
+                   "%s; call it again after that call returns)", what, what);
+      return -1;
+    }
+    if (!g->lock) break;
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(g->lock, WAIT_LOCK);
+    PyThread_release_lock(g->lock);
+    Py_END_ALLOW_THREADS
+  }
+  return 0;
+}
+
+/* Marks the object busy for a call that is about to release the GIL; right after a successful ready
+ * check (no Python code in between, so no other thread can claim it meanwhile). */
+static void gate_claim(gate *g) {
+  g->busy = 1;
+  g->owner = PyThread_get_thread_ident();
+  if (g->lock && !PyThread_acquire_lock(g->lock, NOWAIT_LOCK)) {
+    /* a waiter holds it for an instant (acquire, release): wait for that */
+    Py_BEGIN_ALLOW_THREADS
+    PyThread_acquire_lock(g->lock, WAIT_LOCK);
+    Py_END_ALLOW_THREADS
+  }
+}
+
+static void gate_release(gate *g) {
+  g->busy = 0;
+  g->owner = 0;
+  if (g->lock) PyThread_release_lock(g->lock);
 }
 
 static double now_ms(void) {
@@ -158,6 +217,29 @@ static int opt_choice(PyObject *o, const char *name, const char *const *names, i
   }
   raise_arg("%s must be one of %s, not %R", name, list, o);
   return -1;
+}
+
+/* A bool (True/False, not any truthy object); None keeps *out. */
+static int opt_bool(PyObject *o, const char *name, int *out) {
+  if (!o || o == Py_None) return 0;
+  if (!PyBool_Check(o)) {
+    PyErr_Format(PyExc_TypeError, "%s must be True or False, not %.100s", name, Py_TYPE(o)->tp_name);
+    return -1;
+  }
+  *out = o == Py_True;
+  return 0;
+}
+
+/* A keyword's deprecated old name (docs/OPTIONS.md): DeprecationWarning, and an error when both are given. */
+static int deprecated_kw(PyObject **new_o, PyObject *old_o, const char *new_name, const char *old_name) {
+  if (!old_o) return 0;
+  if (*new_o) {
+    PyErr_Format(PyExc_TypeError, "give %s only (%s is its deprecated old name)", new_name, old_name);
+    return -1;
+  }
+  if (PyErr_WarnFormat(PyExc_DeprecationWarning, 2, "%s is deprecated, use %s", old_name, new_name) != 0) return -1;
+  *new_o = old_o;
+  return 0;
 }
 
 static int token_id(PyObject *o, const char *what, Py_ssize_t i, int32_t *out) {
@@ -393,14 +475,16 @@ static int lora_parse(PyObject *o, lora_list *ll) {
 static const char *const kv_names[] = {"f32", "f16", NULL};
 
 static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"path", "head_type", "threads", "repack", "lora", "lora_merge", NULL};
+  static char *kwlist[] = {"path", "head_type", "threads", "repack", "lora", "lora_merge", "no_mmap", "check_tensors", NULL};
   PyObject *path_o, *head_o = Py_None, *threads_o = Py_None, *lora_o = Py_None, *merge_o = Py_None;
-  int repack = 1;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOpOO:Model", kwlist, &path_o, &head_o, &threads_o, &repack, &lora_o,
-                                   &merge_o))
+  PyObject *nommap_o = Py_None, *check_o = Py_None;
+  int repack = 1, no_mmap = 0, check = 0;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOpOOOO:Model", kwlist, &path_o, &head_o, &threads_o, &repack, &lora_o,
+                                   &merge_o, &nommap_o, &check_o))
     return NULL;
   int head = 0, merge = 0;
   uint32_t threads = 0;
+  if (opt_bool(nommap_o, "no_mmap", &no_mmap) != 0 || opt_bool(check_o, "check_tensors", &check) != 0) return NULL;
   if (opt_choice(head_o, "head_type", head_names, &head) != 0) return NULL;
   if (opt_u32(threads_o, "threads", 1, 256, &threads) != 0) return NULL;
   if (opt_choice(merge_o, "lora_merge", merge_names, &merge) != 0) return NULL;
@@ -430,6 +514,8 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   fg_model_params_init(&p);
   p.head_type = head_ids[head];
   if (!repack) p.flags |= FG_MODEL_NO_REPACK;
+  if (no_mmap) p.flags |= FG_MODEL_NO_MMAP;
+  if (check) p.flags |= FG_MODEL_CHECK_TENSORS;
   p.loras = ll.n ? ll.l : NULL;
   p.n_loras = (uint32_t)ll.n;
   p.lora_merge = merge_ids[merge];
@@ -607,19 +693,16 @@ typedef struct {
   fg_session *s;
   uint32_t kv_type;
   int closed;
-  int busy;            /* a call runs with the GIL released */
+  gate g;              /* one call at a time */
   atomic_int cancel;   /* set by cancel(), read by the abort callback */
 } SessionObject;
 
 static bool session_abort_cb(void *ud) { return atomic_load_explicit((atomic_int *)ud, memory_order_relaxed) != 0; }
 
 static int session_ready(SessionObject *self) {
+  if (gate_wait(&self->g, "Session") != 0) return -1;
   if (self->closed || !self->s) {
     raise_arg("the Session is closed");
-    return -1;
-  }
-  if (self->busy) {
-    raise_busy("Session");
     return -1;
   }
   return 0;
@@ -637,17 +720,23 @@ static void session_release(SessionObject *self) {
 /* A Session object for model with params (abort callback pointed at the object's flag), made by
  * fg_session_create (snap == NULL) or fg_session_fork. */
 static PyObject *session_make(ModelObject *model, const fg_snapshot *snap, uint32_t kv_type, uint32_t threads,
-                              uint32_t n_ctx) {
+                              uint32_t n_ctx, uint32_t n_batch) {
   SessionObject *self = (SessionObject *)SessionType->tp_alloc(SessionType, 0);
   if (!self) return NULL;
   self->model = (ModelObject *)Py_NewRef(model);
   self->kv_type = kv_type;
   atomic_init(&self->cancel, 0);
+  if (gate_init(&self->g) != 0) {
+    self->closed = 1;
+    Py_DECREF(self);
+    return NULL;
+  }
   fg_session_params p;
   fg_session_params_init(&p);
   p.kv_type = kv_type;
   p.n_threads = threads ? threads : model->threads;
   p.n_ctx = n_ctx;
+  p.n_batch = n_batch;
   p.abort_cb = session_abort_cb;
   p.abort_user_data = &self->cancel;
   fg_error err = {0};
@@ -664,50 +753,53 @@ static PyObject *session_make(ModelObject *model, const fg_snapshot *snap, uint3
 static void session_dealloc(SessionObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   if (self->model) session_release(self);
+  gate_free(&self->g);
   Py_XDECREF(self->model);
   tp->tp_free(self);
   Py_DECREF(tp);
 }
 
-PyDoc_STRVAR(model_session_doc, "session($self, /, kv_type=None, *, threads=None, n_ctx=None)\n--\n\n"
+PyDoc_STRVAR(model_session_doc, "session($self, /, kv_type=None, *, threads=None, n_ctx=None, batch=None)\n--\n\n"
              "A new Session (empty KV cache). kv_type: 'f32' (default) or 'f16' (half the KV memory).\n"
              "threads: worker threads (default: the Model's, else the available cores). n_ctx: maximum\n"
-             "positions (default: the model's context length).");
+             "positions (default: the model's context length). batch: positions per internal prefill chunk\n"
+             "(default 256).");
 static PyObject *model_session(ModelObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"kv_type", "threads", "n_ctx", NULL};
-  PyObject *kv_o = Py_None, *threads_o = Py_None, *ctx_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$OO:session", kwlist, &kv_o, &threads_o, &ctx_o)) return NULL;
+  static char *kwlist[] = {"kv_type", "threads", "n_ctx", "batch", NULL};
+  PyObject *kv_o = Py_None, *threads_o = Py_None, *ctx_o = Py_None, *batch_o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$OOO:session", kwlist, &kv_o, &threads_o, &ctx_o, &batch_o)) return NULL;
   int kv = 0;
-  uint32_t threads = 0, n_ctx = 0;
+  uint32_t threads = 0, n_ctx = 0, n_batch = 0;
   if (opt_choice(kv_o, "kv_type", kv_names, &kv) != 0 || opt_u32(threads_o, "threads", 1, 256, &threads) != 0 ||
-      opt_u32(ctx_o, "n_ctx", 1, UINT32_MAX, &n_ctx) != 0)
+      opt_u32(ctx_o, "n_ctx", 1, UINT32_MAX, &n_ctx) != 0 || opt_u32(batch_o, "batch", 1, 4096, &n_batch) != 0)
     return NULL;
   if (model_ready(self) != 0) return NULL;
-  return session_make(self, NULL, (uint32_t)kv, threads, n_ctx);
+  return session_make(self, NULL, (uint32_t)kv, threads, n_ctx, n_batch);
 }
 
 /* Runs prefill of n ids with the GIL released; returns the next id or NULL with an exception. */
 static PyObject *session_append(SessionObject *self, const int32_t *ids, size_t n) {
   int32_t next = -1;
   fg_status st;
-  self->busy = 1;
+  gate_claim(&self->g);
   Py_BEGIN_ALLOW_THREADS
   st = n == 1 ? fg_session_step(self->s, ids[0], &next) : fg_session_prefill(self->s, ids, n, &next);
   Py_END_ALLOW_THREADS
-  self->busy = 0;
   atomic_store(&self->cancel, 0);
-  if (st != FG_OK) return raise_status(st, fg_session_errmsg(self->s));
-  return PyLong_FromLong(next);
+  PyObject *r = st != FG_OK ? raise_status(st, fg_session_errmsg(self->s)) : PyLong_FromLong(next);
+  gate_release(&self->g);
+  if (self->closed) session_release(self); /* closed by another thread meanwhile: freed now */
+  return r;
 }
 
 PyDoc_STRVAR(session_prefill_doc, "prefill($self, ids, /)\n--\n\n"
              "Append the token ids (a non-empty sequence of ints) and return the greedy next id. Releases\n"
              "the GIL. A failed or cancelled call leaves the session as it was.");
 static PyObject *session_prefill(SessionObject *self, PyObject *ids_o) {
-  if (session_ready(self) != 0) return NULL;
   Py_ssize_t n;
-  int32_t *ids = token_ids(ids_o, &n, 0);
+  int32_t *ids = token_ids(ids_o, &n, 0); /* may run Python code (__index__): before the ready check */
   if (!ids) return NULL;
+  if (session_ready(self) != 0) return PyMem_Free(ids), NULL;
   PyObject *r = session_append(self, ids, (size_t)n);
   PyMem_Free(ids);
   return r;
@@ -716,9 +808,9 @@ static PyObject *session_prefill(SessionObject *self, PyObject *ids_o) {
 PyDoc_STRVAR(session_step_doc, "step($self, id, /)\n--\n\n"
              "Append one token id and return the greedy next id. Releases the GIL.");
 static PyObject *session_step(SessionObject *self, PyObject *id_o) {
-  if (session_ready(self) != 0) return NULL;
   int32_t id;
-  if (token_id(id_o, "id", -1, &id) != 0) return NULL;
+  if (token_id(id_o, "id", -1, &id) != 0) return NULL; /* may run Python code: before the ready check */
+  if (session_ready(self) != 0) return NULL;
   return session_append(self, &id, 1);
 }
 
@@ -811,16 +903,13 @@ typedef struct {
   ModelObject *model;
   fg_snapshot *snap;
   int closed;
-  int busy;
+  gate g; /* one call at a time (save runs without the GIL) */
 } SnapshotObject;
 
 static int snapshot_ready(SnapshotObject *self) {
+  if (gate_wait(&self->g, "Snapshot") != 0) return -1;
   if (self->closed || !self->snap) {
     raise_arg("the Snapshot is closed");
-    return -1;
-  }
-  if (self->busy) {
-    raise_busy("Snapshot");
     return -1;
   }
   return 0;
@@ -835,6 +924,10 @@ static PyObject *snapshot_wrap(ModelObject *model, fg_snapshot *snap) {
   self->model = (ModelObject *)Py_NewRef(model);
   self->snap = snap;
   model_use(model);
+  if (gate_init(&self->g) != 0) {
+    Py_DECREF(self);
+    return NULL;
+  }
   return (PyObject *)self;
 }
 
@@ -850,6 +943,7 @@ static void snapshot_release(SnapshotObject *self) {
 static void snapshot_dealloc(SnapshotObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   if (self->model) snapshot_release(self);
+  gate_free(&self->g);
   Py_XDECREF(self->model);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -868,13 +962,15 @@ static PyObject *session_snapshot(SessionObject *self, PyObject *unused) {
 PyDoc_STRVAR(session_restore_doc, "restore($self, snapshot, /)\n--\n\n"
              "Continue from snapshot (of the same model and KV type); the current state is dropped.");
 static PyObject *session_restore(SessionObject *self, PyObject *snap_o) {
-  if (session_ready(self) != 0) return NULL;
   if (!PyObject_TypeCheck(snap_o, SnapshotType)) {
     PyErr_Format(PyExc_TypeError, "restore() needs a Snapshot, not %.100s", Py_TYPE(snap_o)->tp_name);
     return NULL;
   }
   SnapshotObject *snap = (SnapshotObject *)snap_o;
-  if (snapshot_ready(snap) != 0) return NULL;
+  for (;;) { /* both free at once: a wait for one lets other threads in on the other */
+    if (session_ready(self) != 0 || snapshot_ready(snap) != 0) return NULL;
+    if (!self->g.busy && !snap->g.busy) break;
+  }
   fg_status st = fg_session_restore(self->s, snap->snap);
   if (st != FG_OK) return raise_status(st, fg_session_errmsg(self->s));
   Py_RETURN_NONE;
@@ -885,15 +981,22 @@ PyDoc_STRVAR(session_cancel_doc, "cancel($self, /)\n--\n\n"
              "'FG_ERR_ABORTED' and leaves the session as it was. Safe from any thread. Returns True when a\n"
              "call was running (and will stop), False when there was none (nothing happens).");
 static PyObject *session_cancel(SessionObject *self, PyObject *unused) {
-  if (!self->busy) Py_RETURN_FALSE;
+  if (!self->g.busy) Py_RETURN_FALSE;
   atomic_store(&self->cancel, 1);
   Py_RETURN_TRUE;
 }
 
 PyDoc_STRVAR(session_close_doc, "close($self, /)\n--\n\n"
-             "Free the session's KV cache. Idempotent. Logits views and snapshots stay valid.");
+             "Free the session's KV cache. Idempotent. Logits views and snapshots stay valid. While another\n"
+             "thread runs a call on the session, the session is closed at once (later calls raise), that call\n"
+             "is cancelled and the KV cache is freed when it returns; from inside that call: RuntimeError.");
 static PyObject *session_close(SessionObject *self, PyObject *unused) {
-  if (self->busy) return raise_busy("Session");
+  if (self->g.busy) {
+    if (self->g.owner == PyThread_get_thread_ident()) return gate_wait(&self->g, "Session"), NULL;
+    self->closed = 1; /* the running call frees it (session_append) */
+    atomic_store(&self->cancel, 1);
+    Py_RETURN_NONE;
+  }
   session_release(self);
   Py_RETURN_NONE;
 }
@@ -922,34 +1025,36 @@ static PyObject *snapshot_get_kv_type(SnapshotObject *self, void *closure) {
   return PyUnicode_FromString(fg_snapshot_kv_type(self->snap) == 1 ? "f16" : "f32");
 }
 
-PyDoc_STRVAR(snapshot_fork_doc, "fork($self, /, *, threads=None, n_ctx=None)\n--\n\n"
+PyDoc_STRVAR(snapshot_fork_doc, "fork($self, /, *, threads=None, n_ctx=None, batch=None)\n--\n\n"
              "A new Session that continues from this snapshot (its KV type; blocks are shared until\n"
              "written). Any number of forks may run on different threads at once.");
 static PyObject *snapshot_fork(SnapshotObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"threads", "n_ctx", NULL};
-  PyObject *threads_o = Py_None, *ctx_o = Py_None;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OO:fork", kwlist, &threads_o, &ctx_o)) return NULL;
-  uint32_t threads = 0, n_ctx = 0;
-  if (opt_u32(threads_o, "threads", 1, 256, &threads) != 0 || opt_u32(ctx_o, "n_ctx", 1, UINT32_MAX, &n_ctx) != 0)
+  static char *kwlist[] = {"threads", "n_ctx", "batch", NULL};
+  PyObject *threads_o = Py_None, *ctx_o = Py_None, *batch_o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|$OOO:fork", kwlist, &threads_o, &ctx_o, &batch_o)) return NULL;
+  uint32_t threads = 0, n_ctx = 0, n_batch = 0;
+  if (opt_u32(threads_o, "threads", 1, 256, &threads) != 0 || opt_u32(ctx_o, "n_ctx", 1, UINT32_MAX, &n_ctx) != 0 ||
+      opt_u32(batch_o, "batch", 1, 4096, &n_batch) != 0)
     return NULL;
   if (snapshot_ready(self) != 0) return NULL;
-  return session_make(self->model, self->snap, fg_snapshot_kv_type(self->snap), threads, n_ctx);
+  return session_make(self->model, self->snap, fg_snapshot_kv_type(self->snap), threads, n_ctx, n_batch);
 }
 
 PyDoc_STRVAR(snapshot_save_doc, "save($self, path, /)\n--\n\n"
              "Write the snapshot to a file (magic, version, model fingerprint, tokens, KV). Releases the GIL.");
 static PyObject *snapshot_save(SnapshotObject *self, PyObject *path_o) {
-  if (snapshot_ready(self) != 0) return NULL;
   PyObject *path_b = NULL;
-  if (!PyUnicode_FSConverter(path_o, &path_b)) return NULL;
+  if (!PyUnicode_FSConverter(path_o, &path_b)) return NULL; /* may run Python code (__fspath__) */
+  if (snapshot_ready(self) != 0) return Py_DECREF(path_b), NULL;
   fg_status st;
   char msg[512] = "";
-  self->busy = 1;
+  gate_claim(&self->g);
   Py_BEGIN_ALLOW_THREADS
   st = fg_snapshot_save(self->snap, PyBytes_AS_STRING(path_b));
   if (st != FG_OK) snprintf(msg, sizeof msg, "%s", fg_snapshot_errmsg()); /* per thread: read it here */
   Py_END_ALLOW_THREADS
-  self->busy = 0;
+  gate_release(&self->g);
+  if (self->closed) snapshot_release(self); /* closed by another thread meanwhile */
   Py_DECREF(path_b);
   if (st != FG_OK) return raise_status(st, msg);
   Py_RETURN_NONE;
@@ -983,9 +1088,14 @@ static PyObject *snapshot_load(PyObject *unused, PyObject *args) {
   return r;
 }
 
-PyDoc_STRVAR(snapshot_close_doc, "close($self, /)\n--\n\nFree the snapshot. Idempotent. Its forks keep working.");
+PyDoc_STRVAR(snapshot_close_doc, "close($self, /)\n--\n\nFree the snapshot. Idempotent. Its forks keep working.\n"
+             "During another thread's save() it is closed at once and freed when save() returns.");
 static PyObject *snapshot_close(SnapshotObject *self, PyObject *unused) {
-  if (self->busy) return raise_busy("Snapshot");
+  if (self->g.busy) {
+    if (self->g.owner == PyThread_get_thread_ident()) return gate_wait(&self->g, "Snapshot"), NULL;
+    self->closed = 1; /* snapshot_save frees it */
+    Py_RETURN_NONE;
+  }
   snapshot_release(self);
   Py_RETURN_NONE;
 }
@@ -1009,17 +1119,14 @@ typedef struct {
   fg_catalog *catalog;
   fg_nlu *nlu;
   int closed;
-  int busy;
+  gate g; /* one call at a time */
   atomic_int cancel;
 } NluObject;
 
 static int nlu_ready(NluObject *self) {
+  if (gate_wait(&self->g, "Nlu") != 0) return -1;
   if (self->closed || !self->nlu) {
     raise_arg("the Nlu is closed");
-    return -1;
-  }
-  if (self->busy) {
-    raise_busy("Nlu");
     return -1;
   }
   return 0;
@@ -1039,6 +1146,7 @@ static void nlu_release(NluObject *self) {
 static void nlu_dealloc(NluObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   if (self->model) nlu_release(self);
+  gate_free(&self->g);
   Py_XDECREF(self->model);
   tp->tp_free(self);
   Py_DECREF(tp);
@@ -1117,39 +1225,59 @@ static PyObject *catalog_json(PyObject *o) {
 }
 
 static const char *const constrain_names[] = {"off", "call-only", "call-or-text", NULL};
+static const uint32_t constrain_ids[] = {FG_NLU_CONSTRAIN_OFF, FG_NLU_CONSTRAIN_CALL_ONLY, FG_NLU_CONSTRAIN_CALL_OR_TEXT};
 
 PyDoc_STRVAR(model_nlu_doc,
-             "nlu($self, /, catalog, *, constrained='off', max_tokens=None, snapshot_path=None, multi=False,\n"
-             "    threads=None, snapshot_dir=None)\n--\n\n"
+             "nlu($self, /, catalog, *, constrained='call-or-text', max_tokens=None, snapshot_path=None,\n"
+             "    multi_call=False, threads=None, snapshot_dir=None, kv_type=None, n_ctx=None, batch=None,\n"
+             "    speculate=True, max_draft=None, answer_cache=True)\n--\n\n"
              "An NLU engine for a tool catalog: renders the catalog into FunctionGemma's prompt, prefills it\n"
              "once (or loads it from snapshot_path, writing the file when it is missing or stale) and answers\n"
-             "each utterance from that state (Nlu.ask). snapshot_dir: a directory of snapshots shared with\n"
-             "`fgemma call --snapshot-dir` and `fgemma serve --snapshot-dir` (the file's name comes from the\n"
-             "model, the KV type and the catalog; info['snapshot_name']); give snapshot_path or snapshot_dir.\n"
-             "catalog: a dict or list, JSON text, or the path of a\n"
-             "JSON file, in the cartridge or the OpenAI tools format. constrained: 'off', 'call-only' or\n"
-             "'call-or-text' (decode only calls the catalog allows). max_tokens: generated tokens per\n"
-             "utterance (default 64). multi: allow several calls per answer. Releases the GIL.");
+             "each utterance from that state (Nlu.ask). The options and their defaults are those of every\n"
+             "fgemma surface (docs/OPTIONS.md). catalog: a dict or list, JSON text, or the path of a JSON file,\n"
+             "in the cartridge or the OpenAI tools format. constrained: 'call-or-text' (default: calls valid for\n"
+             "the catalog, or prose when the model starts none), 'call-only' or 'off' (plain greedy decoding).\n"
+             "max_tokens: generated tokens per utterance (default 64). snapshot_dir: a directory of snapshots\n"
+             "shared with `fgemma call --snapshot-dir` and `fgemma serve --snapshot-dir` (the file's name comes\n"
+             "from the model, the KV type and the catalog; info['snapshot_name']); give snapshot_path or\n"
+             "snapshot_dir. multi_call: allow several calls per answer. threads: worker threads (default: the\n"
+             "Model's, else the available cores). kv_type: 'f32' (default) or 'f16'. n_ctx: context positions\n"
+             "(default: the model's). batch: positions per prefill chunk (default 256). speculate: verify\n"
+             "drafted tokens in batches (same answers; default True). max_draft: drafted tokens per pass, 1..32\n"
+             "(default 8). answer_cache: speculation keeps earlier answers as drafts (default True).\n"
+             "Deprecated: multi (use multi_call). Releases the GIL.");
 static PyObject *model_nlu(ModelObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"catalog", "constrained", "max_tokens", "snapshot_path", "multi", "threads", "snapshot_dir",
-                           NULL};
+  static char *kwlist[] = {"catalog", "constrained", "max_tokens", "snapshot_path", "multi_call", "threads",
+                           "snapshot_dir", "kv_type", "n_ctx", "batch", "speculate", "max_draft", "answer_cache",
+                           "multi", NULL};
   PyObject *cat_o, *cons_o = Py_None, *max_o = Py_None, *snap_o = Py_None, *threads_o = Py_None, *dir_o = Py_None;
-  int multi = 0;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOpOO:nlu", kwlist, &cat_o, &cons_o, &max_o, &snap_o, &multi,
-                                   &threads_o, &dir_o))
+  PyObject *multi_o = NULL, *old_multi_o = NULL, *kv_o = Py_None, *ctx_o = Py_None, *batch_o = Py_None;
+  PyObject *spec_o = Py_None, *draft_o = Py_None, *cache_o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$OOOOOOOOOOOOO:nlu", kwlist, &cat_o, &cons_o, &max_o, &snap_o,
+                                   &multi_o, &threads_o, &dir_o, &kv_o, &ctx_o, &batch_o, &spec_o, &draft_o, &cache_o,
+                                   &old_multi_o))
     return NULL;
+  if (deprecated_kw(&multi_o, old_multi_o, "multi_call", "multi") != 0) return NULL;
   if (snap_o != Py_None && dir_o != Py_None) {
     PyErr_SetString(PyExc_ValueError, "nlu: give snapshot_path or snapshot_dir, not both");
     return NULL;
   }
-  int cons = 0;
+  int cons = 2, multi = 0, kv = 0, spec = 1, cache = 1;
   fg_nlu_params np;
   fg_nlu_params_init(&np);
   uint32_t threads = 0;
   if (opt_choice(cons_o, "constrained", constrain_names, &cons) != 0 ||
       opt_u32(max_o, "max_tokens", 1, 1u << 16, &np.max_tokens) != 0 ||
-      opt_u32(threads_o, "threads", 1, 256, &threads) != 0)
+      opt_bool(multi_o, "multi_call", &multi) != 0 || opt_u32(threads_o, "threads", 1, 256, &threads) != 0 ||
+      opt_choice(kv_o, "kv_type", kv_names, &kv) != 0 ||
+      opt_u32(ctx_o, "n_ctx", 1, UINT32_MAX, &np.session.n_ctx) != 0 ||
+      opt_u32(batch_o, "batch", 1, 4096, &np.session.n_batch) != 0 || opt_bool(spec_o, "speculate", &spec) != 0 ||
+      opt_u32(draft_o, "max_draft", 1, 32, &np.max_draft) != 0 || opt_bool(cache_o, "answer_cache", &cache) != 0)
     return NULL;
+  np.constrained = constrain_ids[cons];
+  np.session.kv_type = (uint32_t)kv;
+  np.speculate = spec ? FG_NLU_SPECULATE_ON : FG_NLU_SPECULATE_OFF;
+  np.flags = (multi ? FG_NLU_MULTI_CALL : 0) | (cache ? 0 : FG_NLU_NO_ANSWER_CACHE);
   PyObject *snap_b = NULL;
   if (snap_o != Py_None && !PyUnicode_FSConverter(snap_o, &snap_b)) return NULL;
   if (dir_o != Py_None) {
@@ -1188,8 +1316,11 @@ static PyObject *model_nlu(ModelObject *self, PyObject *args, PyObject *kw) {
   nlu->model = (ModelObject *)Py_NewRef(self);
   nlu->catalog = cat;
   atomic_init(&nlu->cancel, 0);
-  np.flags = multi ? FG_NLU_MULTI_CALL : 0;
-  np.constrained = cons == 0 ? FG_NLU_CONSTRAIN_OFF : (uint32_t)cons; /* constrain_names: 0 off; 1, 2 as in C */
+  if (gate_init(&nlu->g) != 0) {
+    Py_DECREF(nlu); /* frees the catalog */
+    Py_XDECREF(snap_b);
+    return NULL;
+  }
   if (dir_o != Py_None)
     np.snapshot_dir = PyBytes_AS_STRING(snap_b);
   else
@@ -1199,11 +1330,11 @@ static PyObject *model_nlu(ModelObject *self, PyObject *args, PyObject *kw) {
   np.session.abort_user_data = &nlu->cancel;
   fg_nlu *e = NULL;
   model_use(self);
-  nlu->busy = 1;
+  nlu->g.busy = 1; /* not visible to other threads yet: no lock to take */
   Py_BEGIN_ALLOW_THREADS
   st = fg_nlu_create(self->m, cat, &np, &e, &err);
   Py_END_ALLOW_THREADS
-  nlu->busy = 0;
+  nlu->g.busy = 0;
   Py_XDECREF(snap_b);
   if (st != FG_OK) {
     model_unuse(self);
@@ -1226,7 +1357,6 @@ static PyObject *nlu_ask(NluObject *self, PyObject *args, PyObject *kw) {
   PyObject *text_o;
   int full = 0;
   if (!PyArg_ParseTupleAndKeywords(args, kw, "O|$p:ask", kwlist, &text_o, &full)) return NULL;
-  if (nlu_ready(self) != 0) return NULL;
   PyObject *keep;
   Py_ssize_t len;
   const char *text = text_arg(text_o, "text", &len, &keep);
@@ -1237,19 +1367,25 @@ static PyObject *nlu_ask(NluObject *self, PyObject *args, PyObject *kw) {
   } else {
     Py_INCREF(text_o);
   }
+  if (nlu_ready(self) != 0) {
+    Py_DECREF(text_o);
+    return NULL;
+  }
   fg_nlu_result r;
   fg_status st;
   double t0 = now_ms(), total;
-  self->busy = 1;
+  gate_claim(&self->g);
   Py_BEGIN_ALLOW_THREADS
   st = fg_nlu_ask(self->nlu, text, (size_t)len, &r);
   Py_END_ALLOW_THREADS
   total = now_ms() - t0;
-  self->busy = 0;
   atomic_store(&self->cancel, 0);
   if (st != FG_OK) {
     Py_DECREF(text_o);
-    return raise_status(st, fg_nlu_errmsg(self->nlu));
+    PyObject *e = raise_status(st, fg_nlu_errmsg(self->nlu));
+    gate_release(&self->g);
+    if (self->closed) nlu_release(self); /* closed by another thread meanwhile: freed now */
+    return e;
   }
   PyObject *json = decode(r.json);
   PyObject *result = json ? PyObject_CallOneArg(json_loads, json) : NULL;
@@ -1271,6 +1407,8 @@ static PyObject *nlu_ask(NluObject *self, PyObject *args, PyObject *kw) {
   Py_XDECREF(result);
   Py_XDECREF(ms);
   Py_DECREF(text_o);
+  gate_release(&self->g); /* r's strings are the engine's: read until here */
+  if (self->closed) nlu_release(self);
   return out;
 }
 
@@ -1279,11 +1417,15 @@ static PyObject *nlu_get_info(NluObject *self, void *closure) {
   fg_nlu_info in;
   fg_status st = fg_nlu_get_info(self->nlu, &in);
   if (st != FG_OK) return raise_status(st, fg_nlu_errmsg(self->nlu));
-  return Py_BuildValue("{s:I,s:d,s:O,s:O,s:n,s:O,s:s}", "prefix_tokens", in.prefix_tokens, "prefix_ms", in.prefix_ms,
-                       "prefix_from_file", in.prefix_from_file ? Py_True : Py_False, "snapshot_written",
+  const char *mode = in.constrained == FG_NLU_CONSTRAIN_CALL_ONLY      ? "call-only"
+                     : in.constrained == FG_NLU_CONSTRAIN_CALL_OR_TEXT ? "call-or-text"
+                                                                       : "off";
+  return Py_BuildValue("{s:I,s:d,s:O,s:O,s:n,s:O,s:s,s:s,s:O}", "prefix_tokens", in.prefix_tokens, "prefix_ms",
+                       in.prefix_ms, "prefix_from_file", in.prefix_from_file ? Py_True : Py_False, "snapshot_written",
                        in.snapshot_written ? Py_True : Py_False, "functions",
                        (Py_ssize_t)fg_catalog_n_functions(self->catalog), "snapshot_refused",
-                       in.snapshot_refused ? Py_True : Py_False, "snapshot_name", in.snapshot_name);
+                       in.snapshot_refused ? Py_True : Py_False, "snapshot_name", in.snapshot_name, "constrained", mode,
+                       "speculate", in.speculate == FG_NLU_SPECULATE_OFF ? Py_False : Py_True);
 }
 
 static PyObject *nlu_get_closed(NluObject *self, void *closure) { return PyBool_FromLong(self->closed); }
@@ -1293,14 +1435,21 @@ PyDoc_STRVAR(nlu_cancel_doc, "cancel($self, /)\n--\n\n"
              "Stop the ask() running in another thread (it raises Error with status 'FG_ERR_ABORTED').\n"
              "Safe from any thread. Returns True when a call was running, False otherwise.");
 static PyObject *nlu_cancel(NluObject *self, PyObject *unused) {
-  if (!self->busy) Py_RETURN_FALSE;
+  if (!self->g.busy) Py_RETURN_FALSE;
   atomic_store(&self->cancel, 1);
   Py_RETURN_TRUE;
 }
 
-PyDoc_STRVAR(nlu_close_doc, "close($self, /)\n--\n\nFree the engine and its catalog. Idempotent.");
+PyDoc_STRVAR(nlu_close_doc, "close($self, /)\n--\n\nFree the engine and its catalog. Idempotent. During another\n"
+             "thread's ask() the engine is closed at once (later calls raise), that ask() is cancelled and the\n"
+             "engine is freed when it returns; from inside that call: RuntimeError.");
 static PyObject *nlu_close(NluObject *self, PyObject *unused) {
-  if (self->busy) return raise_busy("Nlu");
+  if (self->g.busy) {
+    if (self->g.owner == PyThread_get_thread_ident()) return gate_wait(&self->g, "Nlu"), NULL;
+    self->closed = 1; /* the running ask() frees it */
+    atomic_store(&self->cancel, 1);
+    Py_RETURN_NONE;
+  }
   nlu_release(self);
   Py_RETURN_NONE;
 }
@@ -1337,7 +1486,8 @@ static PyGetSetDef model_getset[] = {
     {"closed", (getter)model_get_closed, NULL, "bool: close() was called", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(model_doc, "Model(path, *, head_type=None, threads=None, repack=True, lora=None, lora_merge=None)\n--\n\n"
+PyDoc_STRVAR(model_doc, "Model(path, *, head_type=None, threads=None, repack=True, lora=None, lora_merge=None,\n"
+             "      no_mmap=False, check_tensors=False)\n--\n\n"
              "A FunctionGemma / Gemma 3 GGUF file, mapped and immutable; share it between threads.\n"
              "head_type: None or 'file' (the file's LM head), 'q8_0' or 'q4_0' (a quantized copy of the head\n"
              "made at load). threads: default worker threads of its sessions and engines (default: the\n"
@@ -1346,8 +1496,9 @@ PyDoc_STRVAR(model_doc, "Model(path, *, head_type=None, threads=None, repack=Tru
              "keeps the file's layout. lora: LoRA adapters in llama.cpp's GGUF format (`fgemma convert` makes them\n"
              "from PEFT): a path, a (path, scale) tuple or a list of either; scale 1 applies an adapter as\n"
              "trained, 0 loads it without effect. lora_merge: None or 'off' (applied exactly at run time), 'f32',\n"
-             "'bf16' or 'q8_0' (merged at load into copies of the adapted matrices of that type). A context\n"
-             "manager; loading releases the GIL.");
+             "'bf16' or 'q8_0' (merged at load into copies of the adapted matrices of that type). no_mmap: read\n"
+             "the file into memory instead of mapping it. check_tensors: scan every weight for NaN/Inf at load\n"
+             "(slow). A context manager; loading releases the GIL.");
 
 static PyType_Slot model_slots[] = {
     {Py_tp_new, model_new},          {Py_tp_dealloc, model_dealloc}, {Py_tp_methods, model_methods},
@@ -1366,12 +1517,18 @@ static PyMethodDef session_methods[] = {
     CTX_METHODS(session),
     {NULL, NULL, 0, NULL}};
 
+/* _busy (tests): a call runs on the object with the GIL released, as cancel() sees it */
+static PyObject *session_get_busy(SessionObject *self, void *closure) { return PyBool_FromLong(self->g.busy); }
+static PyObject *snapshot_get_busy(SnapshotObject *self, void *closure) { return PyBool_FromLong(self->g.busy); }
+static PyObject *nlu_get_busy(NluObject *self, void *closure) { return PyBool_FromLong(self->g.busy); }
+
 static PyGetSetDef session_getset[] = {
     {"position", (getter)session_get_position, NULL, "int: tokens held", NULL},
     {"stats", (getter)session_get_stats, NULL, "dict: KV cache memory (fg_session_stats)", NULL},
     {"kv_type", (getter)session_get_kv_type, NULL, "str: 'f32' or 'f16'", NULL},
     {"model", (getter)session_get_model, NULL, "Model: the model the session runs", NULL},
     {"closed", (getter)session_get_closed, NULL, "bool: close() was called", NULL},
+    {"_busy", (getter)session_get_busy, NULL, "bool: a call runs (tests)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(session_doc, "A KV cache, a position and the logits of the last appended token (Model.session(),\n"
@@ -1394,6 +1551,7 @@ static PyGetSetDef snapshot_getset[] = {
     {"kv_type", (getter)snapshot_get_kv_type, NULL, "str: 'f32' or 'f16'", NULL},
     {"model", (getter)snapshot_get_model, NULL, "Model: the model of the snapshot", NULL},
     {"closed", (getter)snapshot_get_closed, NULL, "bool: close() was called", NULL},
+    {"_busy", (getter)snapshot_get_busy, NULL, "bool: save() runs (tests)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 PyDoc_STRVAR(snapshot_doc, "An immutable session state (Session.snapshot(), Snapshot.load()); fork() continues it.");
@@ -1412,13 +1570,16 @@ static PyMethodDef nlu_methods[] = {
 
 static PyGetSetDef nlu_getset[] = {
     {"info", (getter)nlu_get_info, NULL,
-     "dict: prefix_tokens, prefix_ms, prefix_from_file, snapshot_written, snapshot_refused, snapshot_name, functions",
+     "dict: prefix_tokens, prefix_ms, prefix_from_file, snapshot_written, snapshot_refused, snapshot_name, functions, "
+     "constrained (the mode in effect), speculate",
      NULL},
     {"model", (getter)nlu_get_model, NULL, "Model: the model of the engine", NULL},
     {"closed", (getter)nlu_get_closed, NULL, "bool: close() was called", NULL},
+    {"_busy", (getter)nlu_get_busy, NULL, "bool: an ask() runs (tests)", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
-PyDoc_STRVAR(nlu_doc, "The NLU engine of one tool catalog (Model.nlu()). One ask() at a time.");
+PyDoc_STRVAR(nlu_doc, "The NLU engine of one tool catalog (Model.nlu()). One call at a time: an ask() from another\n"
+             "thread waits for the running one (GIL released); from the same thread it raises RuntimeError.");
 static PyType_Slot nlu_slots[] = {{Py_tp_dealloc, nlu_dealloc},
                                   {Py_tp_methods, nlu_methods},
                                   {Py_tp_getset, nlu_getset},

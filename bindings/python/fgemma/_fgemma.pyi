@@ -35,6 +35,8 @@ class Model:
         repack: bool = True,
         lora: Union[_Lora, List[_Lora], None] = None,
         lora_merge: Optional[Literal["off", "f32", "bf16", "q8_0"]] = None,
+        no_mmap: bool = False,
+        check_tensors: bool = False,
     ) -> None: ...
     @property
     def info(self) -> Dict[str, Any]:
@@ -56,24 +58,35 @@ class Model:
         *,
         threads: Optional[int] = None,
         n_ctx: Optional[int] = None,
+        batch: Optional[int] = None,
     ) -> Session: ...
     def nlu(
         self,
         catalog: _Catalog,
         *,
-        constrained: Optional[Literal["off", "call-only", "call-or-text"]] = "off",
+        constrained: Optional[Literal["off", "call-only", "call-or-text"]] = "call-or-text",
         max_tokens: Optional[int] = None,
         snapshot_path: Optional[_Path] = None,
-        multi: bool = False,
+        multi_call: Optional[bool] = False,
         threads: Optional[int] = None,
         snapshot_dir: Optional[_Path] = None,
-    ) -> Nlu: ...
+        kv_type: Optional[Literal["f32", "f16"]] = None,
+        n_ctx: Optional[int] = None,
+        batch: Optional[int] = None,
+        speculate: Optional[bool] = True,
+        max_draft: Optional[int] = None,
+        answer_cache: Optional[bool] = True,
+        multi: Optional[bool] = None,
+    ) -> Nlu:
+        """Options and defaults as on every surface (docs/OPTIONS.md); multi is the deprecated old name of
+        multi_call (DeprecationWarning)."""
     def close(self) -> None: ...
     def __enter__(self) -> "Model": ...
     def __exit__(self, *exc: object) -> Literal[False]: ...
 
 class Session:
-    """A KV cache, a position and the logits of the last appended token."""
+    """A KV cache, a position and the logits of the last appended token. One call at a time: a call from
+    another thread while one runs waits for it (GIL released); from the same thread it raises RuntimeError."""
 
     @property
     def position(self) -> int: ...
@@ -108,7 +121,9 @@ class Snapshot:
     def model(self) -> Model: ...
     @property
     def closed(self) -> bool: ...
-    def fork(self, *, threads: Optional[int] = None, n_ctx: Optional[int] = None) -> Session: ...
+    def fork(
+        self, *, threads: Optional[int] = None, n_ctx: Optional[int] = None, batch: Optional[int] = None
+    ) -> Session: ...
     def save(self, path: _Path, /) -> None: ...
     @staticmethod
     def load(model: Model, path: _Path, /) -> Snapshot: ...
@@ -120,7 +135,9 @@ class Nlu:
     """The NLU engine of one tool catalog."""
 
     @property
-    def info(self) -> Dict[str, Any]: ...
+    def info(self) -> Dict[str, Any]:
+        """prefix_tokens, prefix_ms, prefix_from_file, snapshot_written, snapshot_refused, snapshot_name,
+        functions, constrained (the mode in effect) and speculate."""
     @property
     def model(self) -> Model: ...
     @property

@@ -47,7 +47,11 @@ def test_docstrings_and_signatures():
         for name, member in vars(cls).items():
             if not name.startswith("_") and callable(member):
                 assert member.__doc__, f"{cls.__name__}.{name} has no docstring"
-    assert list(inspect.signature(fgemma.Model.session).parameters) == ["self", "kv_type", "threads", "n_ctx"]
+    assert list(inspect.signature(fgemma.Model.session).parameters) == ["self", "kv_type", "threads", "n_ctx", "batch"]
+    nlu = inspect.signature(fgemma.Model.nlu).parameters
+    assert list(nlu) == ["self", "catalog", "constrained", "max_tokens", "snapshot_path", "multi_call", "threads",
+                         "snapshot_dir", "kv_type", "n_ctx", "batch", "speculate", "max_draft", "answer_cache"]
+    assert nlu["constrained"].default == "call-or-text"  # the default of every surface (docs/OPTIONS.md)
     assert list(inspect.signature(fgemma.Session.prefill).parameters) == ["self", "ids"]
 
 
@@ -67,6 +71,11 @@ def test_stubs_match_runtime():
         stubbed |= {i.target.id for i in node.body if isinstance(i, ast.AnnAssign)}
         if name not in ("Error", "ArgumentError", "FileError"):
             assert public <= stubbed, f"{name}: {public - stubbed} missing from the stubs"
+    # the stub of nlu() names the runtime's keywords, plus the deprecated multi
+    nlu_stub = next(i for i in classes["Model"].body if isinstance(i, ast.FunctionDef) and i.name == "nlu")
+    stub_kw = [a.arg for a in nlu_stub.args.kwonlyargs]
+    runtime_kw = [p for p in inspect.signature(fgemma.Model.nlu).parameters if p not in ("self", "catalog")]
+    assert stub_kw == runtime_kw + ["multi"]
 
 
 # ---- Model ------------------------------------------------------------------------------------------
@@ -546,6 +555,19 @@ def test_nlu_snapshot_dir(tiny, tmp_path):
         (MINI_CATALOG, {"max_tokens": "5"}, TypeError, None),
         (MINI_CATALOG, {"snapshot_path": 3}, TypeError, None),
         (MINI_CATALOG, {"threads": -1}, fgemma.ArgumentError, "FG_ERR_INVALID_ARG"),
+        (MINI_CATALOG, {"kv_type": "f8"}, fgemma.ArgumentError, "FG_ERR_INVALID_ARG"),
+        (MINI_CATALOG, {"kv_type": 1}, TypeError, None),
+        (MINI_CATALOG, {"n_ctx": 0}, fgemma.ArgumentError, "FG_ERR_INVALID_ARG"),
+        (MINI_CATALOG, {"n_ctx": 1.5}, TypeError, None),
+        (MINI_CATALOG, {"n_ctx": 64}, fgemma.Error, "FG_ERR_CONTEXT_FULL"),  # the catalog does not fit
+        (MINI_CATALOG, {"batch": 0}, fgemma.ArgumentError, "FG_ERR_INVALID_ARG"),
+        (MINI_CATALOG, {"batch": 5000}, fgemma.ArgumentError, "FG_ERR_INVALID_ARG"),
+        (MINI_CATALOG, {"max_draft": 33}, fgemma.ArgumentError, "FG_ERR_INVALID_ARG"),
+        (MINI_CATALOG, {"speculate": "on"}, TypeError, None),
+        (MINI_CATALOG, {"speculate": 1}, TypeError, None),
+        (MINI_CATALOG, {"answer_cache": None, "multi_call": 1}, TypeError, None),
+        (MINI_CATALOG, {"multi_call": True, "multi": True}, TypeError, None),
+        (MINI_CATALOG, {"constrain": "off"}, TypeError, None),  # C's deprecated field name is no keyword here
     ],
 )
 def test_nlu_bad_input(tiny, catalog, kwargs, exc, status):
@@ -553,6 +575,60 @@ def test_nlu_bad_input(tiny, catalog, kwargs, exc, status):
         tiny.nlu(catalog, **kwargs)
     if status:
         assert e.value.status == status and str(e.value)
+
+
+def test_nlu_defaults_and_options(tiny, tmp_path):
+    """constrained defaults to call-or-text (as in C, the CLI, the server and Kotlin); info reports the mode in
+    effect; every option of the engine can be set (docs/OPTIONS.md)."""
+    utts = ["Schalte auf ZDF um", "Mach lauter", "Hallo"]
+    with tiny.nlu(MINI_CATALOG, max_tokens=8) as d, tiny.nlu(MINI_CATALOG, max_tokens=8, constrained="call-or-text") as c:
+        assert d.info["constrained"] == "call-or-text" and d.info["speculate"] is True
+        for u in utts:
+            a, b = d.ask(u, full=True), c.ask(u, full=True)
+            a.pop("ms"), b.pop("ms")
+            assert a == b
+    with tiny.nlu(MINI_CATALOG, max_tokens=8, constrained="off") as o:
+        assert o.info["constrained"] == "off"
+        r = o.ask("Schalte auf ZDF um", full=True)
+        assert r["heads"]["full"] == r["tokens"]["decode"] and r["heads"]["sparse"] == r["heads"]["forced"] == 0
+    # the same answer whatever the engine's kv_type, context, chunk, speculation and draft settings
+    base = None
+    for kw in [{}, {"kv_type": "f32", "n_ctx": 1024, "batch": 7}, {"speculate": False}, {"max_draft": 1},
+               {"answer_cache": False, "threads": 1}, {"multi_call": False}]:
+        with tiny.nlu(MINI_CATALOG, max_tokens=8, constrained="call-only", **kw) as e:
+            assert e.info["speculate"] is (kw.get("speculate", True))
+            r = e.ask("Schalte auf ZDF um", full=True)
+            r.pop("ms")
+            base = base or r
+            assert r == base, kw
+    with tiny.nlu(MINI_CATALOG, max_tokens=8, kv_type="f16", snapshot_dir=tmp_path) as h:
+        assert "-f16-" in h.info["snapshot_name"]  # the engine's session runs an F16 cache
+        assert "calls" in h.ask("Ton aus")
+
+
+def test_nlu_deprecated_multi(tiny):
+    with pytest.warns(DeprecationWarning, match="multi is deprecated, use multi_call"):
+        old = tiny.nlu(MINI_CATALOG, max_tokens=8, constrained="call-only", multi=True)
+    with old, tiny.nlu(MINI_CATALOG, max_tokens=8, constrained="call-only", multi_call=True) as new:
+        a, b = old.ask("Schalte auf ZDF um"), new.ask("Schalte auf ZDF um")
+        a.pop("ms"), b.pop("ms")
+        assert a == b
+
+
+def test_model_load_options(tiny):
+    path = tiny.path
+    with fgemma.Model(path, no_mmap=True, check_tensors=True) as m:
+        assert m.info["n_vocab"] == tiny.info["n_vocab"]
+        with m.session(batch=3, n_ctx=64) as s, tiny.session() as t:
+            assert s.prefill([2, 3, 4, 5, 6]) == t.prefill([2, 3, 4, 5, 6])
+            assert bytes(s.logits()) == bytes(t.logits())
+    for kw, exc in [({"no_mmap": 1}, TypeError), ({"check_tensors": "yes"}, TypeError)]:
+        with pytest.raises(exc):
+            fgemma.Model(path, **kw)
+    with pytest.raises(fgemma.ArgumentError):
+        tiny.session(batch=0)
+    with pytest.raises(TypeError):
+        tiny.session(batch="8")
 
 
 def test_ask_bad_input(tiny):
