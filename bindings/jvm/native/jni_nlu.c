@@ -9,21 +9,21 @@
 
 #define JFG(name) Java_dev_fgemma_NluNative_##name
 
-/* opts: max_tokens flags constrain n_ctx threads batch kv_type (7 ints, 0 = default); snapshot_path or
- * snapshot_dir (at most one; a directory that does not exist is FG_ERR_IO) */
+/* opts: max_tokens flags constrained n_ctx threads batch kv_type speculate max_draft (9 ints, 0 = default; C's
+ * values); snapshot_path or snapshot_dir (at most one; a directory that does not exist is FG_ERR_IO) */
 JNIEXPORT jlong JNICALL JFG(create)(JNIEnv *env, jclass cls, jlong model, jlong catalog, jintArray opts,
                                     jbyteArray snapshot_path, jbyteArray snapshot_dir) {
   (void)cls;
   const fg_model *m = jfg_live(env, model, "model");
   const fg_catalog *c = m ? jfg_live(env, catalog, "catalog") : NULL;
   if (!c) return 0;
-  jint o[7];
-  if (!opts || (*env)->GetArrayLength(env, opts) != 7) {
-    jfg_throw_arg(env, "fgemma: NLU options array must hold 7 values");
+  jint o[9];
+  if (!opts || (*env)->GetArrayLength(env, opts) != 9) {
+    jfg_throw_arg(env, "fgemma: NLU options array must hold 9 values");
     return 0;
   }
-  (*env)->GetIntArrayRegion(env, opts, 0, 7, o);
-  for (int i = 0; i < 7; i++)
+  (*env)->GetIntArrayRegion(env, opts, 0, 9, o);
+  for (int i = 0; i < 9; i++)
     if (o[i] < 0) {
       jfg_throw(env, FG_ERR_INVALID_ARG, "NLU options must not be negative");
       return 0;
@@ -56,11 +56,13 @@ JNIEXPORT jlong JNICALL JFG(create)(JNIEnv *env, jclass cls, jlong model, jlong 
   fg_nlu_params_init(&p);
   p.max_tokens = (uint32_t)o[0];
   p.flags = (uint32_t)o[1];
-  p.constrain = (uint32_t)o[2];
+  p.constrained = (uint32_t)o[2];
   p.session.n_ctx = (uint32_t)o[3];
   p.session.n_threads = (uint32_t)o[4];
   p.session.n_batch = (uint32_t)o[5];
   p.session.kv_type = (uint32_t)o[6];
+  p.speculate = (uint32_t)o[7];
+  p.max_draft = (uint32_t)o[8];
   p.session.abort_cb = jfg_abort_cb;
   p.session.abort_user_data = &w->c;
   if (snapshot_dir)
@@ -114,7 +116,8 @@ JNIEXPORT void JNICALL JFG(ask)(JNIEnv *env, jclass cls, jlong h, jbyteArray utt
   jfg_set_str(env, strs, 2, r.stop);
 }
 
-/* nums: prefix_tokens prefix_ms prefix_from_file snapshot_written snapshot_refused; strs: snapshot_name */
+/* nums: prefix_tokens prefix_ms prefix_from_file snapshot_written snapshot_refused constrained speculate;
+ * strs: snapshot_name */
 JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jdoubleArray nums, jobjectArray strs) {
   (void)cls;
   jfg_nlu *w = jfg_live(env, h, "NLU engine");
@@ -125,12 +128,13 @@ JNIEXPORT void JNICALL JFG(info)(JNIEnv *env, jclass cls, jlong h, jdoubleArray 
     jfg_throw(env, st, "fg_nlu_get_info failed");
     return;
   }
-  if ((*env)->GetArrayLength(env, nums) < 5 || (*env)->GetArrayLength(env, strs) < 1) {
+  if ((*env)->GetArrayLength(env, nums) < 7 || (*env)->GetArrayLength(env, strs) < 1) {
     jfg_throw_arg(env, "fgemma: info arrays too short");
     return;
   }
-  const jdouble v[5] = {i.prefix_tokens, i.prefix_ms, i.prefix_from_file, i.snapshot_written, i.snapshot_refused};
-  (*env)->SetDoubleArrayRegion(env, nums, 0, 5, v);
+  const jdouble v[7] = {i.prefix_tokens,    i.prefix_ms,   i.prefix_from_file, i.snapshot_written,
+                        i.snapshot_refused, i.constrained, i.speculate};
+  (*env)->SetDoubleArrayRegion(env, nums, 0, 7, v);
   jfg_set_str(env, strs, 0, i.snapshot_name);
 }
 

@@ -175,7 +175,7 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
     fun newSession(): FgSession = newSession(SessionOptions())
 
     fun newSession(options: SessionOptions): FgSession = handle.use { p ->
-        FgSession(SessionNative.create(p, options.contextSize, options.threads, options.batch, options.kvTypeId(0)))
+        FgSession(SessionNative.create(p, options.nCtx, options.threads, options.batch, options.kvTypeId(0)))
     }
 
     /**

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicInteger
 import kotlin.coroutines.resume
 import kotlin.coroutines.resumeWithException
 
-/** Constrained decoding (docs/CONSTRAINED.md): which answers the decoder may produce. */
+/** Constrained decoding (docs/CONSTRAINED.md): which answers the decoder may produce. Ids are C's FG_NLU_CONSTRAIN_*. */
 enum class Constrain(internal val id: Int) {
     /** plain greedy decoding (FG_NLU_CONSTRAIN_OFF) */
     OFF(3),
@@ -19,10 +19,21 @@ enum class Constrain(internal val id: Int) {
     CALL_OR_TEXT(2),
 }
 
-/** NLU engine parameters; 0 (or null) means the default, as in C. */
+/**
+ * NLU engine parameters; 0 (or null) means the default, as in C. Names and defaults are those of every
+ * fgemma surface (docs/OPTIONS.md).
+ */
 class NluOptions {
-    /** constrained decoding; OFF as in C and the CLI (CALL_ONLY is what an app usually wants) */
-    var constrain: Constrain = Constrain.OFF
+    /** constrained decoding; CALL_OR_TEXT by default, as in C, the CLI, the server and Python */
+    var constrained: Constrain = Constrain.CALL_OR_TEXT
+
+    /** the old name of [constrained] */
+    @Deprecated("renamed to constrained (docs/OPTIONS.md)", ReplaceWith("constrained"))
+    var constrain: Constrain
+        get() = constrained
+        set(value) {
+            constrained = value
+        }
     /** generated tokens per utterance; 0 = 64 */
     var maxTokens: Int = 0
     /** reuse the prefix state from this file when it matches, else prefill and write it (null: always prefill) */
@@ -39,13 +50,33 @@ class NluOptions {
     /** continue after a call when the model starts another one */
     var multiCall: Boolean = false
     /** context positions; 0 = the model's */
-    var contextSize: Int = 0
+    var nCtx: Int = 0
+
+    /** the old name of [nCtx] */
+    @Deprecated("renamed to nCtx (docs/OPTIONS.md)", ReplaceWith("nCtx"))
+    var contextSize: Int
+        get() = nCtx
+        set(value) {
+            nCtx = value
+        }
     /** positions per internal prefill chunk; 0 = 256 */
     var batch: Int = 0
     var kvType: KvType = KvType.F32
+    /** verify drafted tokens in batches (docs/SPECULATION.md; the same answers); true by default */
+    var speculate: Boolean = true
+    /** most drafted tokens per verification pass, 1..32; 0 = 8 */
+    var maxDraft: Int = 0
+    /** speculation keeps the engine's earlier answers as drafts for a repeated utterance; true by default */
+    var answerCache: Boolean = true
 
     internal fun toArray(): IntArray =
-        intArrayOf(maxTokens, if (multiCall) 1 else 0, constrain.id, contextSize, threads, batch, kvType.id)
+        intArrayOf(
+            maxTokens,
+            (if (multiCall) 1 else 0) or (if (answerCache) 0 else 2), // FG_NLU_MULTI_CALL, FG_NLU_NO_ANSWER_CACHE
+            constrained.id, nCtx, threads, batch, kvType.id,
+            if (speculate) 2 else 1, // FG_NLU_SPECULATE_ON / _OFF
+            maxDraft,
+        )
 }
 
 /** One function call the model made. */
@@ -122,6 +153,10 @@ class NluInfo internal constructor(nums: DoubleArray, name: String) {
     val snapshotRefused: Boolean = nums[4] != 0.0
     /** with NluOptions.snapshotDir: the file's name in it; else "" */
     val snapshotName: String = name
+    /** the constraint mode in effect (NluOptions.constrained as resolved by the library) */
+    val constrained: Constrain = Constrain.values().first { it.id == nums[5].toInt() }
+    /** speculation in effect */
+    val speculate: Boolean = nums[6] == 2.0
 }
 
 /**
@@ -185,7 +220,7 @@ class FgNlu internal constructor(ptr: Long) : AutoCloseable {
 
     val info: NluInfo
         get() = handle.use { p ->
-            val nums = DoubleArray(5)
+            val nums = DoubleArray(7)
             val strs = arrayOfNulls<ByteArray>(1)
             NluNative.info(p, nums, strs)
             NluInfo(nums, decodeUtf8(strs[0]!!))

@@ -6,7 +6,15 @@ enum class KvType(internal val id: Int) { F32(0), F16(1) }
 /** Session parameters; 0 (or null) means the default, as in C. */
 class SessionOptions {
     /** maximum positions; 0 = the model's context length (for a fork: the snapshot's) */
-    var contextSize: Int = 0
+    var nCtx: Int = 0
+
+    /** the old name of [nCtx] */
+    @Deprecated("renamed to nCtx (docs/OPTIONS.md)", ReplaceWith("nCtx"))
+    var contextSize: Int
+        get() = nCtx
+        set(value) {
+            nCtx = value
+        }
     /** worker threads; 0 = available cores */
     var threads: Int = 0
     /** positions per internal chunk of a prefill; 0 = 256 */
@@ -79,7 +87,7 @@ class FgSnapshot internal constructor(ptr: Long) : AutoCloseable {
     fun fork(): FgSession = fork(SessionOptions())
 
     fun fork(options: SessionOptions): FgSession = handle.use {
-        FgSession(SnapshotNative.fork(it, options.contextSize, options.threads, options.batch, options.kvTypeId(-1)))
+        FgSession(SnapshotNative.fork(it, options.nCtx, options.threads, options.batch, options.kvTypeId(-1)))
     }
 
     /** Writes the snapshot (magic, version, model fingerprint, tokens, KV) to a file. */

@@ -8,7 +8,7 @@ class CleanerTest {
     private fun leak(n: Int) {
         val m = FgModel.load(TestEnv.tiny)
         for (i in 0 until n) {
-            val s = m.newSession(SessionOptions().apply { threads = 1; contextSize = 64 })
+            val s = m.newSession(SessionOptions().apply { threads = 1; nCtx = 64 })
             s.prefill(intArrayOf(2, 100 + i))
             s.snapshot() // dropped
         }

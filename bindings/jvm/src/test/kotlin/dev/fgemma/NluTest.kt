@@ -24,7 +24,7 @@ class NluTest {
     /** Runs `fgemma call` on the utterances; its output lines, one per utterance. */
     private fun cli(model: String, catalog: File, mode: String, snapshot: File, utterances: List<String>): List<String> {
         val p = ProcessBuilder(TestEnv.cli.path, "call", "-m", model, "--tools", catalog.path, "--constrained", mode,
-            "-t", "2", "--snapshot", snapshot.path, "--max-tokens", maxTokens(mode).toString())
+            "-t", "2", "--snapshot-path", snapshot.path, "--max-tokens", maxTokens(mode).toString())
             .redirectError(ProcessBuilder.Redirect.to(File("/dev/null"))).start()
         p.outputStream.bufferedWriter(Charsets.UTF_8).use { w -> utterances.forEach { w.write(it); w.write("\n") } }
         val lines = p.inputStream.bufferedReader(Charsets.UTF_8).readLines()
@@ -53,7 +53,7 @@ class NluTest {
                 assertEquals(utts.size, lines.size)
                 val cliMs = (System.nanoTime() - t0) / 1e6
                 val opts = NluOptions().apply {
-                    constrain = if (mode == "off") Constrain.OFF else Constrain.CALL_ONLY
+                    constrained = if (mode == "off") Constrain.OFF else Constrain.CALL_ONLY
                     threads = 2
                     maxTokens = maxTokens(mode)
                     snapshotPath = snap.path // written by the CLI: the binding loads the same prefix state
@@ -119,7 +119,7 @@ class NluTest {
     fun `results - calls with typed args, text, timings, bad utterances`() {
         FgModel.load(TestEnv.tiny).use { m ->
             ToolCatalog.fromJson(LAMP_CATALOG).use { c ->
-                m.newNlu(c, NluOptions().apply { constrain = Constrain.CALL_ONLY; threads = 1 }).use { nlu ->
+                m.newNlu(c, NluOptions().apply { constrained = Constrain.CALL_ONLY; threads = 1 }).use { nlu ->
                     for (u in listOf("turn the lamp on", "Stelle einen Timer auf 5 Minuten", "😀 emoji ✓")) {
                         val r = nlu.askBlocking(u)
                         assertEquals(1, r.calls.size, r.json)
@@ -211,7 +211,7 @@ class NluTest {
         val single = Executors.newSingleThreadExecutor().asCoroutineDispatcher()
         FgModel.load(TestEnv.tiny).use { m ->
             ToolCatalog.fromJson(TestEnv.tvCatalog).use { c ->
-                m.newNlu(c, NluOptions().apply { constrain = Constrain.CALL_ONLY; threads = 2 }).use { nlu ->
+                m.newNlu(c, NluOptions().apply { constrained = Constrain.CALL_ONLY; threads = 2 }).use { nlu ->
                     val want = nlu.askBlocking("Mach lauter")
                     withContext(single) {
                         var ticks = 0
@@ -300,7 +300,7 @@ class NluTest {
     fun `engines outlive their model and catalog, use after close`(): Unit = runBlocking {
         val m = FgModel.load(TestEnv.tiny)
         val c = ToolCatalog.fromJson(LAMP_CATALOG)
-        val nlu = m.newNlu(c, NluOptions().apply { constrain = Constrain.CALL_ONLY; threads = 1 })
+        val nlu = m.newNlu(c, NluOptions().apply { constrained = Constrain.CALL_ONLY; threads = 1 })
         val want = nlu.askBlocking("turn the lamp off").json
         m.close()
         c.close()

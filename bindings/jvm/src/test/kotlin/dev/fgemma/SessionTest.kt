@@ -57,13 +57,13 @@ class SessionTest {
                 assertArrayEquals(before, s.logits())
             }
             // context full
-            m.newSession(SessionOptions().apply { contextSize = 8; threads = 1 }).use { s ->
+            m.newSession(SessionOptions().apply { nCtx = 8; threads = 1 }).use { s ->
                 val e = assertThrows(FgException::class.java) { s.prefill(prompt) }
                 assertEquals(FgStatus.CONTEXT_FULL, e.status)
                 assertEquals(0, s.position)
             }
             assertEquals(FgStatus.INVALID_ARG, assertThrows(FgException::class.java) {
-                m.newSession(SessionOptions().apply { contextSize = 1 shl 30 })
+                m.newSession(SessionOptions().apply { nCtx = 1 shl 30 })
             }.status)
             assertEquals(FgStatus.INVALID_ARG, assertThrows(FgException::class.java) {
                 m.newSession(SessionOptions().apply { threads = -1 })

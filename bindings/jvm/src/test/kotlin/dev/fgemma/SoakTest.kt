@@ -24,7 +24,7 @@ class SoakTest {
             // enum-only parameters: every answer is a short call, so the loop measures the engine, not
             // long random strings (the model is random)
             ToolCatalog.fromJson(SOAK_CATALOG).use { c ->
-                m.newNlu(c, NluOptions().apply { constrain = Constrain.CALL_ONLY; threads = 2 }).use { nlu ->
+                m.newNlu(c, NluOptions().apply { constrained = Constrain.CALL_ONLY; threads = 2 }).use { nlu ->
                     val want = utts.map { nlu.askBlocking(it).json }
                     repeat(100) { nlu.askBlocking(utts[it % utts.size]) }
                     System.gc()
