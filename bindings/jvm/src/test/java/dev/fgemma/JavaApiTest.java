@@ -26,7 +26,7 @@ class JavaApiTest {
       assertEquals("<bos>Grüße 😀", model.detokenize(ids));
 
       NluOptions no = new NluOptions();
-      no.setConstrain(Constrain.CALL_ONLY);
+      no.setConstrained(Constrain.CALL_ONLY);
       no.setMaxTokens(32);
       no.setThreads(1);
       try (FgNlu nlu = model.newNlu(catalog, no)) {
