@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
     return fprintf(stderr, "bench_spec_sim: %s\n", err.msg), 1;
   fg_nlu_params np;
   fg_nlu_params_init(&np);
-  np.constrain = mode;
+  np.constrained = mode;
   np.speculate = FG_NLU_SPECULATE_ON;
   np.max_draft = max_draft;
   np.max_tokens = 256;

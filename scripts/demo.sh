@@ -85,5 +85,5 @@ build/fgemma info -m "$model" "${lora[@]}"
 echo
 mkdir -p build/models
 snap=${snap:-"${model%.gguf}.$(basename "${tools%.json}").fgsnap"}
-build/fgemma call -m "$model" "${lora[@]}" --tools "$tools" --snapshot "$snap" --constrained call-only --table \
+build/fgemma call -m "$model" "${lora[@]}" --tools "$tools" --snapshot-path "$snap" --constrained call-only --table \
   < examples/utterances-de.txt

@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
   free(json);
   fg_nlu_params params;
   fg_nlu_params_init(&params);
-  params.constrain = FG_NLU_CONSTRAIN_CALL_ONLY;
+  params.constrained = FG_NLU_CONSTRAIN_CALL_ONLY;
   fg_nlu *nlu = NULL;
   fg_status st = fg_nlu_create(model, catalog, &params, &nlu, &err);
   /* the engine holds the model and the catalog: the caller's references can go now */

@@ -74,7 +74,7 @@ function windows(n, ctx, stride) {
 }
 
 function runFgemmaPerplexity(o, modelPath) {
-  const args = ["perplexity", "-m", modelPath, "--text", o.text, "--ctx", String(o.ctx), "--stride", String(o.stride),
+  const args = ["perplexity", "-m", modelPath, "--text", o.text, "--n-ctx", String(o.ctx), "--stride", String(o.stride),
     "-t", String(o.threads), "--json"];
   if (o.tokens) args.push("--tokens", String(o.tokens));
   const t0 = nowMs();
