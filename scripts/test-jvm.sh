@@ -40,6 +40,20 @@ fi
 
 step "JVM binding: mvn verify (-Xcheck:jni)"
 timed "mvn verify" mvn -B -ntp -f "$pom" verify
+# the license travels in the JAR (and so in the AAR's classes.jar): the POM's and the files
+python3 - bindings/jvm/target/fgemma-*.jar licenses <<'PY'
+import os, sys, zipfile
+jars = [j for j in sys.argv[1:-1] if os.path.isfile(j)]
+assert len(jars) == 1, "expected one JAR in bindings/jvm/target, found %s" % jars
+names = set(zipfile.ZipFile(jars[0]).namelist())
+want = ["META-INF/fgemma/LICENSE", "META-INF/fgemma/NOTICE"] + \
+    ["META-INF/fgemma/licenses/" + f for f in sorted(os.listdir(sys.argv[-1]))]
+missing = [f for f in want if f not in names]
+assert not missing, "not in %s: %s" % (jars[0], ", ".join(missing))
+pom = [n for n in names if n.endswith("/pom.xml")]
+assert pom and b"<name>Apache-2.0</name>" in zipfile.ZipFile(jars[0]).read(pom[0]), "no Apache-2.0 in the JAR's POM"
+print("test-jvm: LICENSE, NOTICE and %d license texts in %s" % (len(want) - 2, os.path.basename(jars[0])))
+PY
 
 if [ "$asan" = 1 ]; then
   step "JVM binding: JNI glue under ASan + UBSan"

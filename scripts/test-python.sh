@@ -152,6 +152,21 @@ git clone -q --no-local "$root" "$work/src"
 echo "test-python: clean clone of $(git -C "$work/src" log -1 --format='%h %s' | cut -c1-72)"
 
 wheel=$(bash "$work/src/scripts/build-wheel.sh" --outdir "$work/dist")
+# the license: Apache-2.0 in the metadata, LICENSE, NOTICE and the third-party texts in the wheel
+"$python" - "$wheel" "$work/src/licenses" <<'PY' || die "$(basename "$wheel"): license metadata or files missing"
+import os, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+names = z.namelist()
+meta = [n for n in names if n.endswith(".dist-info/METADATA")]
+assert len(meta) == 1, "no METADATA"
+text = z.read(meta[0]).decode()
+assert "License-Expression: Apache-2.0" in text.splitlines(), "no License-Expression: Apache-2.0"
+want = ["LICENSE", "NOTICE"] + ["licenses/" + f for f in sorted(os.listdir(sys.argv[2]))]
+have = {n.split(".dist-info/licenses/", 1)[1] for n in names if ".dist-info/licenses/" in n}
+missing = [f for f in want if f not in have]
+assert not missing, "not in the wheel: " + ", ".join(missing)
+print("test-python: license metadata and %d license files in the wheel" % len(want))
+PY
 "$python" -m venv "$work/venv"
 py="$work/venv/bin/python"
 "$py" -m pip install -q --only-binary=:all: "${wheel}[test]"
