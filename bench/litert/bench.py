@@ -12,7 +12,8 @@
 Every measurement is its own process (bench/litert/engines.py, or `fgemma call` for fgemma's whole
 calls); the engines alternate inside each round (fgemma first in odd rounds, LiteRT-LM first in
 even ones), every result line goes to OUT/<what>.jsonl with the 1-minute load average before and
-after, and the peak RSS is the child's ru_maxrss (os.wait4). OUT is .cache/litert/results.
+after, and the peak RSS is the child's ru_maxrss (os.wait4). OUT is .cache/litert/results
+($LITERT_BENCH_OUT overrides it).
 """
 
 import argparse
@@ -20,6 +21,7 @@ import json
 import math
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -29,7 +31,7 @@ import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 D = os.path.join(ROOT, ".cache", "litert")
-OUT = os.path.join(D, "results")
+OUT = os.environ.get("LITERT_BENCH_OUT", os.path.join(D, "results"))
 PROMPTS = os.path.join(D, "prompts")
 PY = os.path.join(ROOT, ".cache", "litert-venv", "bin", "python")
 ENGINES = os.path.join(ROOT, "bench", "litert", "engines.py")
@@ -50,7 +52,11 @@ MICRO = [
     ("fgemma Q4_0", "fgemma", f"{D}/base-q4_0.gguf"),
     ("fgemma Q4_0 pure", "fgemma", f"{D}/base-q4_0-pure.gguf"),
     ("fgemma Q4_K_M", "fgemma", REAL),
+    ("LiteRT int4 blockwise-32", "litert", f"{D}/out-int4b32/model.litertlm"),
 ]
+# LiteRT's weight-only int8 (float activations: the agreement of fgemma's Q8_0) is measured with
+# `micro --extra`: it dequantizes the weights at load (9 GB peak RSS here) and prefills 3-5x slower.
+MICRO_EXTRA = [("LiteRT int8 weight-only", "litert", f"{D}/out-wo8/model.litertlm")]
 
 
 def load1():
@@ -206,7 +212,8 @@ print("RESULT " + json.dumps(out))
 def cmd_micro(a):
     for rnd in range(a.rounds):
         for t in a.threads:
-            order = MICRO if rnd % 2 == 0 else list(reversed(MICRO))
+            sel = MICRO + (MICRO_EXTRA if a.extra else [])
+            order = sel if rnd % 2 == 0 else list(reversed(sel))
             for label, engine, model in order:
                 if not os.path.exists(model):
                     print(f"skip {label}: {model} missing")
@@ -276,7 +283,7 @@ CALLS = [
     ("LiteRT int8 (tv-270m merged)", "litert", f"{D}/out-tv-int8/model.litertlm", None),
     ("fgemma Q8_0 (tv-270m merged), plain", "fgemma", f"{D}/tv-q8_0.gguf", ["--constrained", "off", "--speculate", "off"]),
     ("fgemma Q8_0 (tv-270m merged), call-only", "fgemma", f"{D}/tv-q8_0.gguf", ["--constrained", "call-only"]),
-    ("LiteRT int4 (tv-270m merged)", "litert", f"{D}/out-tv-int4/model.litertlm", None),
+    ("LiteRT int4 blockwise-32 (tv-270m merged)", "litert", f"{D}/out-tv-int4b32/model.litertlm", None),
     ("fgemma Q4_0 (tv-270m merged), plain", "fgemma", f"{D}/tv-q4_0.gguf", ["--constrained", "off", "--speculate", "off"]),
     ("fgemma Q4_0 (tv-270m merged), call-only", "fgemma", f"{D}/tv-q4_0.gguf", ["--constrained", "call-only"]),
     ("fgemma Q4_K_M + tv-270m LoRA, call-only", "fgemma", REAL, ["--lora", LORA, "--constrained", "call-only"]),
@@ -332,63 +339,71 @@ QUALITY = [
     ("LiteRT F32", "litert", f"{D}/out-f32/model.litertlm"),
     ("LiteRT int8", "litert", f"{D}/out-int8/model.litertlm"),
     ("LiteRT int4", "litert", f"{D}/out-int4/model.litertlm"),
-    ("LiteRT int4 blockwise 32", "litert", f"{D}/out-int4b32/model.litertlm"),
+    ("LiteRT int4 blockwise-32", "litert", f"{D}/out-int4b32/model.litertlm"),
+    ("LiteRT int8 weight-only", "litert", f"{D}/out-wo8/model.litertlm"),
 ]
 
 
 def cmd_quality(a):
-    import numpy as np
-    rows = {}
+    """fgemma: its own logits. LiteRT: the bundle's .tflite through ai-edge-litert's Interpreter for
+    the distributions (engines.py tflite_quality says why not LiteRT-LM's scoring), and LiteRT-LM's
+    own greedy decode after every prefix for top-1."""
+    os.makedirs(OUT, exist_ok=True)
     for label, engine, model in QUALITY:
+        if a.only and not any(o == label for o in a.only.split(",")):
+            continue
         if not os.path.exists(model):
             print(f"skip {label}: {model} missing")
             continue
-        extra = ["--text", GPL, "--positions", str(a.positions)]
-        if engine == "fgemma":
-            extra += ["--dump", os.path.join(OUT, f"logp-{os.path.basename(model)}.npy")]
-        os.makedirs(OUT, exist_ok=True)
-        r = engines("quality", engine, model, 2, *extra)
-        r["label"] = label
-        rows[label] = r
-        record("quality", r)
-        print(f"{label}: done ({r['wall_ms'] / 1e3:.0f} s)", flush=True)
-    print(quality_table(rows))
+        runs = ["fgemma"] if engine == "fgemma" else ["tflite", "litert"]
+        for eng in runs:
+            extra = ["--text", GPL, "--positions", str(a.positions)]
+            if eng != "litert":
+                extra += ["--dump", npy(label)]
+            r = engines("quality", eng, model, 2, *extra)
+            r["label"] = label
+            record("quality", r)
+            print(f"{label} ({eng}): {r['wall_ms'] / 1e3:.0f} s", flush=True)
+    print(quality_table())
 
 
-def quality_table(rows):
+def npy(label):
+    return os.path.join(OUT, "logp-" + label.replace(" ", "_").replace("(", "").replace(")", "") + ".npy")
+
+
+def quality_table():
     import numpy as np
-    ref = rows["F32 (fgemma)"]
-    ref_lp = np.load(os.path.join(OUT, "logp-base-f32.gguf.npy"))
+    rows = {}
+    for r in rows_of("quality"):
+        rows[(r["label"], r["engine"])] = r  # the last run of each counts
+    ref = rows[("F32 (fgemma)", "fgemma")]
+    ref_lp = np.load(npy("F32 (fgemma)")).astype(np.float64)
+    p = np.exp(ref_lp)
     ids = ref["ids"]
     n = len(ids) - 1
-    lines = ["| weights | positions | mean KL (F32 ‖ it) | max KL | top-1 = F32 | mean abs Δ log p(next) | "
-             "mean −log p(next), F32 → it |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    ref_nll = -np.mean(ref["logp"][:n])
-    for label, r in rows.items():
+    lines = [f"| weights | file MiB | mean KL(F32 ‖ it), nats | max KL | top-1 = F32 | top-1 = F32, LiteRT-LM's greedy decode |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for label, engine, model in QUALITY:
         if label.startswith("F32"):
             continue
-        if r["ids"] != ids:
-            lines.append(f"| {label} | token ids differ from F32's | | | | | |")
+        dist = rows.get((label, "fgemma" if engine == "fgemma" else "tflite"))
+        if dist is None:
             continue
-        lp = np.array(r["logp"][:n], dtype=np.float64)
-        if len(lp) != n:
-            lines.append(f"| {label} | scoring returned {len(lp)} of {n} | | | | | |")
+        if dist["ids"] != ids:
+            lines.append(f"| {label} | token ids differ from F32's | | | | |")
             continue
-        d = np.abs(lp - np.array(ref["logp"][:n]))
-        if r["engine"] == "fgemma":
-            m = np.load(os.path.join(OUT, f"logp-{os.path.basename(r['model'])}.npy")).astype(np.float64)
-            p = np.exp(ref_lp.astype(np.float64))
-            kl = (p * (ref_lp - m)).sum(axis=1)
-            kls = f"{kl.mean():.4f} | {kl.max():.3f}"
-        else:
-            kls = "n/a | n/a"
-        pairs = [(x, y) for x, y in zip(r["top1"], ref["top1"]) if x is not None]
-        agree = sum(1 for x, y in pairs if x == y)
-        tot = len(pairs)
-        lines.append(f"| {label} | {n} | {kls} | {100 * agree / max(tot, 1):.1f} % ({agree}/{tot}) | "
-                     f"{d.mean():.4f} | {ref_nll:.3f} → {-lp.mean():.3f} |")
-    return "\n".join(lines)
+        m = np.load(npy(label)).astype(np.float64)
+        kl = (p * (ref_lp - m)).sum(axis=1)
+        agree = sum(1 for x, y in zip(dist["top1"], ref["top1"]) if x == y)
+        dec = "—"
+        lr = rows.get((label, "litert"))
+        if lr is not None:
+            pairs = [(x, y) for x, y in zip(lr["top1"], ref["top1"]) if x is not None]
+            ok = sum(1 for x, y in pairs if x == y)
+            dec = f"{100 * ok / max(len(pairs), 1):.1f} % ({ok}/{len(pairs)})"
+        lines.append(f"| {label} | {os.path.getsize(model) / 2**20:.1f} | {kl.mean():.4f} | {kl.max():.3f} | "
+                     f"{100 * agree / n:.1f} % ({agree}/{n}) | {dec} |")
+    return f"{n} positions of tests/data/real/gpl-3.0.txt\n\n" + "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------
@@ -421,7 +436,7 @@ def cmd_report(a):
     micro = rows_of("micro")
     for t in sorted({r["threads"] for r in micro}):
         rs = [r for r in micro if r["threads"] == t]
-        labels = [m[0] for m in MICRO if any(r["label"] == m[0] for r in rs)]
+        labels = [m[0] for m in MICRO + MICRO_EXTRA if any(r["label"] == m[0] for r in rs)]
         la = [x for r in rs for x in (r["load_before"], r["load_after"])]
         out.append(f"\n**{t} thread{'s' if t > 1 else ''}**, {len({r['round'] for r in rs})} interleaved rounds, "
                    f"load average {min(la):.2f}–{max(la):.2f}, {rs[0]['time'][:10]}; median [min–max] over the "
@@ -438,6 +453,23 @@ def cmd_report(a):
             rss = [r["rss_kib"] / 1024 for r in g]
             out.append(f"| {lb} | {spread(cat)} | {spread(p843)} | {spread(d0, '{:.1f}')} | {spread(dc, '{:.1f}')} | "
                        f"{spread(rss)} |")
+        # ratios fgemma / LiteRT-LM of the medians
+        pairs = [("fgemma Q8_0", "LiteRT int8"), ("fgemma Q8_0", "LiteRT int8 weight-only"), ("fgemma Q4_0", "LiteRT int4"),
+                 ("fgemma Q4_0 pure", "LiteRT int4"), ("fgemma Q4_0 pure", "LiteRT int4 blockwise-32"),
+                 ("fgemma Q4_0", "LiteRT int4 blockwise-32"), ("fgemma Q4_K_M", "LiteRT int4 blockwise-32")]
+        keys = [("catalog_first_ms", True), ("p843_first_ms", True), ("depth0_decode_ms_per_tok", True),
+                ("catalog_decode_ms_per_tok", True)]
+        out.append("\n| fgemma / LiteRT-LM (speed, > 1: fgemma faster) | prompt 1,387 | prompt 843 | decode @ 2 | "
+                   "decode @ 1,387 | peak RSS (< 1: fgemma smaller) |")
+        out.append("|---|---:|---:|---:|---:|---:|")
+        for f, l in pairs:
+            gf = [r for r in rs if r["label"] == f]
+            gl = [r for r in rs if r["label"] == l]
+            if not gf or not gl:
+                continue
+            cells = [f"{med([r[k] for r in gl]) / med([r[k] for r in gf]):.2f}×" for k, _ in keys]
+            cells.append(f"{med([r['rss_kib'] for r in gf]) / med([r['rss_kib'] for r in gl]):.2f}×")
+            out.append(f"| {f} / {l} | " + " | ".join(cells) + " |")
     start = rows_of("start")
     if start:
         for t in sorted({r["threads"] for r in start}):
@@ -469,7 +501,51 @@ def cmd_report(a):
                 mean = [statistics.mean(r["ms"]) for r in g]
                 out.append(f"| {lb} | {spread(p50, '{:.1f}')} | {spread(p95, '{:.1f}')} | {spread(mean, '{:.1f}')} | "
                            f"{statistics.mean(g[0]['decode_tokens']):.1f} | {spread([r['rss_kib'] / 1024 for r in g])} |")
+            # ratios of the p50 and p95 against LiteRT-LM of the same bits, and answers compared
+            # answers against the labels: the first call's function name, or no call where text is expected
+            dev = [json.loads(l) for l in open(DEV, encoding="utf-8") if l.strip()]
+            out.append("\n| engine, weights, decoding | right function (or no call) | answers at the 64-token cap |")
+            out.append("|---|---:|---:|")
+            for lb in [c[0] for c in CALLS]:
+                g = [r for r in rs if r["label"] == lb]
+                if not g:
+                    continue
+                ok = sum(1 for raw, d in zip(g[0]["raw"], dev) if first_call(raw) == expected_call(d))
+                cap = sum(1 for t in g[0]["decode_tokens"] if t >= 64)
+                out.append(f"| {lb} | {ok}/{len(g[0]['raw'])} | {cap} |")
+            out.append("\n| fgemma / LiteRT-LM | p50 | p95 | same answer text as LiteRT-LM |")
+            out.append("|---|---:|---:|---:|")
+            for lb, engine, _, _ in CALLS:
+                if engine != "fgemma":
+                    continue
+                ref = "LiteRT int8 (tv-270m merged)" if "Q8_0" in lb else "LiteRT int4 blockwise-32 (tv-270m merged)"
+                g = [r for r in rs if r["label"] == lb]
+                gl = [r for r in rs if r["label"] == ref]
+                if not g or not gl:
+                    continue
+                r50 = med([med(r["ms"]) for r in g]) / med([med(r["ms"]) for r in gl])
+                r95 = (med([statistics.quantiles(r["ms"], n=20)[18] for r in g])
+                       / med([statistics.quantiles(r["ms"], n=20)[18] for r in gl]))
+                strip = lambda x: x.replace("<end_function_call>", "").replace("<end_of_turn>", "").strip()
+                same = sum(1 for x, y in zip(g[0]["raw"], gl[0]["raw"]) if strip(x) == strip(y))
+                out.append(f"| {lb} / {ref.split(' (')[0]} | {r50:.2f}× | {r95:.2f}× | {same}/{len(g[0]['raw'])} |")
+            lt = [r for r in rs if r["engine"] == "litert" and "rewind_ok" in r]
+            if lt:
+                out.append(f"\nLiteRT-LM rewind to the catalog checkpoint gave the fresh session's answer in "
+                           f"{sum(sum(r['rewind_ok']) for r in lt)}/{sum(len(r['rewind_ok']) for r in lt)} checks.")
+    if rows_of("quality"):
+        out.append("\n**Quality**, " + quality_table())
     print("\n".join(out))
+
+
+def first_call(raw):
+    m = re.search(r"call:([A-Za-z0-9_]+)\{", raw)
+    return m.group(1) if m else None
+
+
+def expected_call(d):
+    calls = d.get("expected", {}).get("calls")
+    return calls[0]["name"] if calls else None
 
 
 def pkg_version(name):
@@ -487,8 +563,9 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--only", default="", help="calls: comma-separated label fragments to run")
+    ap.add_argument("--only", default="", help="calls: comma-separated label fragments to run; quality: labels")
     ap.add_argument("--positions", type=int, default=128)
+    ap.add_argument("--extra", action="store_true", help="micro: also LiteRT's weight-only int8")
     a = ap.parse_args()
     a.threads = [int(x) for x in a.threads.split(",")]
     globals()["cmd_" + a.what](a)

@@ -201,6 +201,54 @@ def litert_quality(a, text):
     return {"ids": ids, "logp": scores, "top1": top1, "top1_skipped": skipped}
 
 
+def tflite_quality(a, text):
+    """Full next-token distributions from the bundle's .tflite, run by ai-edge-litert's Interpreter.
+
+    LiteRT-LM's scoring gives only the target tokens' scores, and those are not log p(token |
+    prefix): on the F32 bundle "The capital of France is" + " Paris" scores -10.7 where F32 (fgemma
+    and transformers alike) gives -2.48, while the greedy tokens agree. So the KL comes from the
+    model inside the bundle: its `decode` signature fed one token at a time (tokens, input_pos, a
+    [1,1,1,cache] additive mask, the KV caches passed back in), on XNNPACK like LiteRT-LM.
+    """
+    import glob
+    import subprocess
+    import tempfile
+    import numpy as np
+    from ai_edge_litert.interpreter import Interpreter
+    tmp = tempfile.mkdtemp(prefix="litert-dump-")
+    peek = os.path.join(os.path.dirname(sys.executable), "litert-lm-peek")
+    subprocess.run([peek, "--litertlm_file", a.model, "--dump_files_dir", tmp], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    f = [p for p in glob.glob(os.path.join(tmp, "*.tflite")) if "prefill_decode" in p][0]
+    it = Interpreter(model_path=f, num_threads=a.threads)
+    run = it.get_signature_runner("decode")
+    det = run.get_input_details()
+    kv = {k: np.zeros(v["shape"], dtype=v["dtype"]) for k, v in det.items() if k.startswith("kv_cache")}
+    cache = int(det["mask"]["shape"][-1])
+    e = Litert(a.model, a.threads)
+    ids = e.tokenize(text)[: a.positions + 1]
+    e = None
+    logp, top1, lps = [], [], []
+    for i in range(len(ids) - 1):
+        mask = np.full((1, 1, 1, cache), -1e30, dtype=np.float32)
+        mask[..., : i + 1] = 0.0
+        out = run(tokens=np.array([[ids[i]]], dtype=np.int32), input_pos=np.array([i], dtype=np.int32),
+                  mask=mask, **kv)
+        kv = {k: out[k] for k in kv}
+        x = out["logits"].reshape(-1).astype(np.float64)
+        x = x - x.max()
+        lp = x - np.log(np.exp(x).sum())
+        logp.append(float(lp[ids[i + 1]]))
+        top1.append(int(np.argmax(lp)))
+        lps.append(lp.astype(np.float32))
+    for p in glob.glob(os.path.join(tmp, "*")):
+        os.remove(p)
+    os.rmdir(tmp)
+    if a.dump:
+        np.save(a.dump, np.stack(lps))
+    return {"ids": ids, "logp": logp, "top1": top1}
+
+
 # ----------------------------------------------------------------------------
 # fgemma (the Python extension over fgemma.h)
 
@@ -291,11 +339,11 @@ def fgemma_quality(a, text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("what", choices=["micro", "start", "calls", "quality"])
-    ap.add_argument("--engine", choices=["litert", "fgemma"], required=True)
+    ap.add_argument("--engine", choices=["litert", "fgemma", "tflite"], required=True)
     ap.add_argument("--model", required=True)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--decode-tokens", type=int, default=32)
+    ap.add_argument("--decode-tokens", type=int, default=64)
     ap.add_argument("--cache-dir", default=None, help="LiteRT-LM cache_dir (XNNPACK weight cache)")
     ap.add_argument("--snapshot", default=None, help="fgemma: catalog snapshot file (loaded, or written)")
     ap.add_argument("--prompts", required=True, help="directory of catalog.txt, p843.txt, depth0.txt, utterance.txt")
@@ -326,7 +374,7 @@ def main():
         out = litert_calls(a, prompts, data)
     else:
         text = read(a.text)
-        out = (litert_quality if a.engine == "litert" else fgemma_quality)(a, text)
+        out = {"litert": litert_quality, "fgemma": fgemma_quality, "tflite": tflite_quality}[a.engine](a, text)
     out.update({"what": a.what, "engine": a.engine, "model": a.model, "threads": a.threads,
                 "wall_ms": (time.perf_counter() - t0) * 1e3, "vm_hwm_kib": vm_hwm_kib()})
     print("RESULT " + json.dumps(out), flush=True)
