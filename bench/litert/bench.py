@@ -35,7 +35,9 @@ OUT = os.environ.get("LITERT_BENCH_OUT", os.path.join(D, "results"))
 PROMPTS = os.path.join(D, "prompts")
 PY = os.path.join(ROOT, ".cache", "litert-venv", "bin", "python")
 ENGINES = os.path.join(ROOT, "bench", "litert", "engines.py")
-FGEMMA = os.path.join(ROOT, "build", "fgemma")
+# fgemma's CLI: the one built with the extension (bench/litert/run setup), else the main build
+FGEMMA = next((p for p in (os.path.join(ROOT, "build-litert", "fgemma"), os.path.join(ROOT, "build", "fgemma"))
+               if os.path.exists(p)), os.path.join(ROOT, "build", "fgemma"))
 CATALOG = os.path.join(ROOT, "tests", "data", "nlu", "tv-catalog.json")
 DEV = os.path.join(ROOT, "training", "tv270m-dev.jsonl")
 GPL = os.path.join(ROOT, "tests", "data", "real", "gpl-3.0.txt")
@@ -51,6 +53,7 @@ MICRO = [
     ("LiteRT int4", "litert", f"{D}/out-int4/model.litertlm"),
     ("fgemma Q4_0", "fgemma", f"{D}/base-q4_0.gguf"),
     ("fgemma Q4_0 pure", "fgemma", f"{D}/base-q4_0-pure.gguf"),
+    ("fgemma Q4_0 + Q4_0 head", "fgemma", f"{D}/base-q4_0.gguf", "--head-type", "q4_0"),
     ("fgemma Q4_K_M", "fgemma", REAL),
     ("LiteRT int4 blockwise-32", "litert", f"{D}/out-int4b32/model.litertlm"),
 ]
@@ -214,11 +217,11 @@ def cmd_micro(a):
         for t in a.threads:
             sel = MICRO + (MICRO_EXTRA if a.extra else [])
             order = sel if rnd % 2 == 0 else list(reversed(sel))
-            for label, engine, model in order:
+            for label, engine, model, *extra in order:
                 if not os.path.exists(model):
                     print(f"skip {label}: {model} missing")
                     continue
-                r = engines("micro", engine, model, t, "--reps", str(a.reps))
+                r = engines("micro", engine, model, t, "--reps", str(a.reps), *extra)
                 r.update({"label": label, "round": rnd})
                 record("micro", r)
                 print(f"round {rnd} t{t} {label}: catalog first {r['catalog_first_ms']:.0f} ms, "
@@ -282,11 +285,11 @@ def cmd_start(a):
 CALLS = [
     ("LiteRT int8 (tv-270m merged)", "litert", f"{D}/out-tv-int8/model.litertlm", None),
     ("fgemma Q8_0 (tv-270m merged), plain", "fgemma", f"{D}/tv-q8_0.gguf", ["--constrained", "off", "--speculate", "off"]),
-    ("fgemma Q8_0 (tv-270m merged), call-only", "fgemma", f"{D}/tv-q8_0.gguf", ["--constrained", "call-only"]),
+    ("fgemma Q8_0 (tv-270m merged), NLU default", "fgemma", f"{D}/tv-q8_0.gguf", ["--constrained", "call-or-text"]),
     ("LiteRT int4 blockwise-32 (tv-270m merged)", "litert", f"{D}/out-tv-int4b32/model.litertlm", None),
     ("fgemma Q4_0 (tv-270m merged), plain", "fgemma", f"{D}/tv-q4_0.gguf", ["--constrained", "off", "--speculate", "off"]),
-    ("fgemma Q4_0 (tv-270m merged), call-only", "fgemma", f"{D}/tv-q4_0.gguf", ["--constrained", "call-only"]),
-    ("fgemma Q4_K_M + tv-270m LoRA, call-only", "fgemma", REAL, ["--lora", LORA, "--constrained", "call-only"]),
+    ("fgemma Q4_0 (tv-270m merged), NLU default", "fgemma", f"{D}/tv-q4_0.gguf", ["--constrained", "call-or-text"]),
+    ("fgemma Q4_K_M + tv-270m LoRA, NLU default", "fgemma", REAL, ["--lora", LORA, "--constrained", "call-or-text"]),
 ]
 
 
@@ -335,6 +338,7 @@ QUALITY = [
     ("fgemma Q8_0", "fgemma", f"{D}/base-q8_0.gguf"),
     ("fgemma Q4_0", "fgemma", f"{D}/base-q4_0.gguf"),
     ("fgemma Q4_0 pure", "fgemma", f"{D}/base-q4_0-pure.gguf"),
+    ("fgemma Q4_0 + Q4_0 head", "fgemma", f"{D}/base-q4_0.gguf", "--head-type", "q4_0"),
     ("fgemma Q4_K_M", "fgemma", REAL),
     ("LiteRT F32", "litert", f"{D}/out-f32/model.litertlm"),
     ("LiteRT int8", "litert", f"{D}/out-int8/model.litertlm"),
@@ -349,7 +353,7 @@ def cmd_quality(a):
     the distributions (engines.py tflite_quality says why not LiteRT-LM's scoring), and LiteRT-LM's
     own greedy decode after every prefix for top-1."""
     os.makedirs(OUT, exist_ok=True)
-    for label, engine, model in QUALITY:
+    for label, engine, model, *hx in QUALITY:
         if a.only and not any(o == label for o in a.only.split(",")):
             continue
         if not os.path.exists(model):
@@ -357,7 +361,7 @@ def cmd_quality(a):
             continue
         runs = ["fgemma"] if engine == "fgemma" else ["tflite", "litert"]
         for eng in runs:
-            extra = ["--text", GPL, "--positions", str(a.positions)]
+            extra = ["--text", GPL, "--positions", str(a.positions), *hx]
             if eng != "litert":
                 extra += ["--dump", npy(label)]
             r = engines("quality", eng, model, 2, *extra)
@@ -383,7 +387,7 @@ def quality_table():
     n = len(ids) - 1
     lines = [f"| weights | file MiB | mean KL(F32 ‖ it), nats | max KL | top-1 = F32 | top-1 = F32, LiteRT-LM's greedy decode |",
              "|---|---:|---:|---:|---:|---:|"]
-    for label, engine, model in QUALITY:
+    for label, engine, model, *hx in QUALITY:
         if label.startswith("F32"):
             continue
         dist = rows.get((label, "fgemma" if engine == "fgemma" else "tflite"))
@@ -401,7 +405,8 @@ def quality_table():
             pairs = [(x, y) for x, y in zip(lr["top1"], ref["top1"]) if x is not None]
             ok = sum(1 for x, y in pairs if x == y)
             dec = f"{100 * ok / max(len(pairs), 1):.1f} % ({ok}/{len(pairs)})"
-        lines.append(f"| {label} | {os.path.getsize(model) / 2**20:.1f} | {kl.mean():.4f} | {kl.max():.3f} | "
+        size = f"{os.path.getsize(model) / 2**20:.1f}" + (" (head made at load)" if hx else "")
+        lines.append(f"| {label} | {size} | {kl.mean():.4f} | {kl.max():.3f} | "
                      f"{100 * agree / n:.1f} % ({agree}/{n}) | {dec} |")
     return f"{n} positions of tests/data/real/gpl-3.0.txt\n\n" + "\n".join(lines)
 
@@ -455,8 +460,9 @@ def cmd_report(a):
                        f"{spread(rss)} |")
         # ratios fgemma / LiteRT-LM of the medians
         pairs = [("fgemma Q8_0", "LiteRT int8"), ("fgemma Q8_0", "LiteRT int8 weight-only"), ("fgemma Q4_0", "LiteRT int4"),
-                 ("fgemma Q4_0 pure", "LiteRT int4"), ("fgemma Q4_0 pure", "LiteRT int4 blockwise-32"),
-                 ("fgemma Q4_0", "LiteRT int4 blockwise-32"), ("fgemma Q4_K_M", "LiteRT int4 blockwise-32")]
+                 ("fgemma Q4_0 pure", "LiteRT int4"), ("fgemma Q4_0 + Q4_0 head", "LiteRT int4"),
+                 ("fgemma Q4_0", "LiteRT int4 blockwise-32"), ("fgemma Q4_0 pure", "LiteRT int4 blockwise-32"),
+                 ("fgemma Q4_0 + Q4_0 head", "LiteRT int4 blockwise-32"), ("fgemma Q4_K_M", "LiteRT int4 blockwise-32")]
         keys = [("catalog_first_ms", True), ("p843_first_ms", True), ("depth0_decode_ms_per_tok", True),
                 ("catalog_decode_ms_per_tok", True)]
         out.append("\n| fgemma / LiteRT-LM (speed, > 1: fgemma faster) | prompt 1,387 | prompt 843 | decode @ 2 | "

@@ -254,11 +254,13 @@ def tflite_quality(a, text):
 
 
 class Fgemma:
-    def __init__(self, model, threads, lora=None):
+    def __init__(self, model, threads, lora=None, head_type=None):
         import fgemma
         self.fg = fgemma
         t = time.perf_counter()
         kw = {"threads": threads}
+        if head_type:
+            kw["head_type"] = head_type
         if lora:
             kw["lora"] = lora
         self.model = fgemma.Model(model, **kw)
@@ -269,7 +271,7 @@ class Fgemma:
 
 
 def fgemma_micro(a, prompts):
-    e = Fgemma(a.model, a.threads)
+    e = Fgemma(a.model, a.threads, head_type=a.head_type)
     out = {"load_ms": e.load_ms}
     k = a.decode_tokens
     rows = {}
@@ -298,7 +300,7 @@ def fgemma_micro(a, prompts):
 
 
 def fgemma_start(a, prompts):
-    e = Fgemma(a.model, a.threads)
+    e = Fgemma(a.model, a.threads, head_type=a.head_type)
     if a.snapshot and os.path.exists(a.snapshot):
         s = e.fg.Snapshot.load(e.model, a.snapshot).fork()
     else:
@@ -313,7 +315,7 @@ def fgemma_start(a, prompts):
 
 def fgemma_quality(a, text):
     import numpy as np
-    e = Fgemma(a.model, a.threads)
+    e = Fgemma(a.model, a.threads, head_type=a.head_type)
     ids = e.tokenize(text)[: a.positions + 1]
     s = e.model.session()
     logp, top1, lps = [], [], []
@@ -355,6 +357,7 @@ def main():
     ap.add_argument("--check", type=int, default=3, help="calls: utterances answered again from a fresh session")
     ap.add_argument("--text", default=None)
     ap.add_argument("--positions", type=int, default=128)
+    ap.add_argument("--head-type", default=None, help="fgemma: a replacement LM head made at load (q8_0, q4_0)")
     ap.add_argument("--dump", default=None, help="quality, fgemma: save the log-probabilities (.npy)")
     a = ap.parse_args()
 
