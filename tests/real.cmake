@@ -126,7 +126,7 @@ add_test(NAME real_perplexity
   COMMAND ${CMAKE_COMMAND} "-DREQUIRE=${FG_REAL_MODEL}|${FG_ORACLE_DIR}/node_modules/node-llama-cpp"
           "-DWHAT=${FG_REAL_MISSING_WHAT}" -P ${FG_REAL_RUN_SCRIPT} --
           ${FG_ORACLE_RUN} ${FG_ORACLE_DIR}/real_perplexity.mjs --fgemma $<TARGET_FILE:fgemma> --model ${FG_REAL_MODEL}
-          --text ${FG_REAL_DATA}/gpl-3.0.txt --n-ctx 512 --stride 256 --tokens ${FG_REAL_PPL_TOKENS}
+          --text ${FG_REAL_DATA}/gpl-3.0.txt --ctx 512 --stride 256 --tokens ${FG_REAL_PPL_TOKENS}
           --max-rel ${FG_REAL_PPL_MAX_REL} --threads ${FG_REAL_THREADS}
           --exact-model ${FG_REAL_F32} --exact-max-rel ${FG_REAL_PPL_EXACT_MAX_REL})
 set_tests_properties(real_parity real_perplexity PROPERTIES LABELS "real;oracle" TIMEOUT 900 RUN_SERIAL TRUE)
