@@ -607,7 +607,7 @@ static void test_engine(void) {
     fg_nlu_free(probe);
     int full = 0;
     for (uint32_t mode = 0; mode <= FG_NLU_CONSTRAIN_CALL_OR_TEXT; mode++)
-      for (uint32_t extra = g_emulated ? 16 : 9; extra <= (g_emulated ? 16u : 30u); extra += 7) {
+      for (uint32_t extra = g_emulated ? 23 : 9; extra <= (g_emulated ? 23u : 30u); extra += 7) {
         fg_nlu_params np;
         fg_nlu_params_init(&np);
         np.session.n_threads = 2;
