@@ -378,7 +378,7 @@ static void test_attn_neon(rng *r) {
 #if defined(__ARM_NEON)
 /* The Q8 activation rows a table prepares (qs, d, isum) equal the spec's quantization byte for byte,
  * including NaN, infinities, denormals, ties at .5 after scaling, -0 and blocks below the minimum scale. */
-/* neon_i8mm's SMMLA forms of the prepared activations (neon_impl.h, fg_mm8_rows_prep), after the rows and
+/* neon_i8mm's SMMLA forms of the prepared activations (neon_q8_packed_smmla.h, fg_mm8_rows_prep), after the rows and
  * flags at the next 64-byte boundary: groups of 4 (160 bytes a block: for c = 0..3 the bytes 8c..8c+7
  * of activations 0, 1, 2, 3 side by side, then the scales d0 d1 d0 d1 d2 d3 d2 d3), then each
  * remaining activation alone (128 bytes a block: for c = 0..3 [x, 0] and [0, x]). Checked against
