@@ -1,14 +1,10 @@
-/* attn.c — the plain-C attention/GELU table (the portable fallback, also ARM's) and the choice of
- * table. The C table computes exactly what the AVX2 table computes: explicit fmaf() wherever AVX2
- * fuses a multiply-add, the same exp polynomial, and the softmax sum in AVX2's 8-lane order (this
- * file is built without FMA contraction, so every other operation is rounded on its own). An ARM
- * build therefore attends bit for bit like an x86 AVX2 build (tests/arm.cmake compares greedy ids);
- * the AVX-512 table sums 16 lanes and differs from both in the last bits. */
+/* attn.c — the plain-C attention/GELU table (the portable fallback, also ARM's; attn_dispatch.c
+ * chooses among the tables). The C table computes exactly what the AVX2 table computes: explicit
+ * fmaf() wherever AVX2 fuses a multiply-add, the same exp polynomial, and the softmax sum in AVX2's
+ * 8-lane order (this file is built without FMA contraction, so every other operation is rounded on
+ * its own). An ARM build therefore attends bit for bit like an x86 AVX2 build (tests/arm.cmake
+ * compares greedy ids); the AVX-512 table sums 16 lanes and differs from both in the last bits. */
 #include "kernels/attn.h"
-#include "kernels/kernels.h"
-#if defined(__ARM_NEON) /* ARM tables: src/kernels/arm, docs/ARM.md */
-#  include "kernels/arm/neon.h"
-#endif
 
 #include <math.h>
 #include <string.h>
@@ -181,25 +177,3 @@ const fg_attn_kernels *fg_attn_ref(void) { return &k_attn_ref; }
 const fg_attn_kernels *fg_attn_avx2(void) { return NULL; }
 const fg_attn_kernels *fg_attn_avx512(void) { return NULL; }
 #endif
-
-// ----------------------------------------------------------------------------------------------
-// choice
-
-const fg_attn_kernels *fg_attn_by_name(const char *isa) {
-  if (!isa) return NULL;
-  if (strcmp(isa, "ref") == 0) return &k_attn_ref;
-  if (!fg_kernels_by_name(isa)) return NULL; /* unknown, or this CPU lacks it */
-  if (strcmp(isa, "avx2") == 0) return fg_attn_avx2();
-  if (strcmp(isa, "avx512") == 0) return fg_attn_avx512();
-#if defined(__ARM_NEON) /* neon, neon_dotprod: aarch64's NEON qk/pv where compiled in, else the C table */
-  if (fg_attn_neon()) return fg_attn_neon();
-#endif
-  return &k_attn_ref;
-}
-
-const fg_attn_kernels *fg_attn_get(void) {
-  const fg_kernels *k = NULL;
-  if (fg_kernels_get(&k, NULL) != FG_OK || !k) return &k_attn_ref;
-  const fg_attn_kernels *a = fg_attn_by_name(k->name);
-  return a ? a : &k_attn_ref;
-}

@@ -87,7 +87,7 @@ void fg_attn_fold_avx2(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT 
 /* The C table's argmax (the SIMD tables of x86 share it). */
 size_t fg_attn_argmax_c(const float *x, size_t n);
 
-/* The table for the process-wide matmul table's ISA (never NULL; "ref" when that fails). */
+/* The table for the process-wide matmul table's ISA (never NULL; "ref" when that fails); attn_dispatch.c. */
 const fg_attn_kernels *fg_attn_get(void);
 /* A table by name if compiled in and supported by this CPU, else NULL (tests). */
 const fg_attn_kernels *fg_attn_by_name(const char *isa);
