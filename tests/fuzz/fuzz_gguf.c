@@ -7,7 +7,7 @@
  * Build (from the repository root):
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Isrc -Iinclude \
  *     tests/fuzz/fuzz_gguf.c src/gguf/gguf.c src/core/alloc.c src/core/status.c src/core/sys.c \
- *     src/tensor/quant_ref.c src/tensor/quant_blocks.c -lm -o fuzz_gguf
+ *     src/tensor/quant_ref.c src/tensor/quant_blocks.c src/tensor/half.c -lm -o fuzz_gguf
  *   ./fuzz_gguf -max_total_time=300 tests/fuzz/corpus/gguf */
 #include "gguf/gguf.h"
 #include "tensor/dtype.h"

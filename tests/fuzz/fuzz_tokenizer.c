@@ -16,7 +16,7 @@
  *   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Isrc -Iinclude \
  *     tests/fuzz/fuzz_tokenizer.c src/tokenizer/vocab.c src/tokenizer/spm.c src/gguf/gguf.c \
  *     src/gguf/mapfile_posix.c src/core/alloc.c src/core/status.c src/core/sys.c src/tensor/quant_ref.c \
- *     -lm -o fuzz_tokenizer
+ *     src/tensor/quant_blocks.c src/tensor/half.c -lm -o fuzz_tokenizer
  *   ./fuzz_tokenizer -max_total_time=300 tests/fuzz/corpus/tokenizer */
 #include "tokenizer/tokenizer.h"
 
