@@ -3,7 +3,7 @@
 //
 // Build (one command each, from the repository root; the library sources are compiled in directly):
 //   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc
-//     tests/fuzz/fuzz_callparse.c src/nlu/catalog.c src/nlu/render.c src/nlu/parse.c src/core/*.c -lcjson -lm -lpthread -o fuzz_callparse
+//     tests/fuzz/fuzz_callparse.c src/nlu/catalog.c src/nlu/control_tokens.c src/nlu/render.c src/nlu/parse.c src/core/*.c -lcjson -lm -lpthread -o fuzz_callparse
 //   ./fuzz_callparse -max_total_time=300 -max_len=4096 -dict=tests/fuzz/callparse.dict
 //     tests/fuzz/corpus/callparse
 // Invariants checked beyond memory safety: the output is always valid JSON (cJSON parses all of it)

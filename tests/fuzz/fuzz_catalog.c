@@ -2,7 +2,7 @@
 //
 // Build (one command each, from the repository root; the library sources are compiled in directly):
 //   clang -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE -Iinclude -Isrc
-//     tests/fuzz/fuzz_catalog.c src/nlu/catalog.c src/nlu/render.c src/nlu/parse.c src/core/*.c -lcjson -lm -lpthread -o fuzz_catalog
+//     tests/fuzz/fuzz_catalog.c src/nlu/catalog.c src/nlu/control_tokens.c src/nlu/render.c src/nlu/parse.c src/core/*.c -lcjson -lm -lpthread -o fuzz_catalog
 //   ./fuzz_catalog -max_total_time=300 -max_len=8192 tests/fuzz/corpus/catalog
 // Invariants checked beyond memory safety: a parse either succeeds or fails with FG_ERR_FORMAT /
 // FG_ERR_NOMEM and a message; the size query agrees with the rendering; the prefix holds exactly one
