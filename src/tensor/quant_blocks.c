@@ -319,210 +319,240 @@ static float sub_scales(const float s[], int n, int lo, int hi, int out[]) {
   return d;
 }
 
+/* Q4_1 / Q5_1: a min/max fit of each 32-block, d and m as fp16 */
+static void quantize_q4_1_q5_1(uint32_t type, const float *FG_RESTRICT x, void *FG_RESTRICT dst, size_t n) {
+  for (size_t i = 0; i < n / 32; i++) {
+    const float *xb = x + 32 * i;
+    const int nmax = type == FG_TYPE_Q4_1 ? 15 : 31;
+    float lo = xb[0], hi = xb[0];
+    for (int j = 1; j < 32; j++) {
+      lo = fminf(lo, xb[j]);
+      hi = fmaxf(hi, xb[j]);
+    }
+    const uint16_t d16 = fg_f32_to_fp16((hi - lo) / (float)nmax), m16 = fg_f32_to_fp16(lo);
+    const float d = fg_fp16_to_f32(d16), m = fg_fp16_to_f32(m16), id = d != 0.0f ? 1.0f / d : 0.0f;
+    int q[32];
+    for (int j = 0; j < 32; j++) q[j] = clampi(nearest((xb[j] - m) * id), 0, nmax);
+    if (type == FG_TYPE_Q4_1) {
+      fg_block_q4_1 *b = (fg_block_q4_1 *)dst + i;
+      b->d = d16;
+      b->m = m16;
+      put_nibbles(q, b->qs);
+    } else {
+      fg_block_q5_1 *b = (fg_block_q5_1 *)dst + i;
+      b->d = d16;
+      b->m = m16;
+      uint32_t h = 0;
+      int lo4[32];
+      for (int j = 0; j < 32; j++) {
+        h |= (uint32_t)(q[j] >> 4) << j;
+        lo4[j] = q[j] & 0xf;
+      }
+      put_nibbles(lo4, b->qs);
+      for (int k = 0; k < 4; k++) b->qh[k] = (uint8_t)(h >> (8 * k));
+    }
+  }
+}
+
+/* Q5_0 / IQ4_NL: one scale per 32-block from the value of largest magnitude */
+static void quantize_q5_0_iq4_nl(uint32_t type, const float *FG_RESTRICT x, void *FG_RESTRICT dst, size_t n) {
+  for (size_t i = 0; i < n / 32; i++) {
+    const float *xb = x + 32 * i;
+    const float max = signed_amax(xb, 32);
+    const float lo = type == FG_TYPE_Q5_0 ? -16.0f : (float)fg_iq4_values[0];
+    const uint16_t d16 = fg_f32_to_fp16(max / lo);
+    const float d = fg_fp16_to_f32(d16), id = d != 0.0f ? 1.0f / d : 0.0f;
+    int q[32];
+    if (type == FG_TYPE_Q5_0) {
+      fg_block_q5_0 *b = (fg_block_q5_0 *)dst + i;
+      uint32_t h = 0;
+      for (int j = 0; j < 32; j++) {
+        q[j] = clampi(nearest(xb[j] * id) + 16, 0, 31);
+        h |= (uint32_t)(q[j] >> 4) << j;
+        q[j] &= 0xf;
+      }
+      b->d = d16;
+      put_nibbles(q, b->qs);
+      for (int k = 0; k < 4; k++) b->qh[k] = (uint8_t)(h >> (8 * k));
+    } else {
+      fg_block_iq4_nl *b = (fg_block_iq4_nl *)dst + i;
+      for (int j = 0; j < 32; j++) q[j] = iq4_nearest(xb[j] * id);
+      b->d = d16;
+      put_nibbles(q, b->qs);
+    }
+  }
+}
+
+/* Q4_K / Q5_K: min/max fits of the 8 sub-blocks, 6-bit scales and minima */
+static void quantize_q4_k_q5_k(uint32_t type, const float *FG_RESTRICT x, void *FG_RESTRICT dst, size_t n) {
+  for (size_t i = 0; i < n / FG_QK_K; i++) {
+    const float *xb = x + FG_QK_K * i;
+    const int nmax = type == FG_TYPE_Q4_K ? 15 : 31;
+    float sc[8], mn[8];
+    int q[FG_QK_K];
+    for (int j = 0; j < 8; j++) {
+      float s, lo;
+      fit_min_max(xb + 32 * j, 32, nmax, &s, &lo, q + 32 * j);
+      sc[j] = s;
+      mn[j] = -lo;
+    }
+    uint16_t d16, dmin16;
+    uint8_t isc[8], imn[8];
+    k_superscales(sc, mn, &d16, &dmin16, isc, imn);
+    const float d = fg_fp16_to_f32(d16), dmin = fg_fp16_to_f32(dmin16);
+    for (int j = 0; j < 8; j++) k_requant(xb + 32 * j, 32, d * (float)isc[j], dmin * (float)imn[j], nmax, q + 32 * j);
+    uint8_t *qs, *scales;
+    if (type == FG_TYPE_Q4_K) {
+      fg_block_q4_k *b = (fg_block_q4_k *)dst + i;
+      b->d = d16;
+      b->dmin = dmin16;
+      qs = b->qs;
+      scales = b->scales;
+    } else {
+      fg_block_q5_k *b = (fg_block_q5_k *)dst + i;
+      b->d = d16;
+      b->dmin = dmin16;
+      qs = b->qs;
+      scales = b->scales;
+      memset(b->qh, 0, sizeof b->qh);
+      for (int j = 0; j < 8; j++)
+        for (int l = 0; l < 32; l++) b->qh[l] |= (uint8_t)(((q[32 * j + l] >> 4) & 1) << j);
+    }
+    k4_pack_scales(isc, imn, scales);
+    for (int p = 0; p < 4; p++)
+      for (int l = 0; l < 32; l++)
+        qs[32 * p + l] = (uint8_t)((q[64 * p + l] & 0xf) | ((q[64 * p + 32 + l] & 0xf) << 4));
+  }
+}
+
+/* Q2_K: min/max fits of the 16 sub-blocks, 4-bit scales and minima */
+static void quantize_q2_k(const float *FG_RESTRICT x, void *FG_RESTRICT dst, size_t n) {
+  for (size_t i = 0; i < n / FG_QK_K; i++) {
+    const float *xb = x + FG_QK_K * i;
+    fg_block_q2_k *b = (fg_block_q2_k *)dst + i;
+    float sc[16], mn[16], msc = 0.0f, mmn = 0.0f;
+    int q[FG_QK_K];
+    for (int j = 0; j < 16; j++) {
+      float s, lo;
+      fit_min_max(xb + 16 * j, 16, 3, &s, &lo, q + 16 * j);
+      sc[j] = s;
+      mn[j] = -lo;
+      msc = fmaxf(msc, s);
+      mmn = fmaxf(mmn, -lo);
+    }
+    b->d = fg_f32_to_fp16(msc / 15.0f);
+    b->dmin = fg_f32_to_fp16(mmn / 15.0f);
+    const float d = fg_fp16_to_f32(b->d), dmin = fg_fp16_to_f32(b->dmin);
+    for (int j = 0; j < 16; j++) {
+      const int is = d > 0.0f ? clampi(nearest(sc[j] / d), 0, 15) : 0;
+      const int im = dmin > 0.0f ? clampi(nearest(mn[j] / dmin), 0, 15) : 0;
+      b->scales[j] = (uint8_t)(is | (im << 4));
+      k_requant(xb + 16 * j, 16, d * (float)is, dmin * (float)im, 3, q + 16 * j);
+    }
+    /* element 128h + 32s + l: bits 2s of qs[32h + l] */
+    memset(b->qs, 0, sizeof b->qs);
+    for (int e = 0; e < FG_QK_K; e++) {
+      const int h = e / 128, s = (e % 128) / 32, l = e % 32;
+      b->qs[32 * h + l] |= (uint8_t)(q[e] << (2 * s));
+    }
+  }
+}
+
+/* Q3_K / Q6_K: signed sub-block scales from the largest magnitude, 6-bit (Q3_K) or 8-bit (Q6_K) */
+static void quantize_q3_k_q6_k(uint32_t type, const float *FG_RESTRICT x, void *FG_RESTRICT dst, size_t n) {
+  for (size_t i = 0; i < n / FG_QK_K; i++) {
+    const float *xb = x + FG_QK_K * i;
+    const bool q6 = type == FG_TYPE_Q6_K;
+    const int qlo = q6 ? -32 : -4, qhi = q6 ? 31 : 3;
+    float s[16];
+    for (int j = 0; j < 16; j++) s[j] = signed_amax(xb + 16 * j, 16) / (float)qlo;
+    int isc[16];
+    const uint16_t d16 = fg_f32_to_fp16(sub_scales(s, 16, q6 ? -128 : -32, q6 ? 127 : 31, isc));
+    const float d = fg_fp16_to_f32(d16);
+    int q[FG_QK_K];
+    for (int j = 0; j < 16; j++) {
+      const float dl = d * (float)isc[j], id = dl != 0.0f ? 1.0f / dl : 0.0f;
+      for (int l = 0; l < 16; l++) q[16 * j + l] = clampi(nearest(xb[16 * j + l] * id), qlo, qhi) - qlo;
+    }
+    if (q6) {
+      fg_block_q6_k *b = (fg_block_q6_k *)dst + i;
+      b->d = d16;
+      for (int j = 0; j < 16; j++) b->scales[j] = (int8_t)isc[j];
+      memset(b->ql, 0, sizeof b->ql);
+      memset(b->qh, 0, sizeof b->qh);
+      for (int e = 0; e < FG_QK_K; e++) { /* element 128h + 32s + l */
+        const int h = e / 128, sp = (e % 128) / 32, l = e % 32;
+        b->ql[64 * h + 32 * (sp & 1) + l] |= (uint8_t)((q[e] & 0xf) << (sp < 2 ? 0 : 4));
+        b->qh[32 * h + l] |= (uint8_t)((q[e] >> 4) << (2 * sp));
+      }
+    } else {
+      fg_block_q3_k *b = (fg_block_q3_k *)dst + i;
+      b->d = d16;
+      memset(b->scales, 0, sizeof b->scales);
+      for (int j = 0; j < 16; j++) {
+        const int l6 = isc[j] + 32;
+        if (j < 8) b->scales[j] = (uint8_t)(l6 & 0xf);
+        else b->scales[j - 8] |= (uint8_t)((l6 & 0xf) << 4);
+        b->scales[8 + j % 4] |= (uint8_t)((l6 >> 4) << (2 * (j / 4)));
+      }
+      memset(b->qs, 0, sizeof b->qs);
+      memset(b->hmask, 0, sizeof b->hmask);
+      for (int e = 0; e < FG_QK_K; e++) {
+        const int h = e / 128, sp = (e % 128) / 32, l = e % 32;
+        b->qs[32 * h + l] |= (uint8_t)((q[e] & 3) << (2 * sp));
+        b->hmask[l] |= (uint8_t)(((q[e] >> 2) & 1) << (4 * h + sp));
+      }
+    }
+  }
+}
+
+/* IQ4_XS: signed 6-bit sub-block scales, values the nearest of the IQ4 table */
+static void quantize_iq4_xs(const float *FG_RESTRICT x, void *FG_RESTRICT dst, size_t n) {
+  for (size_t i = 0; i < n / FG_QK_K; i++) {
+    const float *xb = x + FG_QK_K * i;
+    fg_block_iq4_xs *b = (fg_block_iq4_xs *)dst + i;
+    float s[8];
+    for (int j = 0; j < 8; j++) s[j] = signed_amax(xb + 32 * j, 32) / (float)fg_iq4_values[0];
+    int isc[8];
+    b->d = fg_f32_to_fp16(sub_scales(s, 8, -32, 31, isc));
+    const float d = fg_fp16_to_f32(b->d);
+    b->scales_h = 0;
+    memset(b->scales_l, 0, sizeof b->scales_l);
+    for (int j = 0; j < 8; j++) {
+      const int ls = isc[j] + 32;
+      b->scales_l[j / 2] |= (uint8_t)((ls & 0xf) << (4 * (j % 2)));
+      b->scales_h |= (uint16_t)((ls >> 4) << (2 * j));
+      const float dl = d * (float)isc[j], id = dl != 0.0f ? 1.0f / dl : 0.0f;
+      int q[32];
+      for (int l = 0; l < 32; l++) q[l] = iq4_nearest(xb[32 * j + l] * id);
+      put_nibbles(q, b->qs + 16 * j);
+    }
+  }
+}
+
 void fg_quantize_blocks(uint32_t type, const float *FG_RESTRICT x, void *FG_RESTRICT dst, size_t n) {
   switch (type) {
     case FG_TYPE_Q4_1:
     case FG_TYPE_Q5_1:
-      for (size_t i = 0; i < n / 32; i++) {
-        const float *xb = x + 32 * i;
-        const int nmax = type == FG_TYPE_Q4_1 ? 15 : 31;
-        float lo = xb[0], hi = xb[0];
-        for (int j = 1; j < 32; j++) {
-          lo = fminf(lo, xb[j]);
-          hi = fmaxf(hi, xb[j]);
-        }
-        const uint16_t d16 = fg_f32_to_fp16((hi - lo) / (float)nmax), m16 = fg_f32_to_fp16(lo);
-        const float d = fg_fp16_to_f32(d16), m = fg_fp16_to_f32(m16), id = d != 0.0f ? 1.0f / d : 0.0f;
-        int q[32];
-        for (int j = 0; j < 32; j++) q[j] = clampi(nearest((xb[j] - m) * id), 0, nmax);
-        if (type == FG_TYPE_Q4_1) {
-          fg_block_q4_1 *b = (fg_block_q4_1 *)dst + i;
-          b->d = d16;
-          b->m = m16;
-          put_nibbles(q, b->qs);
-        } else {
-          fg_block_q5_1 *b = (fg_block_q5_1 *)dst + i;
-          b->d = d16;
-          b->m = m16;
-          uint32_t h = 0;
-          int lo4[32];
-          for (int j = 0; j < 32; j++) {
-            h |= (uint32_t)(q[j] >> 4) << j;
-            lo4[j] = q[j] & 0xf;
-          }
-          put_nibbles(lo4, b->qs);
-          for (int k = 0; k < 4; k++) b->qh[k] = (uint8_t)(h >> (8 * k));
-        }
-      }
+      quantize_q4_1_q5_1(type, x, dst, n);
       break;
     case FG_TYPE_Q5_0:
     case FG_TYPE_IQ4_NL:
-      for (size_t i = 0; i < n / 32; i++) {
-        const float *xb = x + 32 * i;
-        const float max = signed_amax(xb, 32);
-        const float lo = type == FG_TYPE_Q5_0 ? -16.0f : (float)fg_iq4_values[0];
-        const uint16_t d16 = fg_f32_to_fp16(max / lo);
-        const float d = fg_fp16_to_f32(d16), id = d != 0.0f ? 1.0f / d : 0.0f;
-        int q[32];
-        if (type == FG_TYPE_Q5_0) {
-          fg_block_q5_0 *b = (fg_block_q5_0 *)dst + i;
-          uint32_t h = 0;
-          for (int j = 0; j < 32; j++) {
-            q[j] = clampi(nearest(xb[j] * id) + 16, 0, 31);
-            h |= (uint32_t)(q[j] >> 4) << j;
-            q[j] &= 0xf;
-          }
-          b->d = d16;
-          put_nibbles(q, b->qs);
-          for (int k = 0; k < 4; k++) b->qh[k] = (uint8_t)(h >> (8 * k));
-        } else {
-          fg_block_iq4_nl *b = (fg_block_iq4_nl *)dst + i;
-          for (int j = 0; j < 32; j++) q[j] = iq4_nearest(xb[j] * id);
-          b->d = d16;
-          put_nibbles(q, b->qs);
-        }
-      }
+      quantize_q5_0_iq4_nl(type, x, dst, n);
       break;
     case FG_TYPE_Q4_K:
     case FG_TYPE_Q5_K:
-      for (size_t i = 0; i < n / FG_QK_K; i++) {
-        const float *xb = x + FG_QK_K * i;
-        const int nmax = type == FG_TYPE_Q4_K ? 15 : 31;
-        float sc[8], mn[8];
-        int q[FG_QK_K];
-        for (int j = 0; j < 8; j++) {
-          float s, lo;
-          fit_min_max(xb + 32 * j, 32, nmax, &s, &lo, q + 32 * j);
-          sc[j] = s;
-          mn[j] = -lo;
-        }
-        uint16_t d16, dmin16;
-        uint8_t isc[8], imn[8];
-        k_superscales(sc, mn, &d16, &dmin16, isc, imn);
-        const float d = fg_fp16_to_f32(d16), dmin = fg_fp16_to_f32(dmin16);
-        for (int j = 0; j < 8; j++) k_requant(xb + 32 * j, 32, d * (float)isc[j], dmin * (float)imn[j], nmax, q + 32 * j);
-        uint8_t *qs, *scales;
-        if (type == FG_TYPE_Q4_K) {
-          fg_block_q4_k *b = (fg_block_q4_k *)dst + i;
-          b->d = d16;
-          b->dmin = dmin16;
-          qs = b->qs;
-          scales = b->scales;
-        } else {
-          fg_block_q5_k *b = (fg_block_q5_k *)dst + i;
-          b->d = d16;
-          b->dmin = dmin16;
-          qs = b->qs;
-          scales = b->scales;
-          memset(b->qh, 0, sizeof b->qh);
-          for (int j = 0; j < 8; j++)
-            for (int l = 0; l < 32; l++) b->qh[l] |= (uint8_t)(((q[32 * j + l] >> 4) & 1) << j);
-        }
-        k4_pack_scales(isc, imn, scales);
-        for (int p = 0; p < 4; p++)
-          for (int l = 0; l < 32; l++)
-            qs[32 * p + l] = (uint8_t)((q[64 * p + l] & 0xf) | ((q[64 * p + 32 + l] & 0xf) << 4));
-      }
+      quantize_q4_k_q5_k(type, x, dst, n);
       break;
     case FG_TYPE_Q2_K:
-      for (size_t i = 0; i < n / FG_QK_K; i++) {
-        const float *xb = x + FG_QK_K * i;
-        fg_block_q2_k *b = (fg_block_q2_k *)dst + i;
-        float sc[16], mn[16], msc = 0.0f, mmn = 0.0f;
-        int q[FG_QK_K];
-        for (int j = 0; j < 16; j++) {
-          float s, lo;
-          fit_min_max(xb + 16 * j, 16, 3, &s, &lo, q + 16 * j);
-          sc[j] = s;
-          mn[j] = -lo;
-          msc = fmaxf(msc, s);
-          mmn = fmaxf(mmn, -lo);
-        }
-        b->d = fg_f32_to_fp16(msc / 15.0f);
-        b->dmin = fg_f32_to_fp16(mmn / 15.0f);
-        const float d = fg_fp16_to_f32(b->d), dmin = fg_fp16_to_f32(b->dmin);
-        for (int j = 0; j < 16; j++) {
-          const int is = d > 0.0f ? clampi(nearest(sc[j] / d), 0, 15) : 0;
-          const int im = dmin > 0.0f ? clampi(nearest(mn[j] / dmin), 0, 15) : 0;
-          b->scales[j] = (uint8_t)(is | (im << 4));
-          k_requant(xb + 16 * j, 16, d * (float)is, dmin * (float)im, 3, q + 16 * j);
-        }
-        /* element 128h + 32s + l: bits 2s of qs[32h + l] */
-        memset(b->qs, 0, sizeof b->qs);
-        for (int e = 0; e < FG_QK_K; e++) {
-          const int h = e / 128, s = (e % 128) / 32, l = e % 32;
-          b->qs[32 * h + l] |= (uint8_t)(q[e] << (2 * s));
-        }
-      }
+      quantize_q2_k(x, dst, n);
       break;
     case FG_TYPE_Q3_K:
     case FG_TYPE_Q6_K:
-      for (size_t i = 0; i < n / FG_QK_K; i++) {
-        const float *xb = x + FG_QK_K * i;
-        const bool q6 = type == FG_TYPE_Q6_K;
-        const int qlo = q6 ? -32 : -4, qhi = q6 ? 31 : 3;
-        float s[16];
-        for (int j = 0; j < 16; j++) s[j] = signed_amax(xb + 16 * j, 16) / (float)qlo;
-        int isc[16];
-        const uint16_t d16 = fg_f32_to_fp16(sub_scales(s, 16, q6 ? -128 : -32, q6 ? 127 : 31, isc));
-        const float d = fg_fp16_to_f32(d16);
-        int q[FG_QK_K];
-        for (int j = 0; j < 16; j++) {
-          const float dl = d * (float)isc[j], id = dl != 0.0f ? 1.0f / dl : 0.0f;
-          for (int l = 0; l < 16; l++) q[16 * j + l] = clampi(nearest(xb[16 * j + l] * id), qlo, qhi) - qlo;
-        }
-        if (q6) {
-          fg_block_q6_k *b = (fg_block_q6_k *)dst + i;
-          b->d = d16;
-          for (int j = 0; j < 16; j++) b->scales[j] = (int8_t)isc[j];
-          memset(b->ql, 0, sizeof b->ql);
-          memset(b->qh, 0, sizeof b->qh);
-          for (int e = 0; e < FG_QK_K; e++) { /* element 128h + 32s + l */
-            const int h = e / 128, sp = (e % 128) / 32, l = e % 32;
-            b->ql[64 * h + 32 * (sp & 1) + l] |= (uint8_t)((q[e] & 0xf) << (sp < 2 ? 0 : 4));
-            b->qh[32 * h + l] |= (uint8_t)((q[e] >> 4) << (2 * sp));
-          }
-        } else {
-          fg_block_q3_k *b = (fg_block_q3_k *)dst + i;
-          b->d = d16;
-          memset(b->scales, 0, sizeof b->scales);
-          for (int j = 0; j < 16; j++) {
-            const int l6 = isc[j] + 32;
-            if (j < 8) b->scales[j] = (uint8_t)(l6 & 0xf);
-            else b->scales[j - 8] |= (uint8_t)((l6 & 0xf) << 4);
-            b->scales[8 + j % 4] |= (uint8_t)((l6 >> 4) << (2 * (j / 4)));
-          }
-          memset(b->qs, 0, sizeof b->qs);
-          memset(b->hmask, 0, sizeof b->hmask);
-          for (int e = 0; e < FG_QK_K; e++) {
-            const int h = e / 128, sp = (e % 128) / 32, l = e % 32;
-            b->qs[32 * h + l] |= (uint8_t)((q[e] & 3) << (2 * sp));
-            b->hmask[l] |= (uint8_t)(((q[e] >> 2) & 1) << (4 * h + sp));
-          }
-        }
-      }
+      quantize_q3_k_q6_k(type, x, dst, n);
       break;
     case FG_TYPE_IQ4_XS:
-      for (size_t i = 0; i < n / FG_QK_K; i++) {
-        const float *xb = x + FG_QK_K * i;
-        fg_block_iq4_xs *b = (fg_block_iq4_xs *)dst + i;
-        float s[8];
-        for (int j = 0; j < 8; j++) s[j] = signed_amax(xb + 32 * j, 32) / (float)fg_iq4_values[0];
-        int isc[8];
-        b->d = fg_f32_to_fp16(sub_scales(s, 8, -32, 31, isc));
-        const float d = fg_fp16_to_f32(b->d);
-        b->scales_h = 0;
-        memset(b->scales_l, 0, sizeof b->scales_l);
-        for (int j = 0; j < 8; j++) {
-          const int ls = isc[j] + 32;
-          b->scales_l[j / 2] |= (uint8_t)((ls & 0xf) << (4 * (j % 2)));
-          b->scales_h |= (uint16_t)((ls >> 4) << (2 * j));
-          const float dl = d * (float)isc[j], id = dl != 0.0f ? 1.0f / dl : 0.0f;
-          int q[32];
-          for (int l = 0; l < 32; l++) q[l] = iq4_nearest(xb[32 * j + l] * id);
-          put_nibbles(q, b->qs + 16 * j);
-        }
-      }
+      quantize_iq4_xs(x, dst, n);
       break;
     default: FG_ASSERT(!"fg_quantize_blocks: unsupported type");
   }
