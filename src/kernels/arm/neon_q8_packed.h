@@ -13,12 +13,13 @@
 // instruction. neon_dotprod (SDOT): for each group g of 4 rows, 128 bytes: for c = 0..7 the 4 weights
 // 4c..4c+3 of rows 4g, 4g+1, 4g+2, 4g+3. One SDOT by element of 16 of them with the activation's bytes
 // 4c..4c+3 adds a 4-product dot to each row's lane: the lanes are rows, so a block's four row dots need
-// no reduction, and one 64-byte load brings the 16 rows' scales. neon_i8mm (SMMLA) below. Each output
-// is still fma(dw * dx, (float)isum, acc) in block order: bit for bit the q8 spec.
+// no reduction, and one 64-byte load brings the 16 rows' scales. neon_i8mm (SMMLA):
+// neon_q8_packed_smmla.h. Each output is still fma(dw * dx, (float)isum, acc) in block order: bit for
+// bit the q8 spec.
 #  define FG_PK_ROWS 16
 #  define FG_PK_BLOCK (16 * 4 + 4 * 128)
 
-/* Q5_0 and Q4_K packed strips (fg_px_* below): bytes per 32-element block / 256-element superblock */
+/* Q5_0 and Q4_K packed strips (fg_px_*, neon_packed_q5k4.h): bytes per 32-element block / 256-element superblock */
 #  define FG_PX_Q5_BLOCK (32 + 64 + 256)
 #  define FG_PX_K4_HEAD (32 + 32 + 128 + 128)
 #  define FG_PX_K4_BLOCK (FG_PX_K4_HEAD + 8 * 256)
