@@ -389,11 +389,11 @@ FG_API uint32_t fg_snapshot_position(const fg_snapshot *snap);
 FG_API uint32_t fg_snapshot_kv_type(const fg_snapshot *snap);
 
 /* Persist a snapshot: magic, version, model fingerprint, tokens and KV. Loading refuses a file of
- * another model (FG_ERR_MISMATCH) or a damaged file (FG_ERR_FORMAT). */
-FG_API fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path);
-FG_API fg_status fg_snapshot_load(const fg_model *model, const char *path, fg_snapshot **out);
-/* Message of the last failed snapshot_save/load on this thread, or "" */
-FG_API const char *fg_snapshot_errmsg(void);
+ * another model (FG_ERR_MISMATCH) or a damaged file (FG_ERR_FORMAT). err may be NULL; on failure it
+ * receives the message, naming the file and the problem. (The thread-local fg_snapshot_errmsg() that
+ * carried it before is removed; the bindings in this repository changed with it.) */
+FG_API fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path, fg_error *err);
+FG_API fg_status fg_snapshot_load(const fg_model *model, const char *path, fg_snapshot **out, fg_error *err);
 
 /* Last error on s; owned by s; "" when the last call succeeded. */
 FG_API const char *fg_session_errmsg(const fg_session *s);

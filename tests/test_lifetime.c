@@ -278,7 +278,7 @@ static fg_status a_fork(fg_model *m, fg_catalog *c, fg_snapshot *snap, void **ou
 static fg_status a_snapload(fg_model *m, fg_catalog *c, fg_snapshot *snap, void **out) {
   char path[600];
   snprintf(path, sizeof path, "%s/life_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
-  return fg_snapshot_load(m, path, (fg_snapshot **)out);
+  return fg_snapshot_load(m, path, (fg_snapshot **)out, NULL);
 }
 static fg_status a_nlu(fg_model *m, fg_catalog *c, fg_snapshot *snap, void **out) {
   fg_nlu_params np = nlu_params();
@@ -328,7 +328,7 @@ static void test_alloc(void) {
   fg_session_free(s);
   char path[600];
   snprintf(path, sizeof path, "%s/life_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
-  CHECK_OK(fg_snapshot_save(snap, path));
+  CHECK_OK(fg_snapshot_save(snap, path, NULL));
   CHECK_EQ_INT(refs(m), 2);
   sweep("fg_session_create", a_create, free_session, 1, m, c, snap);
   sweep("fg_session_fork", a_fork, free_session, 1, m, c, snap);
@@ -468,8 +468,8 @@ static void test_kv_type(void) {
     CHECK_OK(fg_session_prefill(s, k_prefix, 12, NULL));
     CHECK_OK(fg_session_snapshot(s, &snap));
     CHECK_EQ_INT(fg_snapshot_kv_type(snap), kv);
-    CHECK_OK(fg_snapshot_save(snap, path));
-    CHECK_OK(fg_snapshot_load(m, path, &loaded));
+    CHECK_OK(fg_snapshot_save(snap, path, NULL));
+    CHECK_OK(fg_snapshot_load(m, path, &loaded, NULL));
     CHECK_EQ_INT(fg_snapshot_kv_type(loaded), kv);
     /* a fork with explicit parameters: the snapshot's type works, the other one is refused */
     fg_session *f = NULL;

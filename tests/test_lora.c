@@ -615,11 +615,11 @@ static void test_fingerprints_and_snapshots(const char *base) {
     fg_snapshot *snap = NULL;
     CHECK_OK(fg_session_snapshot(s, &snap));
     const char *path = tmp_path("snap.fgsnap");
-    CHECK_OK(fg_snapshot_save(snap, path));
+    CHECK_OK(fg_snapshot_save(snap, path, NULL));
     for (size_t i = 0; i < NV; i++) {
       if (!m[i]) continue;
       fg_snapshot *ls = NULL;
-      const fg_status st = fg_snapshot_load(m[i], path, &ls);
+      const fg_status st = fg_snapshot_load(m[i], path, &ls, NULL);
       CHECK_MSG(st == (i == 1 ? FG_OK : FG_ERR_MISMATCH), "snapshot of 'a' loaded into '%s': %s", v[i].what,
                 fg_status_str(st));
       CHECK(i == 1 || ls == NULL);

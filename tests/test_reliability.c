@@ -20,9 +20,11 @@
 #include "fg_internal.h" /* fg_alloc_fail_after */
 #include "testutil.h"
 
+#include <glob.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -383,20 +385,20 @@ static void restore_check(fg_status st) {
 
 /* ---- snapshot files ---- */
 
-static fg_status save_attempt(void) { return fg_snapshot_save(ref.at20, scratch_path("save.fgsnap")); }
+static fg_status save_attempt(void) { return fg_snapshot_save(ref.at20, scratch_path("save.fgsnap"), &fx.err); }
 static void save_check(fg_status st) {
-  if (st != FG_OK) CHECK(fg_snapshot_errmsg()[0] != '\0');
+  if (st != FG_OK) CHECK(fx.err.code == st && fx.err.msg[0] != '\0');
   remove(scratch_path("save.fgsnap"));
 }
 
 static fg_status snapload_attempt(void) {
   fx.snap = (fg_snapshot *)&fx;
-  return fg_snapshot_load(g_model, ref.snap20_path, &fx.snap);
+  return fg_snapshot_load(g_model, ref.snap20_path, &fx.snap, &fx.err);
 }
 static void snapload_check(fg_status st) {
   if (st != FG_OK) {
     CHECK(fx.snap == NULL);
-    CHECK(fg_snapshot_errmsg()[0] != '\0');
+    CHECK(fx.err.code == st && fx.err.msg[0] != '\0');
   } else {
     fg_session_params p = small_params(8, 1, 512);
     fg_session *f = NULL;
@@ -553,7 +555,7 @@ static void make_references(void) {
   ref.at20_1 = session_logits_after(ref.at20, ref.more, 1, 8);
   ref.at250_20 = session_logits_after(ref.at250, ref.more, 20, 8);
   snprintf(ref.snap20_path, sizeof ref.snap20_path, "%s", scratch_path("at20.fgsnap"));
-  CHECK_OK(fg_snapshot_save(ref.at20, ref.snap20_path));
+  CHECK_OK(fg_snapshot_save(ref.at20, ref.snap20_path, NULL));
 
   CHECK_OK(fg_tokenize(g_model, k_text, sizeof k_text - 1, FG_TOKENIZE_ADD_BOS, ref.tok_ref, 512, &ref.n_tok_ref));
   CHECK_OK(fg_detokenize(g_model, ref.tok_ref, ref.n_tok_ref, ref.detok_ref, sizeof ref.detok_ref, &ref.n_detok_ref));
@@ -803,24 +805,40 @@ static void test_bad_arguments(void) {
   CHECK(fg_session_errmsg(NULL) != NULL);
 
   /* snapshot files */
-  CHECK_EQ_INT(fg_snapshot_save(NULL, scratch_path("x.fgsnap")), FG_ERR_INVALID_ARG);
-  CHECK(fg_snapshot_errmsg()[0] != '\0');
-  CHECK_EQ_INT(fg_snapshot_save(snap, NULL), FG_ERR_INVALID_ARG);
-  CHECK_EQ_INT(fg_snapshot_save(snap, "/nonexistent/dir/x.fgsnap"), FG_ERR_IO);
-  CHECK(strstr(fg_snapshot_errmsg(), "/nonexistent/dir") != NULL);
+  CHECK_EQ_INT(fg_snapshot_save(NULL, scratch_path("x.fgsnap"), &err), FG_ERR_INVALID_ARG);
+  CHECK(err.code == FG_ERR_INVALID_ARG && err.msg[0] != '\0');
+  CHECK_EQ_INT(fg_snapshot_save(snap, NULL, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_snapshot_save(snap, "/nonexistent/dir/x.fgsnap", &err), FG_ERR_IO);
+  CHECK(err.code == FG_ERR_IO && strstr(err.msg, "/nonexistent/dir") != NULL);
+  CHECK_EQ_INT(fg_snapshot_save(snap, "/nonexistent/dir/x.fgsnap", NULL), FG_ERR_IO);
   char longpath[5000];
   memset(longpath, 'a', sizeof longpath - 1);
   longpath[sizeof longpath - 1] = '\0';
-  CHECK_EQ_INT(fg_snapshot_save(snap, longpath), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_snapshot_save(snap, longpath, NULL), FG_ERR_INVALID_ARG);
+  { /* a save failing at its last step (the path is a directory) names it and leaves no temporary file */
+    const char *dir = scratch_path("dir.fgsnap");
+    CHECK(mkdir(dir, 0755) == 0);
+    CHECK_EQ_INT(fg_snapshot_save(snap, dir, &err), FG_ERR_IO);
+    CHECK(err.code == FG_ERR_IO && strstr(err.msg, "rename to") != NULL && strstr(err.msg, dir) != NULL);
+    char pattern[700];
+    snprintf(pattern, sizeof pattern, "%s.tmp.*", dir);
+    glob_t g;
+    CHECK_EQ_INT(glob(pattern, 0, NULL, &g), GLOB_NOMATCH);
+    globfree(&g);
+    rmdir(dir);
+  }
   fg_snapshot *ls = (fg_snapshot *)&err;
-  CHECK_EQ_INT(fg_snapshot_load(NULL, ref.snap20_path, &ls), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_snapshot_load(NULL, ref.snap20_path, &ls, NULL), FG_ERR_INVALID_ARG);
   CHECK(ls == NULL);
-  CHECK_EQ_INT(fg_snapshot_load(g_model, NULL, &ls), FG_ERR_INVALID_ARG);
-  CHECK_EQ_INT(fg_snapshot_load(g_model, ref.snap20_path, NULL), FG_ERR_INVALID_ARG);
-  CHECK_EQ_INT(fg_snapshot_load(g_model, "/nonexistent/x.fgsnap", &ls), FG_ERR_IO);
-  CHECK_EQ_INT(fg_snapshot_load(g_model, "/", &ls), FG_ERR_IO); /* a directory */
-  CHECK_EQ_INT(fg_snapshot_load(g_model, "/dev/null", &ls), FG_ERR_FORMAT);
+  CHECK_EQ_INT(fg_snapshot_load(g_model, NULL, &ls, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_snapshot_load(g_model, ref.snap20_path, NULL, NULL), FG_ERR_INVALID_ARG);
+  CHECK_EQ_INT(fg_snapshot_load(g_model, "/nonexistent/x.fgsnap", &ls, NULL), FG_ERR_IO);
+  CHECK_EQ_INT(fg_snapshot_load(g_model, "/", &ls, NULL), FG_ERR_IO); /* a directory */
+  CHECK_EQ_INT(fg_snapshot_load(g_model, "/dev/null", &ls, NULL), FG_ERR_FORMAT);
   CHECK(ls == NULL);
+  ls = (fg_snapshot *)&err;
+  CHECK_EQ_INT(fg_snapshot_load(g_model, "/dev/null", &ls, &err), FG_ERR_FORMAT);
+  CHECK(ls == NULL && err.code == FG_ERR_FORMAT && strstr(err.msg, "/dev/null") != NULL);
   fg_snapshot_free(snap);
   fg_session_free(s);
   fg_session_free(NULL);
@@ -1069,18 +1087,19 @@ static void fix_checksum(uint8_t *b, size_t n) {
 /* Loads path; expects status want and a message containing needle; the out-pointer stays NULL. */
 static uint64_t expect_refused(const char *path, fg_status want, const char *needle, const char *what) {
   fg_snapshot *x = (fg_snapshot *)&x;
+  fg_error err;
   fg_alloc_fail_after(0);
-  fg_status st = fg_snapshot_load(g_model, path, &x);
+  fg_status st = fg_snapshot_load(g_model, path, &x, &err);
   const uint64_t allocs = fg_alloc_fail_after(0);
-  CHECK_MSG(st == want, "%s: got %s (%s), want %s", what, fg_status_str(st), fg_snapshot_errmsg(), fg_status_str(want));
+  CHECK_MSG(st == want, "%s: got %s (%s), want %s", what, fg_status_str(st), err.msg, fg_status_str(want));
   CHECK_MSG(x == NULL, "%s: out-pointer not NULL", what);
   if (x != (fg_snapshot *)&x) fg_snapshot_free(x); /* a wrongly accepted file */
-  CHECK_MSG(needle == NULL || strstr(fg_snapshot_errmsg(), needle) != NULL, "%s: message '%s' lacks '%s'", what,
-            fg_snapshot_errmsg(), needle);
+  CHECK_MSG(err.code == st, "%s: returned %s but reported code %d", what, fg_status_str(st), (int)err.code);
+  CHECK_MSG(needle == NULL || strstr(err.msg, needle) != NULL, "%s: message '%s' lacks '%s'", what, err.msg, needle);
   static char last[128];
   if (strcmp(last, what) != 0) { /* one row per kind of damage */
     snprintf(last, sizeof last, "%s", what);
-    const char *msg = fg_snapshot_errmsg(), *cut = strstr(msg, ".fgsnap: ");
+    const char *msg = err.msg, *cut = strstr(msg, ".fgsnap: ");
     table_row("snapshot file", what, st, cut ? cut + 9 : msg);
   }
   return allocs;
@@ -1100,7 +1119,7 @@ static void test_snapshot_files(void) {
   uint8_t *b = malloc(size + 64);
   const char *bad = scratch_path("bad.fgsnap");
   fg_snapshot *ok = NULL;
-  CHECK_OK(fg_snapshot_load(g_model, ref.snap20_path, &ok));
+  CHECK_OK(fg_snapshot_load(g_model, ref.snap20_path, &ok, NULL));
   fg_snapshot_free(ok);
 
   /* truncated: every length up to 160, then every 61st, and size-1 */
@@ -1149,8 +1168,9 @@ static void test_snapshot_files(void) {
   CHECK_EQ_INT(fg_test_ensure_model("tiny-f32-seed2.gguf", "tiny", "f32", 2), 0);
   CHECK_OK(fg_model_load(fg_test_model_path("tiny-f32-seed2.gguf"), NULL, &other, NULL));
   fg_snapshot *x = (fg_snapshot *)&x;
-  CHECK_EQ_INT(fg_snapshot_load(other, ref.snap20_path, &x), FG_ERR_MISMATCH);
-  CHECK(x == NULL && strstr(fg_snapshot_errmsg(), "another model") != NULL);
+  fg_error err;
+  CHECK_EQ_INT(fg_snapshot_load(other, ref.snap20_path, &x, &err), FG_ERR_MISMATCH);
+  CHECK(x == NULL && strstr(err.msg, "another model") != NULL);
   /* and a file of the other model offered to this one */
   fg_session *so = NULL;
   fg_snapshot *sno = NULL;
@@ -1158,7 +1178,7 @@ static void test_snapshot_files(void) {
   CHECK_OK(fg_session_prefill(so, ref.prefix, 20, NULL));
   CHECK_OK(fg_session_snapshot(so, &sno));
   const char *other_path = scratch_path("other.fgsnap");
-  CHECK_OK(fg_snapshot_save(sno, other_path));
+  CHECK_OK(fg_snapshot_save(sno, other_path, NULL));
   expect_refused(other_path, FG_ERR_MISMATCH, "another model", "another model's file");
   CHECK_EQ_INT(fg_session_restore(fork_before, sno), FG_ERR_MISMATCH);
   table_row("session API", "restore a snapshot of another model", FG_ERR_MISMATCH, fg_session_errmsg(fork_before));
@@ -1231,7 +1251,7 @@ static void test_snapshot_files(void) {
   CHECK(same_logits(fg_session_logits(fork_after), ref.at20_45));
   /* and the good file still loads to the same state */
   fg_snapshot *again = NULL;
-  CHECK_OK(fg_snapshot_load(g_model, ref.snap20_path, &again));
+  CHECK_OK(fg_snapshot_load(g_model, ref.snap20_path, &again, NULL));
   fg_session *fl = NULL;
   CHECK_OK(fg_session_fork(again, &p, &fl, NULL));
   CHECK_OK(fg_session_step(fl, ref.more[0], NULL));
@@ -1245,7 +1265,7 @@ static void test_snapshot_files(void) {
   free(good);
 }
 
-/* The message of a failed load is per thread: two threads failing differently see their own. */
+/* The message of a failed load goes to the caller's fg_error: two threads failing differently see their own. */
 typedef struct errmsg_job {
   const char *path;
   char msg[256];
@@ -1256,15 +1276,16 @@ static void *errmsg_worker(void *ud) {
   errmsg_job *j = ud;
   for (int i = 0; i < 50; i++) {
     fg_snapshot *x = NULL;
-    j->st = fg_snapshot_load(g_model, j->path, &x);
-    snprintf(j->msg, sizeof j->msg, "%s", fg_snapshot_errmsg());
+    fg_error err;
+    j->st = fg_snapshot_load(g_model, j->path, &x, &err);
+    snprintf(j->msg, sizeof j->msg, "%s", err.msg);
     fg_snapshot_free(x);
   }
   return NULL;
 }
 
 static void test_errmsg_threads(void) {
-  printf("4b. snapshot error messages are per thread\n");
+  printf("4b. snapshot error messages are per call: two threads see their own\n");
   errmsg_job a = {.path = "/nonexistent/a.fgsnap"}, b = {.path = "/dev/null"};
   pthread_t ta, tb;
   CHECK(pthread_create(&ta, NULL, errmsg_worker, &a) == 0);

@@ -289,7 +289,7 @@ static void test_save_load(void) {
   CHECK_OK(fg_session_snapshot(s, &snap));
   char path[512];
   snprintf(path, sizeof path, "%s/test_session_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
-  CHECK_OK(fg_snapshot_save(snap, path));
+  CHECK_OK(fg_snapshot_save(snap, path, NULL));
   for (int i = 20; i < 27; i++) CHECK_OK(fg_session_step(s, ids[i], NULL));
   float *want = malloc(sizeof(float) * g_vocab);
   memcpy(want, fg_session_logits(s), sizeof(float) * g_vocab);
@@ -308,7 +308,7 @@ static void test_save_load(void) {
     fg_session_params_init(&cp);
     cp.n_threads = 1;
     int ok = fg_model_load(fg_test_model_path("tiny-f32.gguf"), NULL, &m2, NULL) == FG_OK &&
-             fg_snapshot_load(m2, path, &ls) == FG_OK && fg_session_fork(ls, &cp, &c, NULL) == FG_OK &&
+             fg_snapshot_load(m2, path, &ls, NULL) == FG_OK && fg_session_fork(ls, &cp, &c, NULL) == FG_OK &&
              fg_session_prefill(c, ids + 20, 7, NULL) == FG_OK;
     if (ok) {
       ssize_t w = write(fds[1], fg_session_logits(c), sizeof(float) * m2->hp.n_vocab);
@@ -343,7 +343,7 @@ static void test_save_load(void) {
     fwrite(bytes, 1, (size_t)cuts[i], f);
     fclose(f);
     fg_snapshot *x = (fg_snapshot *)1;
-    CHECK_EQ_INT(fg_snapshot_load(g_model, bad, &x), FG_ERR_FORMAT);
+    CHECK_EQ_INT(fg_snapshot_load(g_model, bad, &x, NULL), FG_ERR_FORMAT);
     CHECK(x == NULL);
   }
   for (long off = 9; off < size; off += size / 7) {
@@ -353,7 +353,7 @@ static void test_save_load(void) {
     fclose(f);
     bytes[off] ^= 0x10;
     fg_snapshot *x = NULL;
-    fg_status st = fg_snapshot_load(g_model, bad, &x);
+    fg_status st = fg_snapshot_load(g_model, bad, &x, NULL);
     CHECK_MSG(st == FG_ERR_FORMAT, "bit flip at %ld: status %d", off, (int)st);
     fg_snapshot_free(x);
   }
@@ -362,15 +362,16 @@ static void test_save_load(void) {
   fwrite(bytes, 1, (size_t)size, f);
   fclose(f);
   fg_snapshot *x = NULL;
-  CHECK_EQ_INT(fg_snapshot_load(g_model, bad, &x), FG_ERR_FORMAT);
-  CHECK(strstr(fg_snapshot_errmsg(), "version") != NULL);
-  CHECK_EQ_INT(fg_snapshot_load(g_model, "/nonexistent/dir/x.fgsnap", &x), FG_ERR_IO);
+  fg_error e;
+  CHECK_EQ_INT(fg_snapshot_load(g_model, bad, &x, &e), FG_ERR_FORMAT);
+  CHECK(strstr(e.msg, "version") != NULL);
+  CHECK_EQ_INT(fg_snapshot_load(g_model, "/nonexistent/dir/x.fgsnap", &x, NULL), FG_ERR_IO);
 
   fg_model *other = NULL;
   CHECK_EQ_INT(fg_test_ensure_model("tiny-f32-seed2.gguf", "tiny", "f32", 2), 0);
   CHECK_OK(fg_model_load(fg_test_model_path("tiny-f32-seed2.gguf"), NULL, &other, NULL));
-  CHECK_EQ_INT(fg_snapshot_load(other, path, &x), FG_ERR_MISMATCH);
-  CHECK(strstr(fg_snapshot_errmsg(), "another model") != NULL);
+  CHECK_EQ_INT(fg_snapshot_load(other, path, &x, &e), FG_ERR_MISMATCH);
+  CHECK(strstr(e.msg, "another model") != NULL);
   fg_session *so = NULL;
   CHECK_OK(fg_session_create(other, NULL, &so, NULL));
   CHECK_EQ_INT(fg_session_restore(so, snap), FG_ERR_MISMATCH);
@@ -647,9 +648,9 @@ static void test_f16_kv_snapshots(void) {
   snprintf(path, sizeof path, "%s/test_session_f16_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
   snprintf(path32, sizeof path32, "%s/test_session_f32_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
   snprintf(path_v1, sizeof path_v1, "%s/test_session_v1_%d.fgsnap", FG_TEST_MODELS, (int)getpid());
-  CHECK_OK(fg_snapshot_save(snap, path));
+  CHECK_OK(fg_snapshot_save(snap, path, NULL));
   fg_snapshot *ls = NULL;
-  CHECK_OK(fg_snapshot_load(g_model, path, &ls));
+  CHECK_OK(fg_snapshot_load(g_model, path, &ls, NULL));
   CHECK_EQ_INT(fg_snapshot_kv_type(ls), FG_TYPE_F16); /* what a fork's params must name */
   CHECK_EQ_INT(fg_snapshot_kv_type(snap), FG_TYPE_F16);
   CHECK_EQ_INT(fg_snapshot_kv_type(NULL), 0);
@@ -663,7 +664,7 @@ static void test_f16_kv_snapshots(void) {
   CHECK_OK(fg_session_prefill(s32, ids, 21, NULL));
   fg_snapshot *sn32;
   CHECK_OK(fg_session_snapshot(s32, &sn32));
-  CHECK_OK(fg_snapshot_save(sn32, path32));
+  CHECK_OK(fg_snapshot_save(sn32, path32, NULL));
   CHECK_EQ_INT(fg_snapshot_kv_type(sn32), FG_TYPE_F32);
   size_t n16 = 0, n32 = 0;
   unsigned char *b16 = read_all(path, &n16), *b32 = read_all(path32, &n32);
@@ -684,7 +685,7 @@ static void test_f16_kv_snapshots(void) {
     fwrite(v1, 1, n1, f);
     fclose(f);
     fg_snapshot *l1 = NULL;
-    CHECK_OK(fg_snapshot_load(g_model, path_v1, &l1));
+    CHECK_OK(fg_snapshot_load(g_model, path_v1, &l1, NULL));
     fg_session *c1 = NULL, *c32 = NULL;
     CHECK_OK(fg_session_fork(l1, NULL, &c1, NULL));
     CHECK_OK(fg_session_fork(sn32, NULL, &c32, NULL));
@@ -705,9 +706,10 @@ static void test_f16_kv_snapshots(void) {
     fwrite(b16, 1, n16, f);
     fclose(f);
     fg_snapshot *bad = (fg_snapshot *)1;
-    CHECK_EQ_INT(fg_snapshot_load(g_model, path_v1, &bad), FG_ERR_FORMAT);
+    fg_error e;
+    CHECK_EQ_INT(fg_snapshot_load(g_model, path_v1, &bad, &e), FG_ERR_FORMAT);
     CHECK(bad == NULL);
-    CHECK(strstr(fg_snapshot_errmsg(), "KV type") != NULL);
+    CHECK(strstr(e.msg, "KV type") != NULL);
   }
   free(b16);
   free(b32);

@@ -1047,16 +1047,15 @@ static PyObject *snapshot_save(SnapshotObject *self, PyObject *path_o) {
   if (!PyUnicode_FSConverter(path_o, &path_b)) return NULL; /* may run Python code (__fspath__) */
   if (snapshot_ready(self) != 0) return Py_DECREF(path_b), NULL;
   fg_status st;
-  char msg[512] = "";
+  fg_error err = {0};
   gate_claim(&self->g);
   Py_BEGIN_ALLOW_THREADS
-  st = fg_snapshot_save(self->snap, PyBytes_AS_STRING(path_b));
-  if (st != FG_OK) snprintf(msg, sizeof msg, "%s", fg_snapshot_errmsg()); /* per thread: read it here */
+  st = fg_snapshot_save(self->snap, PyBytes_AS_STRING(path_b), &err);
   Py_END_ALLOW_THREADS
   gate_release(&self->g);
   if (self->closed) snapshot_release(self); /* closed by another thread meanwhile */
   Py_DECREF(path_b);
-  if (st != FG_OK) return raise_status(st, msg);
+  if (st != FG_OK) return raise_status(st, err.msg);
   Py_RETURN_NONE;
 }
 
@@ -1076,14 +1075,13 @@ static PyObject *snapshot_load(PyObject *unused, PyObject *args) {
   if (!PyUnicode_FSConverter(path_o, &path_b)) return NULL;
   fg_status st;
   fg_snapshot *snap = NULL;
-  char msg[512] = "";
+  fg_error err = {0};
   model_use(model); /* no close() may free the model meanwhile */
   Py_BEGIN_ALLOW_THREADS
-  st = fg_snapshot_load(model->m, PyBytes_AS_STRING(path_b), &snap);
-  if (st != FG_OK) snprintf(msg, sizeof msg, "%s", fg_snapshot_errmsg());
+  st = fg_snapshot_load(model->m, PyBytes_AS_STRING(path_b), &snap, &err);
   Py_END_ALLOW_THREADS
   Py_DECREF(path_b);
-  PyObject *r = st == FG_OK ? snapshot_wrap(model, snap) : raise_status(st, msg);
+  PyObject *r = st == FG_OK ? snapshot_wrap(model, snap) : raise_status(st, err.msg);
   model_unuse(model);
   return r;
 }

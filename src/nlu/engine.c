@@ -273,14 +273,15 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   /* reuse a snapshot file when it holds exactly this prefix for this model */
   if (st == FG_OK && e->params.snapshot_path) {
     fg_snapshot *snap = NULL;
-    const fg_status ls = fg_snapshot_load(m, e->params.snapshot_path, &snap);
+    fg_error lerr;
+    const fg_status ls = fg_snapshot_load(m, e->params.snapshot_path, &snap, &lerr);
     if (ls == FG_OK && snapshot_matches(snap, e->session, e->prefix_ids, e->n_prefix)) {
       e->prefix = snap;
       e->info.prefix_from_file = true;
     } else { /* missing, damaged, other model or stale: prefill and rewrite */
       if (ls != FG_OK && access(e->params.snapshot_path, F_OK) == 0) {
         e->info.snapshot_refused = true;
-        fg_log(FG_LOG_WARN, "snapshot %s refused: %s", e->params.snapshot_path, fg_snapshot_errmsg());
+        fg_log(FG_LOG_WARN, "snapshot %s refused: %s", e->params.snapshot_path, lerr.msg);
       } else if (ls == FG_OK) {
         e->info.snapshot_refused = true;
         fg_log(FG_LOG_WARN, "snapshot %s refused: it holds another prefix or KV type", e->params.snapshot_path);
@@ -297,10 +298,11 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     st = prefill_prefix(e);
     if (st == FG_OK) st = fg_session_snapshot(e->session, &e->prefix);
     if (st == FG_OK && e->params.snapshot_path) {
-      if (fg_snapshot_save(e->prefix, e->params.snapshot_path) == FG_OK)
+      fg_error serr;
+      if (fg_snapshot_save(e->prefix, e->params.snapshot_path, &serr) == FG_OK)
         e->info.snapshot_written = true;
       else
-        fg_log(FG_LOG_WARN, "cannot write the snapshot: %s", fg_snapshot_errmsg());
+        fg_log(FG_LOG_WARN, "cannot write the snapshot: %s", serr.msg);
     }
   }
   if (st == FG_OK) st = fg_session_restore(e->session, e->prefix);

@@ -28,10 +28,6 @@
 #define SNAP_HEADER_BYTES_V1 (8u + 4u + 4u + 16u + SNAP_HEADER_FIELDS_V1 * 4u)
 #define SNAP_HEADER_BYTES (8u + 4u + 4u + 16u + SNAP_HEADER_FIELDS * 4u)
 
-static _Thread_local fg_error t_err;
-
-const char *fg_snapshot_errmsg(void) { return t_err.msg; }
-
 typedef struct snap_writer {
   FILE *f;
   uint64_t hash;
@@ -63,23 +59,23 @@ static uint32_t first_kept(const fg_model *m, uint32_t layer, uint32_t pos) {
   return pos + 1 - win;
 }
 
-fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path) {
-  fg_err_clear(&t_err);
-  if (!snap || !path) return fg_err(&t_err, FG_ERR_INVALID_ARG, "snapshot and path must not be NULL");
+fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path, fg_error *err) {
+  fg_err_clear(err);
+  if (!snap || !path) return fg_err(err, FG_ERR_INVALID_ARG, "snapshot and path must not be NULL");
   const fg_model *m = snap->model;
   /* a temporary file of this writer's own beside path, renamed over it when complete: writers in other
    * threads or processes (replicas sharing a directory) never write into the same file, and a reader
    * sees either the old file or a whole new one */
   char tmp[4096];
   if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path) >= sizeof tmp)
-    return fg_err(&t_err, FG_ERR_INVALID_ARG, "path too long");
+    return fg_err(err, FG_ERR_INVALID_ARG, "path too long");
   const size_t kbytes = (size_t)snap->kv.k_dim * snap->kv.elt;
   void *krow = fg_malloc(kbytes ? kbytes : 1); /* (k_dim) one K row gathered from a block */
-  if (!krow) return fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
+  if (!krow) return fg_err(err, FG_ERR_NOMEM, "out of memory");
   const int fd = mkstemp(tmp);
   if (fd < 0) {
     fg_free(krow);
-    return fg_err(&t_err, FG_ERR_IO, "%s: %s", tmp, strerror(errno));
+    return fg_err(err, FG_ERR_IO, "%s: %s", tmp, strerror(errno));
   }
   (void)fchmod(fd, 0644); /* mkstemp's 0600 would keep other users' replicas from reading it */
   snap_writer w = {fdopen(fd, "wb"), 0xcbf29ce484222325ull, 0};
@@ -88,7 +84,7 @@ fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path) {
     close(fd);
     remove(tmp);
     fg_free(krow);
-    return fg_err(&t_err, FG_ERR_IO, "%s: %s", tmp, strerror(e));
+    return fg_err(err, FG_ERR_IO, "%s: %s", tmp, strerror(e));
   }
   w_bytes(&w, SNAP_MAGIC, 8);
   w_u32(&w, SNAP_VERSION);
@@ -117,11 +113,11 @@ fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path) {
   if (fclose(w.f) != 0) w.failed = 1;
   if (w.failed) {
     remove(tmp);
-    return fg_err(&t_err, FG_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
+    return fg_err(err, FG_ERR_IO, "%s: write failed: %s", tmp, strerror(errno));
   }
   if (rename(tmp, path) != 0) {
     remove(tmp);
-    return fg_err(&t_err, FG_ERR_IO, "rename to %s: %s", path, strerror(errno));
+    return fg_err(err, FG_ERR_IO, "rename to %s: %s", path, strerror(errno));
   }
   return FG_OK;
 }
@@ -149,9 +145,9 @@ static int r_u32(snap_reader *r, uint32_t *v) {
   return 1;
 }
 
-static fg_status read_file(const char *path, uint8_t **data, size_t *size) {
+static fg_status read_file(const char *path, uint8_t **data, size_t *size, fg_error *err) {
   FILE *f = fopen(path, "rb");
-  if (!f) return fg_err(&t_err, FG_ERR_IO, "%s: %s", path, strerror(errno));
+  if (!f) return fg_err(err, FG_ERR_IO, "%s: %s", path, strerror(errno));
   uint8_t *buf = NULL;
   size_t n = 0, cap = 0;
   for (;;) {
@@ -162,7 +158,7 @@ static fg_status read_file(const char *path, uint8_t **data, size_t *size) {
       if (!nb) {
         fg_free(buf);
         fclose(f);
-        return fg_err(&t_err, FG_ERR_NOMEM, "%s: out of memory reading the snapshot", path);
+        return fg_err(err, FG_ERR_NOMEM, "%s: out of memory reading the snapshot", path);
       }
       buf = nb;
       cap = ncap;
@@ -175,27 +171,27 @@ static fg_status read_file(const char *path, uint8_t **data, size_t *size) {
   fclose(f);
   if (bad) {
     fg_free(buf);
-    return fg_err(&t_err, FG_ERR_IO, "%s: read error", path);
+    return fg_err(err, FG_ERR_IO, "%s: read error", path);
   }
   *data = buf;
   *size = n;
   return FG_OK;
 }
 
-fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **out) {
-  fg_err_clear(&t_err);
+fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **out, fg_error *err) {
+  fg_err_clear(err);
   if (out) *out = NULL;
-  if (!m || !path || !out) return fg_err(&t_err, FG_ERR_INVALID_ARG, "model, path and out must not be NULL");
+  if (!m || !path || !out) return fg_err(err, FG_ERR_INVALID_ARG, "model, path and out must not be NULL");
   uint8_t *data = NULL;
   size_t size = 0;
-  fg_status st = read_file(path, &data, &size);
+  fg_status st = read_file(path, &data, &size, err);
   if (st != FG_OK) return st;
   fg_snapshot *snap = NULL;
   snap_reader r = {data, size};
   char magic[8];
   uint32_t version = 0, hdr_bytes = 0, hdr[SNAP_HEADER_FIELDS];
   uint8_t fp[16];
-#define BAD(...) do { st = fg_err(&t_err, FG_ERR_FORMAT, __VA_ARGS__); goto done; } while (0)
+#define BAD(...) do { st = fg_err(err, FG_ERR_FORMAT, __VA_ARGS__); goto done; } while (0)
   if (size < 8 + 8 || !r_bytes(&r, magic, 8) || memcmp(magic, SNAP_MAGIC, 8) != 0)
     BAD("%s: not an fgemma snapshot (bad magic)", path);
   if (!r_u32(&r, &version) || (version != SNAP_VERSION && version != 1))
@@ -215,7 +211,7 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
     if (h != want) BAD("%s: snapshot checksum mismatch (file damaged or truncated)", path);
   }
   if (memcmp(fp, m->info.fingerprint, 16) != 0) {
-    st = fg_err(&t_err, FG_ERR_MISMATCH, "%s: snapshot was made with another model", path);
+    st = fg_err(err, FG_ERR_MISMATCH, "%s: snapshot was made with another model", path);
     goto done;
   }
   const uint32_t kdim = m->hp.n_head_kv * m->hp.head_dim_k, vdim = m->hp.n_head_kv * m->hp.head_dim_v;
@@ -238,15 +234,15 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
 
   snap = fg_calloc(1, sizeof *snap);
   if (!snap) {
-    st = fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
+    st = fg_err(err, FG_ERR_NOMEM, "out of memory");
     goto done;
   }
   snap->model = fg_model_retain(m); /* released by fg_snapshot_free, also on the failure paths below */
   snap->pos = pos;
   snap->n_ctx = n_ctx;
   snap->tokens = fg_malloc_array(pos ? pos : 1, sizeof(int32_t));
-  if (!snap->tokens || fg_kv_init(&snap->kv, m->hp.n_layer, kdim, vdim, kv_type, &t_err) != FG_OK) {
-    st = fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
+  if (!snap->tokens || fg_kv_init(&snap->kv, m->hp.n_layer, kdim, vdim, kv_type, err) != FG_OK) {
+    st = fg_err(err, FG_ERR_NOMEM, "out of memory");
     goto done;
   }
   for (uint32_t i = 0; i < pos; i++) {
@@ -255,7 +251,7 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
     snap->tokens[i] = (int32_t)v;
     if (snap->tokens[i] < -1 || snap->tokens[i] >= (int32_t)m->hp.n_vocab) BAD("%s: token %u out of range", path, i);
   }
-  if ((st = fg_kv_prepare(&snap->kv, 0, pos, &t_err)) != FG_OK) goto done;
+  if ((st = fg_kv_prepare(&snap->kv, 0, pos, err)) != FG_OK) goto done;
   for (uint32_t il = 0; il < m->hp.n_layer; il++) {
     uint32_t first;
     if (!r_u32(&r, &first) || first != first_kept(m, il, pos)) BAD("%s: bad window start in layer %u", path, il);
@@ -270,7 +266,7 @@ fg_status fg_snapshot_load(const fg_model *m, const char *path, fg_snapshot **ou
   if (has_logits) {
     snap->logits = fg_logits_new(m->hp.n_vocab);
     if (!snap->logits) {
-      st = fg_err(&t_err, FG_ERR_NOMEM, "out of memory");
+      st = fg_err(err, FG_ERR_NOMEM, "out of memory");
       goto done;
     }
     if (!r_bytes(&r, snap->logits->data, (size_t)m->hp.n_vocab * sizeof(float))) BAD("%s: truncated logits", path);

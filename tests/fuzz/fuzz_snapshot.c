@@ -125,7 +125,7 @@ static void seed_snapshot(const char *dir, uint32_t n, int embd, int cut) {
   }
   fg_snapshot *snap = NULL;
   FUZZ_CHECK(fg_session_snapshot(s, &snap) == FG_OK);
-  FUZZ_CHECK(fg_snapshot_save(snap, g_out_path) == FG_OK);
+  FUZZ_CHECK(fg_snapshot_save(snap, g_out_path, NULL) == FG_OK);
   size_t size = 0;
   uint8_t *b = slurp(g_out_path, &size);
   FUZZ_CHECK(b && size >= MIN_FILE);
@@ -218,7 +218,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 static void exercise(const fg_snapshot *snap, const uint8_t *file, size_t size, int32_t token) {
   /* save(load(file)) == file for a file of the current version; an older version (1: f32 KV, no
    * KV-type field) is saved in the current one, which must load and save back to itself */
-  FUZZ_CHECK(fg_snapshot_save(snap, g_out_path) == FG_OK);
+  FUZZ_CHECK(fg_snapshot_save(snap, g_out_path, NULL) == FG_OK);
   size_t n = 0;
   uint8_t *back = slurp(g_out_path, &n);
   FUZZ_CHECK(back && n >= 12);
@@ -231,10 +231,10 @@ static void exercise(const fg_snapshot *snap, const uint8_t *file, size_t size, 
   } else {
     FUZZ_CHECK(version < current);
     fg_snapshot *again = NULL;
-    FUZZ_CHECK(fg_snapshot_load(g_model, g_out_path, &again) == FG_OK);
+    FUZZ_CHECK(fg_snapshot_load(g_model, g_out_path, &again, NULL) == FG_OK);
     FUZZ_CHECK(fg_snapshot_position(again) == fg_snapshot_position(snap));
     remove(g_out_path);
-    FUZZ_CHECK(fg_snapshot_save(again, g_out_path) == FG_OK);
+    FUZZ_CHECK(fg_snapshot_save(again, g_out_path, NULL) == FG_OK);
     size_t n2 = 0;
     uint8_t *back2 = slurp(g_out_path, &n2);
     FUZZ_CHECK(back2 && n2 == n && memcmp(back2, back, n) == 0);
@@ -276,14 +276,15 @@ static void exercise(const fg_snapshot *snap, const uint8_t *file, size_t size, 
 static void load_one(const uint8_t *file, size_t size, int32_t token) {
   offer(file, size);
   fg_snapshot *snap = (fg_snapshot *)&snap;
-  fg_status st = fg_snapshot_load(g_model, g_in_path, &snap);
+  fg_error err;
+  fg_status st = fg_snapshot_load(g_model, g_in_path, &snap, &err);
   if (st != FG_OK) {
     FUZZ_CHECK(st == FG_ERR_FORMAT || st == FG_ERR_MISMATCH || st == FG_ERR_NOMEM);
     FUZZ_CHECK(snap == NULL);
-    FUZZ_CHECK(fg_snapshot_errmsg()[0] != '\0');
+    FUZZ_CHECK(err.code == st && err.msg[0] != '\0');
     return;
   }
-  FUZZ_CHECK(snap != NULL && fg_snapshot_errmsg()[0] == '\0');
+  FUZZ_CHECK(snap != NULL && err.code == FG_OK && err.msg[0] == '\0');
   exercise(snap, file, size, token);
   fg_snapshot_free(snap);
 }

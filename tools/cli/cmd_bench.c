@@ -253,12 +253,12 @@ static int run_nlu(bench_ctx *b, const char *model_path, const char *tools, cons
   progress(b, "NLU: start-up");
   char snap_path[4096];
   snprintf(snap_path, sizeof snap_path, "%s.bench.fgsnap", model_path);
-  if (fg_snapshot_save(snap, snap_path) == FG_OK) {
+  if (fg_snapshot_save(snap, snap_path, NULL) == FG_OK) {
     double t2 = cli_now();
     fg_model *m2 = NULL;
     fg_snapshot *ls = NULL;
     fg_session *s2 = NULL;
-    if (fg_model_load(model_path, cli_model_params(), &m2, NULL) == FG_OK && fg_snapshot_load(m2, snap_path, &ls) == FG_OK &&
+    if (fg_model_load(model_path, cli_model_params(), &m2, NULL) == FG_OK && fg_snapshot_load(m2, snap_path, &ls, NULL) == FG_OK &&
         fg_session_fork(ls, &b->sp, &s2, NULL) == FG_OK)
       out->ready_warm_s = cli_now() - t2;
     fg_session_free(s2);

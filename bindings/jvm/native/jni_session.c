@@ -192,9 +192,10 @@ JNIEXPORT void JNICALL JFG_SNAP(save)(JNIEnv *env, jclass cls, jlong h, jbyteArr
   if (!snap) return;
   char *p = jfg_path_in(env, path);
   if (!p) return;
-  fg_status st = fg_snapshot_save(snap, p);
+  fg_error err = {0};
+  fg_status st = fg_snapshot_save(snap, p, &err);
   free(p);
-  if (st != FG_OK) jfg_throw(env, st, fg_snapshot_errmsg()); /* per thread: this thread's last error */
+  if (st != FG_OK) jfg_throw(env, st, err.msg);
 }
 
 JNIEXPORT jlong JNICALL JFG_SNAP(load)(JNIEnv *env, jclass cls, jlong model, jbyteArray path) {
@@ -204,10 +205,11 @@ JNIEXPORT jlong JNICALL JFG_SNAP(load)(JNIEnv *env, jclass cls, jlong model, jby
   char *p = jfg_path_in(env, path);
   if (!p) return 0;
   fg_snapshot *snap = NULL;
-  fg_status st = fg_snapshot_load(m, p, &snap);
+  fg_error err = {0};
+  fg_status st = fg_snapshot_load(m, p, &snap, &err);
   free(p);
   if (st != FG_OK) {
-    jfg_throw(env, st, fg_snapshot_errmsg());
+    jfg_throw(env, st, err.msg);
     return 0;
   }
   return jfg_handle(snap);
