@@ -38,6 +38,8 @@ bool cli_duration_ms(const char *opt, const char *s, uint64_t min_ms, uint64_t m
 bool cli_snapshot_dir(const char *opt, const char *dir);
 /* "2 105 7" or "2,105,7" -> malloc'd array (caller frees). */
 bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n);
+/* Splits a comma list in place into at most cap items (empty ones skipped); returns the count. */
+size_t cli_split_list(char *s, char **items, size_t cap);
 
 /* --speculate on|off -> FG_NLU_SPECULATE_ON / _OFF; prints an error and returns false otherwise. */
 bool cli_speculate(const char *s, uint32_t *out);
@@ -101,6 +103,8 @@ int cmd_prompt(int argc, char **argv);
 int cmd_call(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
+/* eval --calls (cmd_eval_calls.c), run by cmd_eval; returns the exit status. */
+int cli_eval_calls(const cli_opt *opts, const cli_args *a);
 int cmd_perplexity(int argc, char **argv);
 /* generate --batch (cmd_generate_batch.c); returns the exit status. */
 int cli_generate_batch(const fg_model *m, const fg_session_params *sp, const char *path, uint32_t n_gen,

@@ -9,10 +9,12 @@
  *   utterance  each of the 12 German utterances (shared/data/utterances-de.txt, embedded below) rendered
  *              as a user turn after the prefix snapshot; measured after every token;
  *   answer     then 16 tokens chosen greedily by the reference and fed to both; measured after each.
- * --catalog / --utterances replace the embedded texts. */
+ * --catalog / --utterances replace the embedded texts.
+ *
+ * Also here: eval --text (next-token agreement over a text, several models against one reference).
+ * eval --calls (call accuracy on a labelled set) is in cmd_eval_calls.c. */
 #include "cli.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,512 +214,6 @@ static int feed(eval_ctx *c, const int32_t *ids, size_t n, int group) {
   return 0;
 }
 
-static int cmp_ms(const void *a, const void *b) {
-  const double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-// ----------------------------------------------------------------------------------------------
-// eval --calls: call accuracy on a labelled set (one {"utterance","expected"} per line)
-
-typedef struct call_item {
-  char *utt;             /* the utterance */
-  cJSON *expected;       /* {"calls":[{"name","args"}...]} or {"text":"..."} */
-  bool expect_calls;
-} call_item;
-
-typedef struct call_row {
-  const char *model_path;
-  char head_name[16];    /* "file", "q8_0", "q4_0" as asked */
-  uint32_t constrain;
-  uint32_t weight_type, head_type;
-  bool head_copy, tied;
-  uint32_t prefix_tokens;
-  double prefix_ms;
-  /* counts */
-  uint64_t n, n_expect_calls, n_expect_text;
-  uint64_t exact, exact_calls, exact_text, function;
-  uint64_t args_right, args_total; /* argument keys right / keys in the union of expected and produced */
-  uint64_t calls, invalid_calls, no_call_answers, errors;
-  uint64_t decode, full_head, sparse_head, forced;
-  double *ms;            /* (n) per-utterance wall time of fg_nlu_ask */
-  cli_spec_stats spec;   /* weight passes and drafts (speculation, docs/SPECULATION.md) */
-} call_row;
-
-
-/* Equal as JSON values: same type, numbers equal as doubles (3 == 3.0), strings byte for byte,
- * arrays in order, objects with the same keys (any order) and equal values. */
-static bool json_equal(const cJSON *a, const cJSON *b) {
-  if (!a || !b) return a == b;
-  const int ta = a->type & 0xff, tb = b->type & 0xff;
-  if (ta != tb) return false;
-  switch (ta) {
-    case cJSON_False:
-    case cJSON_True:
-    case cJSON_NULL: return true;
-    case cJSON_Number: return a->valuedouble == b->valuedouble;
-    case cJSON_String: return strcmp(a->valuestring, b->valuestring) == 0;
-    case cJSON_Array: {
-      const cJSON *x = a->child, *y = b->child;
-      for (; x && y; x = x->next, y = y->next)
-        if (!json_equal(x, y)) return false;
-      return !x && !y;
-    }
-    case cJSON_Object: {
-      int na = cJSON_GetArraySize(a), nb = cJSON_GetArraySize(b);
-      if (na != nb) return false;
-      for (const cJSON *x = a->child; x; x = x->next) {
-        const cJSON *y = cJSON_GetObjectItemCaseSensitive(b, x->string);
-        if (!y || !json_equal(x, y)) return false;
-      }
-      return true;
-    }
-    default: return false;
-  }
-}
-
-/* A produced call is valid when the parser flagged nothing: only "name" and "args". */
-static bool call_valid(const cJSON *call) {
-  for (const cJSON *k = call->child; k; k = k->next)
-    if (strcmp(k->string, "name") != 0 && strcmp(k->string, "args") != 0) return false;
-  return true;
-}
-
-/* Reads the labelled set; returns the count, or -1 after printing an error naming the line. */
-static long read_calls(const char *path, call_item **out) {
-  size_t len;
-  char *buf = cli_read_file(path, &len);
-  if (!buf) return -1;
-  call_item *items = NULL;
-  size_t n = 0, cap = 0;
-  unsigned long lineno = 0;
-  long rc = 0;
-  for (char *line = buf, *next; line && *line; line = next) {
-    lineno++;
-    next = strchr(line, '\n');
-    if (next) *next++ = '\0';
-    size_t k = strlen(line);
-    while (k && (line[k - 1] == '\r' || line[k - 1] == ' ' || line[k - 1] == '\t')) line[--k] = '\0';
-    if (k == 0) continue;
-    cJSON *o = cJSON_ParseWithLength(line, k);
-    const cJSON *u = o ? cJSON_GetObjectItemCaseSensitive(o, "utterance") : NULL;
-    cJSON *e = o ? cJSON_GetObjectItemCaseSensitive(o, "expected") : NULL;
-    const cJSON *ec = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "calls") : NULL;
-    const cJSON *et = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "text") : NULL;
-    const char *why = !o ? "not a JSON object"
-                      : !cJSON_IsString(u) || !*u->valuestring ? "no \"utterance\" string"
-                      : !cJSON_IsObject(e) ? "no \"expected\" object"
-                      : (ec != NULL) == (et != NULL) ? "\"expected\" needs exactly one of \"calls\" and \"text\""
-                      : ec && !cJSON_IsArray(ec) ? "\"expected\".\"calls\" is not an array"
-                      : et && !cJSON_IsString(et) ? "\"expected\".\"text\" is not a string"
-                      : NULL;
-    if (!why && ec) {
-      for (const cJSON *c = ec->child; c && !why; c = c->next) {
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(c, "name");
-        const cJSON *ar = cJSON_GetObjectItemCaseSensitive(c, "args");
-        if (!cJSON_IsObject(c) || !cJSON_IsString(nm)) why = "an expected call has no \"name\" string";
-        else if (ar && !cJSON_IsObject(ar)) why = "an expected call's \"args\" is not an object";
-      }
-    }
-    if (why) {
-      cli_error("eval: %s:%lu: %s", path, lineno, why);
-      cJSON_Delete(o);
-      rc = -1;
-      break;
-    }
-    if (n == cap) {
-      cap = cap ? cap * 2 : 256;
-      call_item *ni = realloc(items, cap * sizeof *items);
-      if (!ni) {
-        cJSON_Delete(o);
-        rc = cli_error("out of memory"), rc = -1;
-        break;
-      }
-      items = ni;
-    }
-    items[n].utt = strdup(u->valuestring);
-    items[n].expected = cJSON_DetachItemFromObjectCaseSensitive(o, "expected");
-    items[n].expect_calls = ec != NULL;
-    cJSON_Delete(o);
-    if (!items[n].utt) {
-      cJSON_Delete(items[n].expected);
-      rc = cli_error("out of memory"), rc = -1;
-      break;
-    }
-    n++;
-  }
-  free(buf);
-  if (rc < 0) {
-    for (size_t i = 0; i < n; i++) free(items[i].utt), cJSON_Delete(items[i].expected);
-    free(items);
-    return -1;
-  }
-  if (n == 0) {
-    free(items);
-    cli_error("eval: %s holds no utterances", path);
-    return -1;
-  }
-  *out = items;
-  return (long)n;
-}
-
-/* Scores one answer against its expectation and adds it to the row; *exact_out / *func_out / *valid_out
- * say how it went (for --details). */
-static void score(call_row *r, const call_item *it, const cJSON *got, bool *exact_out, bool *func_out, bool *valid_out) {
-  const cJSON *gc = cJSON_GetObjectItemCaseSensitive(got, "calls");
-  const cJSON *gt = cJSON_GetObjectItemCaseSensitive(got, "text");
-  const char *text = cJSON_IsString(gt) ? gt->valuestring : "";
-  const int n_got = cJSON_IsArray(gc) ? cJSON_GetArraySize(gc) : 0;
-  bool valid = !cJSON_GetObjectItemCaseSensitive(got, "truncated");
-  for (const cJSON *c = n_got ? gc->child : NULL; c; c = c->next) {
-    r->calls++;
-    if (!call_valid(c)) r->invalid_calls++, valid = false;
-  }
-  if (n_got == 0) r->no_call_answers++;
-  bool exact = false, func = false;
-  if (it->expect_calls) {
-    const cJSON *ec = cJSON_GetObjectItemCaseSensitive(it->expected, "calls");
-    const int n_exp = cJSON_GetArraySize(ec);
-    func = n_got == n_exp;
-    for (int i = 0; i < n_exp && func; i++) {
-      const cJSON *e = cJSON_GetArrayItem(ec, i), *g = cJSON_GetArrayItem(gc, i);
-      const cJSON *gn = cJSON_GetObjectItemCaseSensitive(g, "name");
-      func = cJSON_IsString(gn) && strcmp(gn->valuestring, cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring) == 0;
-    }
-    exact = func && valid && *text == '\0';
-    for (int i = 0; i < n_exp && func; i++) {
-      const cJSON *ea = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ec, i), "args");
-      const cJSON *ga = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(gc, i), "args");
-      /* union of keys: expected keys (right when equal) plus produced keys that were not expected */
-      for (const cJSON *x = ea ? ea->child : NULL; x; x = x->next) {
-        const cJSON *y = ga ? cJSON_GetObjectItemCaseSensitive(ga, x->string) : NULL;
-        r->args_total++;
-        if (y && json_equal(x, y)) r->args_right++;
-        else exact = false;
-      }
-      for (const cJSON *y = ga ? ga->child : NULL; y; y = y->next) {
-        if (!ea || !cJSON_GetObjectItemCaseSensitive(ea, y->string)) {
-          r->args_total++;
-          exact = false;
-        }
-      }
-    }
-    r->n_expect_calls++;
-    r->exact_calls += exact;
-  } else {
-    func = n_got == 0;
-    exact = func && strcmp(text, cJSON_GetObjectItemCaseSensitive(it->expected, "text")->valuestring) == 0;
-    r->n_expect_text++;
-    r->exact_text += exact;
-  }
-  r->exact += exact;
-  r->function += func;
-  *exact_out = exact;
-  *func_out = func;
-  *valid_out = valid && n_got > 0;
-}
-
-static double pct(double x, uint64_t of) { return of ? 100.0 * x / (double)of : 0.0; }
-
-static void row_percentiles(const call_row *r, double *p50, double *p95) {
-  *p50 = *p95 = 0.0;
-  if (!r->n) return;
-  double *s = malloc(r->n * sizeof *s);
-  if (!s) return;
-  memcpy(s, r->ms, r->n * sizeof *s);
-  qsort(s, r->n, sizeof *s, cmp_ms);
-  *p50 = s[(r->n - 1) / 2];
-  *p95 = s[(size_t)((double)(r->n - 1) * 0.95 + 0.5)];
-  free(s);
-}
-
-static void print_row_json(call_row *r, bool first) {
-  double p50, p95;
-  row_percentiles(r, &p50, &p95);
-  const double n = r->n ? (double)r->n : 1.0;
-  printf("%s{\"model\":", first ? "" : ",");
-  cli_json_str(stdout, r->model_path, strlen(r->model_path));
-  printf(",\"weights\":\"%s\",\"head\":\"%s\",\"head_source\":\"%s\",\"constrained\":\"%s\","
-         "\"n\":%llu,\"n_expect_calls\":%llu,\"n_expect_text\":%llu,"
-         "\"exact_n\":%llu,\"exact_calls_n\":%llu,\"exact_text_n\":%llu,\"function_n\":%llu,"
-         "\"args_right\":%llu,\"args_total\":%llu,\"calls\":%llu,\"invalid_calls\":%llu,\"no_call_answers\":%llu,"
-         "\"errors\":%llu,\"exact\":%.6f,\"exact_calls\":%.6f,\"exact_text\":%.6f,\"function\":%.6f,\"args\":%.6f,"
-         "\"invalid_rate\":%.6f,\"p50_ms\":%.3f,\"p95_ms\":%.3f,"
-         "\"tokens\":{\"decode\":%.3f,\"full_head\":%.3f,\"sparse_head\":%.3f,\"forced\":%.3f},"
-         "\"prefix_tokens\":%u,\"prefix_ms\":%.1f,\"speculation\":{",
-         fg_type_name(r->weight_type), fg_type_name(r->head_type),
-         r->head_copy ? "load" : r->tied ? "tied" : "file", cli_constrained_name(r->constrain),
-         (unsigned long long)r->n, (unsigned long long)r->n_expect_calls, (unsigned long long)r->n_expect_text,
-         (unsigned long long)r->exact, (unsigned long long)r->exact_calls, (unsigned long long)r->exact_text,
-         (unsigned long long)r->function, (unsigned long long)r->args_right, (unsigned long long)r->args_total,
-         (unsigned long long)r->calls, (unsigned long long)r->invalid_calls, (unsigned long long)r->no_call_answers,
-         (unsigned long long)r->errors, (double)r->exact / n,
-         r->n_expect_calls ? (double)r->exact_calls / (double)r->n_expect_calls : 0.0,
-         r->n_expect_text ? (double)r->exact_text / (double)r->n_expect_text : 0.0, (double)r->function / n,
-         r->args_total ? (double)r->args_right / (double)r->args_total : 0.0,
-         r->calls ? (double)r->invalid_calls / (double)r->calls : 0.0, p50, p95, (double)r->decode / n,
-         (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n, r->prefix_tokens, r->prefix_ms);
-  cli_spec_json(stdout, &r->spec);
-  printf("}}");
-}
-
-static void print_table_head(void) {
-  printf("%-24s %-5s %-10s %-12s %5s %7s %7s %7s %7s %7s %8s %8s %6s %5s %6s %6s %6s\n", "model", "wts", "head",
-         "constrained", "n", "exact", "calls", "func", "args", "invalid", "p50 ms", "p95 ms", "tok", "full", "sparse", "forced",
-         "passes");
-}
-
-/* Median weight passes per answer after the utterance chunk. */
-static double passes_median(const call_row *r) {
-  const cli_spec_stats *st = &r->spec;
-  if (!st->n) return 0;
-  uint32_t *v = malloc(st->n * sizeof *v);
-  if (!v) return 0;
-  memcpy(v, st->after, st->n * sizeof *v);
-  for (size_t i = 1; i < st->n; i++) /* insertion sort: a few hundred answers */
-    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
-      const uint32_t t = v[j];
-      v[j] = v[j - 1], v[j - 1] = t;
-    }
-  const double med = st->n % 2 ? v[st->n / 2] : 0.5 * (v[st->n / 2 - 1] + v[st->n / 2]);
-  free(v);
-  return med;
-}
-
-static void print_table_row(const call_row *r) {
-  double p50, p95;
-  row_percentiles(r, &p50, &p95);
-  const char *base = strrchr(r->model_path, '/');
-  base = base ? base + 1 : r->model_path;
-  char head[32];
-  snprintf(head, sizeof head, "%s%s", fg_type_name(r->head_type), r->head_copy ? "(load)" : r->tied ? "(tied)" : "");
-  const double n = r->n ? (double)r->n : 1.0;
-  printf("%-24.24s %-5s %-10s %-12s %5llu %6.1f%% %6.1f%% %6.1f%% %6.1f%% %6.1f%% %8.1f %8.1f %6.1f %5.1f %6.1f %6.1f %6.1f\n",
-         base, fg_type_name(r->weight_type), head, cli_constrained_name(r->constrain), (unsigned long long)r->n,
-         pct((double)r->exact, r->n), pct((double)r->exact_calls, r->n_expect_calls), pct((double)r->function, r->n),
-         pct((double)r->args_right, r->args_total), pct((double)r->invalid_calls, r->calls), p50, p95,
-         (double)r->decode / n, (double)r->full_head / n, (double)r->sparse_head / n, (double)r->forced / n,
-         passes_median(r));
-}
-
-/* Splits a comma list in place into at most cap items; returns the count. */
-static size_t split_list(char *s, char **items, size_t cap) {
-  size_t n = 0;
-  for (char *tok = strtok(s, ","); tok && n < cap; tok = strtok(NULL, ","))
-    if (*tok) items[n++] = tok;
-  return n;
-}
-
-static int eval_calls(const cli_opt *opts, const cli_args *a) {
-  static const char *const logits_only[] = {"reference", "catalog", "utterances", "answer"};
-  for (size_t i = 0; i < sizeof logits_only / sizeof logits_only[0]; i++)
-    if (cli_has(opts, a, logits_only[i])) return cli_error("eval: --%s does not go with --calls", logits_only[i]), 2;
-  const char *data = cli_get(opts, a, "calls");
-  const char *tools = cli_get(opts, a, "tools");
-  if (!tools) return cli_error("eval --calls: --tools CATALOG.json is required"), 2;
-  char *models_buf = NULL, *heads_buf = NULL, *modes_buf = NULL;
-  const char *mv = cli_get(opts, a, "model");
-  if (!mv) mv = getenv("FGEMMA_MODEL");
-  if (!mv || !*mv) return cli_error("eval --calls: no model given: use -m MODEL.gguf[,MODEL2.gguf...]"), 2;
-  char *models[16], *heads[4], *modes[3];
-  models_buf = strdup(mv);
-  const fg_model_params *gp = cli_model_params();
-  heads_buf = strdup(cli_get(opts, a, "heads") ? cli_get(opts, a, "heads")
-                     : gp->head_type == 8 ? "q8_0" : gp->head_type == 2 ? "q4_0" : "file");
-  modes_buf = strdup(cli_get(opts, a, "constrained") ? cli_get(opts, a, "constrained") : "call-or-text");
-  if (!models_buf || !heads_buf || !modes_buf) {
-    free(models_buf), free(heads_buf), free(modes_buf);
-    return cli_error("out of memory");
-  }
-  const size_t n_models = split_list(models_buf, models, 16);
-  const size_t n_heads = split_list(heads_buf, heads, 4);
-  const size_t n_modes = split_list(modes_buf, modes, 3);
-  uint32_t head_types[4], mode_ids[3];
-  int rc = 0;
-  for (size_t i = 0; i < n_heads && !rc; i++) {
-    if (strcmp(heads[i], "file") == 0) head_types[i] = FG_MODEL_HEAD_AS_FILE;
-    else if (strcmp(heads[i], "q8_0") == 0) head_types[i] = 8;
-    else if (strcmp(heads[i], "q4_0") == 0) head_types[i] = 2;
-    else rc = cli_error("--heads: '%s' is not file, q8_0 or q4_0", heads[i]), rc = 2;
-  }
-  for (size_t i = 0; i < n_modes && !rc; i++) {
-    if (strcmp(modes[i], "off") == 0) mode_ids[i] = FG_NLU_CONSTRAIN_OFF;
-    else if (strcmp(modes[i], "call-only") == 0) mode_ids[i] = FG_NLU_CONSTRAIN_CALL_ONLY;
-    else if (strcmp(modes[i], "call-or-text") == 0) mode_ids[i] = FG_NLU_CONSTRAIN_CALL_OR_TEXT;
-    else rc = cli_error("--constrained: '%s' is not off, call-only or call-or-text", modes[i]), rc = 2;
-  }
-  if (!rc && (!n_models || !n_heads || !n_modes)) rc = cli_error("eval --calls: an empty list"), rc = 2;
-  uint32_t max_tokens = 64;
-  const char *v;
-  if (!rc && (v = cli_get(opts, a, "max-tokens")) && !cli_u32("--max-tokens", v, 1, 1u << 16, &max_tokens)) rc = 2;
-  uint32_t speculate = FG_NLU_SPECULATE_DEFAULT;
-  if (!rc && (v = cli_get(opts, a, "speculate")) && !cli_speculate(v, &speculate)) rc = 2;
-  fg_session_params sp;
-  cli_session_params_init(&sp);
-  if (!rc && (v = cli_get(opts, a, "threads")) && !cli_u32("--threads", v, 1, 256, &sp.n_threads)) rc = 2;
-  if (rc) {
-    free(models_buf), free(heads_buf), free(modes_buf);
-    return rc;
-  }
-
-  uint32_t every = 1;
-  if ((v = cli_get(opts, a, "every")) && !cli_u32("--every", v, 1, 1u << 20, &every)) {
-    free(models_buf), free(heads_buf), free(modes_buf);
-    return 2;
-  }
-  call_item *items = NULL;
-  long n_items = read_calls(data, &items);
-  if (n_items > 0 && every > 1) { /* every N-th utterance, in order (the first one included) */
-    long kept = 0;
-    for (long i = 0; i < n_items; i++) {
-      if (i % (long)every == 0) items[kept++] = items[i];
-      else free(items[i].utt), cJSON_Delete(items[i].expected);
-    }
-    n_items = kept;
-  }
-  size_t cat_len = 0;
-  char *cat_json = n_items > 0 ? cli_read_file(tools, &cat_len) : NULL;
-  fg_catalog *cat = NULL;
-  fg_error err = {0};
-  FILE *details = NULL;
-  const size_t n_rows = n_models * n_heads * n_modes;
-  call_row *rows = calloc(n_rows, sizeof *rows);
-  if (n_items < 0 || !cat_json) rc = 1;
-  else if (!rows) rc = cli_error("out of memory");
-  if (!rc) {
-    fg_status st = fg_catalog_parse(cat_json, cat_len, &cat, &err);
-    if (st != FG_OK) rc = cli_status_error(st, tools, err.msg);
-  }
-  if (!rc && cli_get(opts, a, "details") && !(details = fopen(cli_get(opts, a, "details"), "w")))
-    rc = cli_error("eval: cannot write %s", cli_get(opts, a, "details"));
-  const bool tty = !cli_has(opts, a, "json") && cli_stderr_is_tty();
-  const double t0 = cli_now();
-
-  size_t k = 0;
-  for (size_t mi = 0; mi < n_models && !rc; mi++) {
-    for (size_t hi = 0; hi < n_heads && !rc; hi++) {
-      fg_model_params mp;
-      fg_model_params_init(&mp);
-      mp.head_type = head_types[hi];
-      mp.loras = gp->loras; /* --lora, --lora-merge */
-      mp.n_loras = gp->n_loras;
-      mp.lora_merge = gp->lora_merge;
-      fg_model *m = NULL;
-      fg_status st = fg_model_load(models[mi], &mp, &m, &err);
-      if (st != FG_OK) {
-        rc = cli_status_error(st, models[mi], err.msg);
-        break;
-      }
-      fg_model_info info;
-      fg_model_get_info(m, &info);
-      for (size_t oi = 0; oi < n_modes && !rc; oi++, k++) {
-        call_row *r = &rows[k];
-        r->model_path = models[mi];
-        snprintf(r->head_name, sizeof r->head_name, "%s", heads[hi]);
-        r->constrain = mode_ids[oi];
-        r->weight_type = info.weight_type;
-        r->head_type = info.head_type;
-        r->head_copy = info.head_copy_bytes != 0;
-        r->tied = info.tied_head;
-        if (!(r->ms = calloc((size_t)n_items, sizeof *r->ms))) {
-          rc = cli_error("out of memory");
-          break;
-        }
-        fg_nlu_params np;
-        fg_nlu_params_init(&np);
-        np.session = sp;
-        np.max_tokens = max_tokens;
-        np.constrained = mode_ids[oi];
-        np.speculate = speculate;
-        np.flags |= FG_NLU_NO_ANSWER_CACHE; /* every answer computed: passes and latency of first answers */
-        fg_nlu *nlu = NULL;
-        if ((st = fg_nlu_create(m, cat, &np, &nlu, &err)) != FG_OK) {
-          rc = cli_status_error(st, "eval: cannot prepare the catalog", err.msg);
-          break;
-        }
-        fg_nlu_info ni;
-        fg_nlu_get_info(nlu, &ni);
-        r->prefix_tokens = ni.prefix_tokens;
-        r->prefix_ms = ni.prefix_ms;
-        for (long i = 0; i < n_items && !rc; i++) {
-          const call_item *it = &items[i];
-          fg_nlu_result res;
-          const double ta = cli_now();
-          st = fg_nlu_ask(nlu, it->utt, strlen(it->utt), &res);
-          r->ms[r->n] = (cli_now() - ta) * 1e3;
-          cJSON *got = st == FG_OK ? cJSON_Parse(res.json) : NULL;
-          bool exact = false, func = false, valid = false;
-          if (!got) {
-            /* an utterance the engine refused (e.g. it does not fit the context): wrong, counted */
-            cJSON *empty = cJSON_CreateObject();
-            r->errors++;
-            if (empty) score(r, it, empty, &exact, &func, &valid);
-            cJSON_Delete(empty);
-          } else {
-            score(r, it, got, &exact, &func, &valid);
-            r->decode += res.decode_tokens;
-            r->full_head += res.full_head_steps;
-            r->sparse_head += res.sparse_head_steps;
-            r->forced += res.forced_tokens;
-            cli_spec_add(&r->spec, &res);
-          }
-          r->n++;
-          if (details) {
-            char *exp = cJSON_PrintUnformatted(it->expected);
-            fprintf(details, "{\"row\":%zu,\"model\":", k);
-            cli_json_str(details, models[mi], strlen(models[mi]));
-            fprintf(details, ",\"head\":\"%s\",\"constrained\":\"%s\",\"utterance\":", heads[hi], cli_constrained_name(mode_ids[oi]));
-            cli_json_str(details, it->utt, strlen(it->utt));
-            fprintf(details, ",\"expected\":%s,\"result\":%s,\"raw\":", exp ? exp : "null", got ? res.json : "null");
-            cli_json_str(details, got ? res.raw : "", strlen(got ? res.raw : ""));
-            fprintf(details, ",\"exact\":%s,\"function\":%s,\"valid_call\":%s,\"ms\":%.3f}\n", exact ? "true" : "false",
-                    func ? "true" : "false", valid ? "true" : "false", r->ms[r->n - 1]);
-            free(exp);
-          }
-          cJSON_Delete(got);
-          if (tty && (r->n % 4 == 0 || (long)r->n == n_items))
-            fprintf(stderr, "\reval: row %zu/%zu (%s, %s): %llu/%ld, exact %.1f%%, %.0f s   ", k + 1, n_rows,
-                    strrchr(models[mi], '/') ? strrchr(models[mi], '/') + 1 : models[mi], cli_constrained_name(mode_ids[oi]),
-                    (unsigned long long)r->n, n_items, pct((double)r->exact, r->n), cli_now() - t0);
-        }
-        fg_nlu_free(nlu);
-      }
-      fg_model_free(m);
-    }
-  }
-  if (tty) fputc('\n', stderr);
-  if (!rc) {
-    if (cli_has(opts, a, "json")) {
-      printf("{\"data\":");
-      cli_json_str(stdout, data, strlen(data));
-      printf(",\"catalog\":");
-      cli_json_str(stdout, tools, strlen(tools));
-      printf(",\"n\":%ld,\"max_tokens\":%u,\"rows\":[", n_items, max_tokens);
-      for (size_t i = 0; i < n_rows; i++) print_row_json(&rows[i], i == 0);
-      printf("]}\n");
-    } else {
-      printf("data %s (%ld utterances), catalog %s\n\n", data, n_items, tools);
-      print_table_head();
-      for (size_t i = 0; i < n_rows; i++) print_table_row(&rows[i]);
-      printf("\nexact: name and arguments equal as JSON values, no prose (text answers: no call, equal text); calls:\n"
-             "exact on the utterances that expect a call; func: the right functions (or no call); args: argument keys\n"
-             "right over the union of expected and produced keys, where the functions are right; invalid: calls the\n"
-             "parser flagged (unknown name or key, bad type or enum, missing required, malformed); tok: tokens per\n"
-             "answer, of which full-head, sparse-head steps and forced tokens; passes: median weight passes per answer\n"
-             "after the utterance chunk (docs/SPECULATION.md). %.1f s.\n", cli_now() - t0);
-    }
-  }
-  if (details && fclose(details) != 0 && !rc) rc = cli_error("eval: cannot write the details file");
-  for (size_t i = 0; rows && i < n_rows; i++) free(rows[i].ms), cli_spec_free(&rows[i].spec);
-  free(rows);
-  for (long i = 0; i < n_items; i++) free(items[i].utt), cJSON_Delete(items[i].expected);
-  free(items);
-  fg_catalog_free(cat);
-  free(cat_json);
-  free(models_buf), free(heads_buf), free(modes_buf);
-  return rc;
-}
-
 // ----------------------------------------------------------------------------------------------
 // eval --text: next-token agreement over a text, several models against one reference
 
@@ -728,7 +224,7 @@ static int eval_text(const cli_opt *opts, const cli_args *a, const char *models_
     return 2;
   char *models_buf = strdup(models_arg), *paths[64];
   if (!models_buf) return cli_error("eval: out of memory");
-  size_t n_models = split_list(models_buf, paths, 64);
+  size_t n_models = cli_split_list(models_buf, paths, 64);
   size_t text_len = 0;
   char *text = cli_read_file(cli_get(opts, a, "text"), &text_len);
   int rc = text ? 0 : 1;
@@ -828,115 +324,106 @@ static int eval_text(const cli_opt *opts, const cli_args *a, const char *models_
 // ----------------------------------------------------------------------------------------------
 // eval
 
-int cmd_eval(int argc, char **argv) {
-  static const cli_opt opts[] = {
-      {"model", 'm', true, "GGUF file to evaluate (with --calls: a comma list of files)"},
-      {"reference", 'r', true, "F32 reference GGUF (default: the -f32 sibling of MODEL, e.g. 270m-f32.gguf)"},
-      {"threads", 't', true, "worker threads (default: available cores)"},
-      {"catalog", 0, true, "tool catalog JSON instead of the embedded small TV catalog"},
-      {"utterances", 0, true, "one utterance per line instead of the 12 embedded German ones"},
-      {"answer", 0, true, "tokens decoded (greedily by the reference) after each utterance (default 16)"},
-      {"calls", 0, true, "call accuracy on DATA.jsonl instead of logit agreement (see above)"},
-      {"tools", 0, true, "--calls: the tool catalog the utterances are answered against"},
-      {"heads", 0, true, "--calls: LM heads to try, a comma list of file, q8_0, q4_0 (default file)"},
-      {"constrained", 0, true, "--calls: decoding modes, a comma list of off, call-only, call-or-text (default call-or-text)"},
-      {"max-tokens", 0, true, "--calls: generated tokens per utterance (default 64)"},
-      {"details", 0, true, "--calls: write every answer and its scores to this JSONL file"},
-      {"every", 0, true, "--calls: every N-th utterance of DATA only, the first included (default 1: all)"},
-      {"speculate", 0, true, "--calls: on | off: verify drafted tokens in batches (default on; same answers)"},
-      {"text", 0, true, "next-token agreement over this text file (with -m M1.gguf,M2.gguf,... and --reference)"},
-      {"positions", 0, true, "--text: positions measured, from the start of the text (default 512)"},
-      {"json", 0, false, "print one JSON object instead of the table"},
-      {"help", 'h', false, "show this help"},
-      {0}};
-  cli_args a;
-  if (cli_parse("eval", opts, argc - 1, argv + 1, &a)) return 2;
-  if (cli_has(opts, &a, "help")) {
-    cli_usage(stdout, "eval",
-              "-m MODEL.gguf [--reference MODEL_F32.gguf] [--head-type q8_0|q4_0] [--json]\n"
-              "       fgemma eval --text FILE.txt -m M1.gguf[,M2.gguf...] --reference F32.gguf [--positions N] [--json]\n"
-              "       fgemma eval --calls DATA.jsonl --tools CATALOG.json -m M1.gguf[,M2.gguf...] [--heads file,q8_0]\n"
-              "                   [--constrained off,call-only,call-or-text] [--speculate on|off] [--details FILE.jsonl]\n"
-              "                   [--every N] [--json]",
-              "Logit agreement (first form): compares the next-token logits of MODEL (with its head, or a\n"
-              "replacement head made at load) with an F32 reference on a fixed prompt set: the small TV catalog\n"
-              "as FunctionGemma prefix (measured every 32 tokens), then 12 German utterances (every token) and 16\n"
-              "answer tokens chosen by the reference (every token). Prints per part the mean and minimum cosine\n"
-              "similarity, the top-1 agreement, the top-10 overlap and the mean KL divergence KL(reference ||\n"
-              "model) of the next-token distributions (nats). Both models must share the vocabulary and the shape.\n\n"
-              "Text agreement (--text): the text (tokenized with <bos>) is fed one token at a time to the\n"
-              "reference and to every model; after each of the first --positions tokens the next-token\n"
-              "distributions are compared: mean and max KL(reference || model) in nats, top-1 agreement (same\n"
-              "argmax), top-10 overlap, mean logit cosine, one row per model (bench/quant-quality uses it).\n\n"
-              "Call accuracy (--calls): DATA.jsonl holds one {\"utterance\": \"...\", \"expected\": {\"calls\":\n"
-              "[{\"name\": \"...\", \"args\": {...}}]}} or {..., \"expected\": {\"text\": \"...\"}} per line (other keys are\n"
-              "ignored). Every utterance is answered by the NLU engine (catalog prefix prefilled once, greedy) for\n"
-              "each model x head x decoding mode, one table row each:\n"
-              "  exact    calls equal to the expected ones: same names in order, arguments equal as JSON values\n"
-              "           (3 == 3.0; strings byte for byte), no flag from the parser, no prose; a text\n"
-              "           expectation: no call and the same text (trimmed)\n"
-              "  calls    exact, on the utterances that expect a call only\n"
-              "  func     the right function names (or no call where text is expected)\n"
-              "  args     among answers with the right functions: argument keys with the expected value, over\n"
-              "           the union of expected and produced keys\n"
-              "  invalid  produced calls that the parser flagged (unknown name or key, bad type or enum value,\n"
-              "           missing required key, duplicate, malformed or truncated), over all produced calls\n"
-              "  p50/p95  wall time of one answer (restore + chunk + decode), milliseconds\n"
-              "  tok      generated tokens per answer, and of them full-head steps, sparse-head steps (only the\n"
-              "           allowed rows of the head) and tokens forced by the constraint (no head at all)\n"
-              "  passes   median weight passes (forwards over the weights) per answer after the utterance chunk;\n"
-              "           --speculate on (the default) drafts tokens and verifies them in batches, same answers\n"
-              "--json prints the counts behind every rate. An utterance the engine refuses counts as wrong.\n\n"
-              "--lora FILE[:SCALE] applies the adapters to every model evaluated (merged with --lora-merge) and,\n"
-              "at run time (exactly), to the F32 reference: the agreement measured is that of the adapted models.",
-              opts);
-    return 0;
-  }
-  if (a.n_pos) return cli_error("eval: unexpected argument '%s'", a.pos[0]), 2;
-  if (cli_has(opts, &a, "calls")) return eval_calls(opts, &a);
-  if (cli_has(opts, &a, "positions") && !cli_has(opts, &a, "text")) return cli_error("eval: --positions needs --text"), 2;
-  static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details", "speculate",
-                                          "every"};
-  for (size_t i = 0; i < sizeof calls_only / sizeof calls_only[0]; i++)
-    if (cli_has(opts, &a, calls_only[i])) return cli_error("eval: --%s needs --calls", calls_only[i]), 2;
-  const char *model_path = cli_get(opts, &a, "model");
-  if (!model_path) model_path = getenv("FGEMMA_MODEL");
-  if (!model_path || !*model_path) return cli_error("eval: no model given: use -m MODEL.gguf"), 2;
-  uint32_t n_answer = 16;
-  if (cli_get(opts, &a, "answer") && !cli_u32("--answer", cli_get(opts, &a, "answer"), 0, 4096, &n_answer)) return 2;
-  fg_session_params sp;
-  cli_session_params_init(&sp);
-  if (cli_get(opts, &a, "threads") && !cli_u32("--threads", cli_get(opts, &a, "threads"), 1, 256, &sp.n_threads))
-    return 2;
-  char ref_buf[4096];
-  const char *ref_path = cli_get(opts, &a, "reference");
-  if (cli_has(opts, &a, "text")) {
-    if (!ref_path) return cli_error("eval: --text needs --reference F32.gguf"), 2;
-    return eval_text(opts, &a, model_path, ref_path, &sp);
-  }
-  if (!ref_path) {
-    if (!sibling_f32(model_path, ref_buf, sizeof ref_buf))
-      return cli_error("eval: no reference: pass --reference MODEL_F32.gguf (MODEL's name has no -TYPE.gguf "
-                       "suffix to find an -f32.gguf sibling)"), 2;
-    if (access(ref_buf, R_OK) != 0)
-      return cli_error("eval: no reference: %s does not exist; pass --reference MODEL_F32.gguf (e.g. from "
-                       "'fgemma gen-model --type f32' with the same preset, seed and vocabulary)", ref_buf), 2;
-    ref_path = ref_buf;
-  }
+static void eval_usage(const cli_opt *opts) {
+  cli_usage(stdout, "eval",
+            "-m MODEL.gguf [--reference MODEL_F32.gguf] [--head-type q8_0|q4_0] [--json]\n"
+            "       fgemma eval --text FILE.txt -m M1.gguf[,M2.gguf...] --reference F32.gguf [--positions N] [--json]\n"
+            "       fgemma eval --calls DATA.jsonl --tools CATALOG.json -m M1.gguf[,M2.gguf...] [--heads file,q8_0]\n"
+            "                   [--constrained off,call-only,call-or-text] [--speculate on|off] [--details FILE.jsonl]\n"
+            "                   [--every N] [--json]",
+            "Logit agreement (first form): compares the next-token logits of MODEL (with its head, or a\n"
+            "replacement head made at load) with an F32 reference on a fixed prompt set: the small TV catalog\n"
+            "as FunctionGemma prefix (measured every 32 tokens), then 12 German utterances (every token) and 16\n"
+            "answer tokens chosen by the reference (every token). Prints per part the mean and minimum cosine\n"
+            "similarity, the top-1 agreement, the top-10 overlap and the mean KL divergence KL(reference ||\n"
+            "model) of the next-token distributions (nats). Both models must share the vocabulary and the shape.\n\n"
+            "Text agreement (--text): the text (tokenized with <bos>) is fed one token at a time to the\n"
+            "reference and to every model; after each of the first --positions tokens the next-token\n"
+            "distributions are compared: mean and max KL(reference || model) in nats, top-1 agreement (same\n"
+            "argmax), top-10 overlap, mean logit cosine, one row per model (bench/quant-quality uses it).\n\n"
+            "Call accuracy (--calls): DATA.jsonl holds one {\"utterance\": \"...\", \"expected\": {\"calls\":\n"
+            "[{\"name\": \"...\", \"args\": {...}}]}} or {..., \"expected\": {\"text\": \"...\"}} per line (other keys are\n"
+            "ignored). Every utterance is answered by the NLU engine (catalog prefix prefilled once, greedy) for\n"
+            "each model x head x decoding mode, one table row each:\n"
+            "  exact    calls equal to the expected ones: same names in order, arguments equal as JSON values\n"
+            "           (3 == 3.0; strings byte for byte), no flag from the parser, no prose; a text\n"
+            "           expectation: no call and the same text (trimmed)\n"
+            "  calls    exact, on the utterances that expect a call only\n"
+            "  func     the right function names (or no call where text is expected)\n"
+            "  args     among answers with the right functions: argument keys with the expected value, over\n"
+            "           the union of expected and produced keys\n"
+            "  invalid  produced calls that the parser flagged (unknown name or key, bad type or enum value,\n"
+            "           missing required key, duplicate, malformed or truncated), over all produced calls\n"
+            "  p50/p95  wall time of one answer (restore + chunk + decode), milliseconds\n"
+            "  tok      generated tokens per answer, and of them full-head steps, sparse-head steps (only the\n"
+            "           allowed rows of the head) and tokens forced by the constraint (no head at all)\n"
+            "  passes   median weight passes (forwards over the weights) per answer after the utterance chunk;\n"
+            "           --speculate on (the default) drafts tokens and verifies them in batches, same answers\n"
+            "--json prints the counts behind every rate. An utterance the engine refuses counts as wrong.\n\n"
+            "--lora FILE[:SCALE] applies the adapters to every model evaluated (merged with --lora-merge) and,\n"
+            "at run time (exactly), to the F32 reference: the agreement measured is that of the adapted models.",
+            opts);
+}
 
+/* The report of eval_logits: per part of the prompt set, a table row or a JSON member. */
+static void logits_report(bool json, const char *model_path, const char *ref_path, const fg_model_info *mi,
+                          const fg_model_info *ri, const eval_ctx *c, double load_s, double run_s) {
+  char head[64];
+  snprintf(head, sizeof head, "%s%s", fg_type_name(mi->head_type),
+           mi->head_copy_bytes ? " (replacement made at load)" : mi->tied_head ? " (tied)" : " (output.weight)");
+  if (json) {
+    printf("{\"model\":");
+    cli_json_str(stdout, model_path, strlen(model_path));
+    printf(",\"reference\":");
+    cli_json_str(stdout, ref_path, strlen(ref_path));
+    printf(",\"weight_type\":\"%s\",\"head_type\":\"%s\",\"head\":\"%s\",\"decode_bytes\":%llu,"
+           "\"head_copy_ms\":%.1f,\"load_s\":%.2f,\"run_s\":%.2f,\"groups\":{",
+           fg_type_name(mi->weight_type), fg_type_name(mi->head_type),
+           mi->head_copy_bytes ? "load" : mi->tied_head ? "tied" : "file", (unsigned long long)mi->decode_bytes,
+           mi->head_copy_ms, load_s, run_s);
+    for (int g = 0; g < G_COUNT; g++) {
+      const eval_acc *e = &c->acc[g];
+      const double n = e->n ? (double)e->n : 1.0;
+      printf("%s\"%s\":{\"positions\":%llu,\"mean_cos\":%.9f,\"min_cos\":%.9f,\"top1\":%.4f,\"top10\":%.4f,"
+             "\"mean_kl\":%.9g}",
+             g ? "," : "", k_group_names[g], (unsigned long long)e->n, e->sum_cos / n, e->n ? e->min_cos : 1.0,
+             (double)e->top1 / n, (double)e->top10 / (10.0 * n), e->sum_kl / n);
+    }
+    printf("}}\n");
+  } else {
+    printf("model      %s (weights %s, head %s)\n", model_path, fg_type_name(mi->weight_type), head);
+    printf("reference  %s (weights %s, head %s)\n", ref_path, fg_type_name(ri->weight_type), fg_type_name(ri->head_type));
+    if (mi->head_copy_bytes) printf("head copy  %.1f MiB, quantized at load in %.0f ms\n",
+                                    (double)mi->head_copy_bytes / (1024.0 * 1024.0), mi->head_copy_ms);
+    printf("\n%-10s %9s %12s %12s %8s %9s %10s\n", "part", "positions", "mean cos", "min cos", "top-1", "top-10", "mean KL");
+    for (int g = 0; g < G_COUNT; g++) {
+      const eval_acc *e = &c->acc[g];
+      const double n = e->n ? (double)e->n : 1.0;
+      printf("%-10s %9llu %12.6f %12.6f %7.1f%% %8.1f%% %10.6f\n", k_group_names[g], (unsigned long long)e->n,
+             e->sum_cos / n, e->n ? e->min_cos : 1.0, 100.0 * (double)e->top1 / n,
+             100.0 * (double)e->top10 / (10.0 * n), e->sum_kl / n);
+    }
+    printf("\n%llu positions in %.1f s (load %.1f s)\n", (unsigned long long)c->acc[G_ALL].n, run_s, load_s);
+  }
+}
+
+/* Logit agreement (the first form of eval): model_path against ref_path on the prompt set, the
+ * catalog prefix in chunks, then each utterance and n_answer tokens the reference chooses. */
+static int eval_logits(const cli_opt *opts, const cli_args *a, const char *model_path, const char *ref_path,
+                       uint32_t n_answer, const fg_session_params *sp) {
   /* prompt set */
   char *catalog_buf = NULL, *utt_buf = NULL;
   const char *catalog = k_catalog;
   size_t catalog_len = sizeof k_catalog - 1;
   const char *utts[256];
   size_t n_utts = 0;
-  if (cli_get(opts, &a, "catalog")) {
-    if (!(catalog_buf = cli_read_file(cli_get(opts, &a, "catalog"), &catalog_len))) return 1;
+  if (cli_get(opts, a, "catalog")) {
+    if (!(catalog_buf = cli_read_file(cli_get(opts, a, "catalog"), &catalog_len))) return 1;
     catalog = catalog_buf;
   }
-  if (cli_get(opts, &a, "utterances")) {
+  if (cli_get(opts, a, "utterances")) {
     size_t len;
-    if (!(utt_buf = cli_read_file(cli_get(opts, &a, "utterances"), &len))) return free(catalog_buf), 1;
+    if (!(utt_buf = cli_read_file(cli_get(opts, a, "utterances"), &len))) return free(catalog_buf), 1;
     for (char *line = strtok(utt_buf, "\r\n"); line && n_utts < sizeof utts / sizeof utts[0]; line = strtok(NULL, "\r\n"))
       if (*line) utts[n_utts++] = line;
   } else {
@@ -1002,10 +489,10 @@ int cmd_eval(int argc, char **argv) {
   }
 
   c.n_vocab = mi.n_vocab;
-  c.tty = !cli_has(opts, &a, "json") && cli_stderr_is_tty();
+  c.tty = !cli_has(opts, a, "json") && cli_stderr_is_tty();
   c.total = (n_prefix + EVAL_PREFIX_CHUNK - 1) / EVAL_PREFIX_CHUNK;
   for (size_t u = 0; u < n_utts; u++) c.total += 16 + n_answer; /* estimate: utterances are about 16 tokens */
-  if ((st = fg_session_create(m, &sp, &c.s, NULL)) != FG_OK || (st = fg_session_create(ref, &sp, &c.r, NULL)) != FG_OK) {
+  if ((st = fg_session_create(m, sp, &c.s, NULL)) != FG_OK || (st = fg_session_create(ref, sp, &c.r, NULL)) != FG_OK) {
     rc = cli_status_error(st, "eval: cannot create a session", "");
     goto done;
   }
@@ -1045,44 +532,7 @@ int cmd_eval(int argc, char **argv) {
   const double run_s = cli_now() - c.t0;
   if (c.tty) fputc('\n', stderr);
 
-  /* report */
-  char head[64];
-  snprintf(head, sizeof head, "%s%s", fg_type_name(mi.head_type),
-           mi.head_copy_bytes ? " (replacement made at load)" : mi.tied_head ? " (tied)" : " (output.weight)");
-  if (cli_has(opts, &a, "json")) {
-    printf("{\"model\":");
-    cli_json_str(stdout, model_path, strlen(model_path));
-    printf(",\"reference\":");
-    cli_json_str(stdout, ref_path, strlen(ref_path));
-    printf(",\"weight_type\":\"%s\",\"head_type\":\"%s\",\"head\":\"%s\",\"decode_bytes\":%llu,"
-           "\"head_copy_ms\":%.1f,\"load_s\":%.2f,\"run_s\":%.2f,\"groups\":{",
-           fg_type_name(mi.weight_type), fg_type_name(mi.head_type),
-           mi.head_copy_bytes ? "load" : mi.tied_head ? "tied" : "file", (unsigned long long)mi.decode_bytes,
-           mi.head_copy_ms, load_s, run_s);
-    for (int g = 0; g < G_COUNT; g++) {
-      const eval_acc *e = &c.acc[g];
-      const double n = e->n ? (double)e->n : 1.0;
-      printf("%s\"%s\":{\"positions\":%llu,\"mean_cos\":%.9f,\"min_cos\":%.9f,\"top1\":%.4f,\"top10\":%.4f,"
-             "\"mean_kl\":%.9g}",
-             g ? "," : "", k_group_names[g], (unsigned long long)e->n, e->sum_cos / n, e->n ? e->min_cos : 1.0,
-             (double)e->top1 / n, (double)e->top10 / (10.0 * n), e->sum_kl / n);
-    }
-    printf("}}\n");
-  } else {
-    printf("model      %s (weights %s, head %s)\n", model_path, fg_type_name(mi.weight_type), head);
-    printf("reference  %s (weights %s, head %s)\n", ref_path, fg_type_name(ri.weight_type), fg_type_name(ri.head_type));
-    if (mi.head_copy_bytes) printf("head copy  %.1f MiB, quantized at load in %.0f ms\n",
-                                   (double)mi.head_copy_bytes / (1024.0 * 1024.0), mi.head_copy_ms);
-    printf("\n%-10s %9s %12s %12s %8s %9s %10s\n", "part", "positions", "mean cos", "min cos", "top-1", "top-10", "mean KL");
-    for (int g = 0; g < G_COUNT; g++) {
-      const eval_acc *e = &c.acc[g];
-      const double n = e->n ? (double)e->n : 1.0;
-      printf("%-10s %9llu %12.6f %12.6f %7.1f%% %8.1f%% %10.6f\n", k_group_names[g], (unsigned long long)e->n,
-             e->sum_cos / n, e->n ? e->min_cos : 1.0, 100.0 * (double)e->top1 / n,
-             100.0 * (double)e->top10 / (10.0 * n), e->sum_kl / n);
-    }
-    printf("\n%llu positions in %.1f s (load %.1f s)\n", (unsigned long long)c.acc[G_ALL].n, run_s, load_s);
-  }
+  logits_report(cli_has(opts, a, "json"), model_path, ref_path, &mi, &ri, &c, load_s, run_s);
 
 done:
   fg_snapshot_free(snap_s);
@@ -1097,4 +547,66 @@ done:
   fg_model_free(m);
   fg_model_free(ref);
   return rc;
+}
+
+int cmd_eval(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"model", 'm', true, "GGUF file to evaluate (with --calls: a comma list of files)"},
+      {"reference", 'r', true, "F32 reference GGUF (default: the -f32 sibling of MODEL, e.g. 270m-f32.gguf)"},
+      {"threads", 't', true, "worker threads (default: available cores)"},
+      {"catalog", 0, true, "tool catalog JSON instead of the embedded small TV catalog"},
+      {"utterances", 0, true, "one utterance per line instead of the 12 embedded German ones"},
+      {"answer", 0, true, "tokens decoded (greedily by the reference) after each utterance (default 16)"},
+      {"calls", 0, true, "call accuracy on DATA.jsonl instead of logit agreement (see above)"},
+      {"tools", 0, true, "--calls: the tool catalog the utterances are answered against"},
+      {"heads", 0, true, "--calls: LM heads to try, a comma list of file, q8_0, q4_0 (default file)"},
+      {"constrained", 0, true, "--calls: decoding modes, a comma list of off, call-only, call-or-text (default call-or-text)"},
+      {"max-tokens", 0, true, "--calls: generated tokens per utterance (default 64)"},
+      {"details", 0, true, "--calls: write every answer and its scores to this JSONL file"},
+      {"every", 0, true, "--calls: every N-th utterance of DATA only, the first included (default 1: all)"},
+      {"speculate", 0, true, "--calls: on | off: verify drafted tokens in batches (default on; same answers)"},
+      {"text", 0, true, "next-token agreement over this text file (with -m M1.gguf,M2.gguf,... and --reference)"},
+      {"positions", 0, true, "--text: positions measured, from the start of the text (default 512)"},
+      {"json", 0, false, "print one JSON object instead of the table"},
+      {"help", 'h', false, "show this help"},
+      {0}};
+  cli_args a;
+  if (cli_parse("eval", opts, argc - 1, argv + 1, &a)) return 2;
+  if (cli_has(opts, &a, "help")) {
+    eval_usage(opts);
+    return 0;
+  }
+  if (a.n_pos) return cli_error("eval: unexpected argument '%s'", a.pos[0]), 2;
+  if (cli_has(opts, &a, "calls")) return cli_eval_calls(opts, &a);
+  if (cli_has(opts, &a, "positions") && !cli_has(opts, &a, "text")) return cli_error("eval: --positions needs --text"), 2;
+  static const char *const calls_only[] = {"tools", "heads", "constrained", "max-tokens", "details", "speculate",
+                                          "every"};
+  for (size_t i = 0; i < sizeof calls_only / sizeof calls_only[0]; i++)
+    if (cli_has(opts, &a, calls_only[i])) return cli_error("eval: --%s needs --calls", calls_only[i]), 2;
+  const char *model_path = cli_get(opts, &a, "model");
+  if (!model_path) model_path = getenv("FGEMMA_MODEL");
+  if (!model_path || !*model_path) return cli_error("eval: no model given: use -m MODEL.gguf"), 2;
+  uint32_t n_answer = 16;
+  if (cli_get(opts, &a, "answer") && !cli_u32("--answer", cli_get(opts, &a, "answer"), 0, 4096, &n_answer)) return 2;
+  fg_session_params sp;
+  cli_session_params_init(&sp);
+  if (cli_get(opts, &a, "threads") && !cli_u32("--threads", cli_get(opts, &a, "threads"), 1, 256, &sp.n_threads))
+    return 2;
+  char ref_buf[4096];
+  const char *ref_path = cli_get(opts, &a, "reference");
+  if (cli_has(opts, &a, "text")) {
+    if (!ref_path) return cli_error("eval: --text needs --reference F32.gguf"), 2;
+    return eval_text(opts, &a, model_path, ref_path, &sp);
+  }
+  if (!ref_path) {
+    if (!sibling_f32(model_path, ref_buf, sizeof ref_buf))
+      return cli_error("eval: no reference: pass --reference MODEL_F32.gguf (MODEL's name has no -TYPE.gguf "
+                       "suffix to find an -f32.gguf sibling)"), 2;
+    if (access(ref_buf, R_OK) != 0)
+      return cli_error("eval: no reference: %s does not exist; pass --reference MODEL_F32.gguf (e.g. from "
+                       "'fgemma gen-model --type f32' with the same preset, seed and vocabulary)", ref_buf), 2;
+    ref_path = ref_buf;
+  }
+
+  return eval_logits(opts, &a, model_path, ref_path, n_answer, &sp);
 }

@@ -378,6 +378,14 @@ bool cli_ids(const char *opt, const char *s, int32_t **ids, size_t *n) {
   return true;
 }
 
+/* Splits a comma list in place into at most cap items; returns the count. */
+size_t cli_split_list(char *s, char **items, size_t cap) {
+  size_t n = 0;
+  for (char *tok = strtok(s, ","); tok && n < cap; tok = strtok(NULL, ","))
+    if (*tok) items[n++] = tok;
+  return n;
+}
+
 fg_model *cli_load_model(const char *path) {
   if (!path) path = getenv("FGEMMA_MODEL");
   if (!path || !*path) {
