@@ -1,7 +1,7 @@
 /* gemma3.h — Gemma 3 in its two file layouts: GGUF as llama.cpp writes it (`gemma3` metadata keys,
  * tensor names, norm weights with Gemma's +1 folded in) and a Hugging Face Gemma3ForCausalLM
  * checkpoint (module names, norm weights stored as w with the model computing x * (1 + w)).
- * Shared by the converter (convert.c) and the synthetic generator (model/gen_model.c). */
+ * Shared by the converter (convert.c) and the synthetic generator (gen/gen_model.c). */
 #ifndef FG_CONVERT_GEMMA3_H
 #define FG_CONVERT_GEMMA3_H
 

@@ -7,7 +7,7 @@
  * entries of s·B·A have an RMS of magnitude · rms(W): a product's change is then about `magnitude` of
  * the product itself. rms(W) comes from up to 64 evenly spaced rows of the base matrix. Random numbers
  * as gen_model.c: one stream per (seed, tensor name), the same file on every platform. */
-#include "model/gen_internal.h"
+#include "gen/gen_internal.h"
 
 #include "gguf/gguf.h"
 #include "model/lora.h"

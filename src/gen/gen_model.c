@@ -10,7 +10,7 @@
  * clang is told the same below. x87 (FLT_EVAL_METHOD 2) is not a target.
  *
  * With FG_GEN_FORMAT_HF the same tensors go into a Hugging Face checkpoint instead (gen_hf.c). */
-#include "model/gen_internal.h"
+#include "gen/gen_internal.h"
 
 #include "gguf/gguf.h"
 #include "tensor/dtype.h"

@@ -9,7 +9,7 @@
  * norm weights stored as w - 1 (Gemma's RMSNorm computes x * (1 + w)). The directory is written as
  * DIR.tmp.<pid> and renamed, so no half-written checkpoint is ever left at DIR. Deterministic: the same
  * parameters give byte-identical files. */
-#include "model/gen_internal.h"
+#include "gen/gen_internal.h"
 
 #include "convert/json_scan.h"
 #include "convert/safetensors.h"
