@@ -1,5 +1,6 @@
-/* gen_internal.h — pieces of the synthetic model generator shared by its GGUF writer (gen_model.c) and
- * its Hugging Face checkpoint writer (gen_hf.c). Not installed. */
+/* gen_internal.h — pieces of the synthetic model generator shared by its GGUF writer (gen_model.c), its
+ * Hugging Face checkpoint writer (gen_hf.c) and the adapter generator (gen_lora.c); the random numbers and
+ * rows of values are in gen_random.c. Not installed. */
 #ifndef FG_GEN_INTERNAL_H
 #define FG_GEN_INTERNAL_H
 
@@ -22,6 +23,10 @@ typedef struct gen_preset {
   fg_g3_hparams hp;
   uint32_t n_vocab; /* of the synthetic vocabulary; a tokenizer.json overrides it */
 } gen_preset;
+
+/* Norm weights: uniform in scale * (1 ± spread) (gen_model.c, "Weight statistics"). */
+#define GEN_NORM_SPREAD 0.1
+#define GEN_OUT_NORM_SPREAD 0.05
 
 typedef enum gen_init {
   GEN_INIT_NORMAL,   /* N(0, scale^2) */
@@ -49,6 +54,7 @@ typedef struct gen_plan {
 
 static inline bool gen_is_norm(const gen_tensor *t) { return t->init == GEN_INIT_NORM || t->init == GEN_INIT_OUT_NORM; }
 
+/* One stream per (seed, tensor name) (gen_random.c). */
 void gen_rng_seed(gen_rng *r, uint64_t seed, const char *name);
 /* Standard normal variate (Marsaglia's polar method, basic operations only: the same on every platform). */
 double gen_normal(gen_rng *r);

@@ -60,100 +60,10 @@
  * repetition, but made the model chaotic: a 1e-6 relative change of the input moved the logits by 1e-2
  * instead of 3e-4, too fragile for comparisons with other implementations.
  *
- * The other norm weights (Gemma's +1 already included) are uniform in 1 ± GEN_NORM_SPREAD. */
+ * The other norm weights (Gemma's +1 already included) are uniform in 1 ± GEN_NORM_SPREAD (gen_internal.h). */
 #define GEN_LOGIT_STD 8.0
 #define GEN_EMBD_STD_FACTOR 0.25
 #define GEN_POST_ATTN_NORM 0.3
-#define GEN_NORM_SPREAD 0.1
-#define GEN_OUT_NORM_SPREAD 0.05
-
-/* ------------------------------------------------------------------------------------------------
- * Deterministic random numbers: splitmix64 (seeding), xoshiro256** (stream), polar normal variates
- */
-static uint64_t gen_splitmix64(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static uint64_t gen_fnv1a(const void *data, size_t n) {
-  const unsigned char *p = data;
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
-
-static inline uint64_t gen_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-/* One stream per (seed, tensor name). */
-void gen_rng_seed(gen_rng *r, uint64_t seed, const char *name) {
-  uint64_t st = seed ^ gen_fnv1a(name, strlen(name));
-  for (int i = 0; i < 4; i++) r->s[i] = gen_splitmix64(&st);
-  if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = 1; /* practically unreachable */
-  r->spare = 0.0;
-  r->has_spare = 0;
-}
-
-static uint64_t gen_next(gen_rng *r) {
-  uint64_t *s = r->s;
-  const uint64_t out = gen_rotl(s[1] * 5, 7) * 9;
-  const uint64_t t = s[1] << 17;
-  s[2] ^= s[0];
-  s[3] ^= s[1];
-  s[1] ^= s[2];
-  s[0] ^= s[3];
-  s[2] ^= t;
-  s[3] = gen_rotl(s[3], 45);
-  return out;
-}
-
-/* Uniform in [0, 1) with 53 random bits; exact. */
-static double gen_uniform(gen_rng *r) { return (double)(gen_next(r) >> 11) * 0x1.0p-53; }
-
-/* Natural logarithm of a positive normal double, from basic operations only:
- * x = m * 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(z), z = (m-1)/(m+1), |z| < 0.172;
- * the odd series up to z^19 is accurate to ~1e-16 there. */
-static double gen_ln(double x) {
-  static const double ln2 = 0.69314718055994530942;
-  static const double sqrt2 = 1.41421356237309504880;
-  uint64_t bits;
-  memcpy(&bits, &x, sizeof bits);
-  int e = (int)((bits >> 52) & 0x7ff) - 1023;
-  bits = (bits & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
-  double m;
-  memcpy(&m, &bits, sizeof m); /* [1, 2) */
-  if (m > sqrt2) {
-    m *= 0.5;
-    e += 1;
-  }
-  const double z = (m - 1.0) / (m + 1.0);
-  const double z2 = z * z;
-  double p = 2.0 / 19.0;
-  for (int k = 17; k >= 1; k -= 2) p = p * z2 + 2.0 / (double)k;
-  return (double)e * ln2 + z * p;
-}
-
-/* Standard normal variate (Marsaglia's polar method). */
-double gen_normal(gen_rng *r) {
-  if (r->has_spare) {
-    r->has_spare = 0;
-    return r->spare;
-  }
-  double u, v, s;
-  do {
-    u = 2.0 * gen_uniform(r) - 1.0;
-    v = 2.0 * gen_uniform(r) - 1.0;
-    s = u * u + v * v;
-  } while (s >= 1.0 || s == 0.0);
-  const double f = sqrt(-2.0 * gen_ln(s) / s);
-  r->spare = v * f;
-  r->has_spare = 1;
-  return u * f;
-}
 
 /* ------------------------------------------------------------------------------------------------
  * Presets
@@ -419,29 +329,6 @@ static fg_status gen_progress(gen_ctx *c, uint64_t done) {
   if (c->params->progress && !c->params->progress(done, c->total, c->params->progress_user_data))
     return fg_err(c->err, FG_ERR_ABORTED, "gen: cancelled by the progress callback");
   return FG_OK;
-}
-
-void gen_fill_row(gen_rng *r, const gen_tensor *t, float *FG_RESTRICT row, size_t n) {
-  switch (t->init) {
-    case GEN_INIT_NORMAL:
-      for (size_t i = 0; i < n; i++) row[i] = (float)(gen_normal(r) * t->scale);
-      break;
-    case GEN_INIT_ROWS: {
-      double ss = 0.0;
-      for (size_t i = 0; i < n; i++) {
-        const double x = gen_normal(r);
-        row[i] = (float)x;
-        ss += x * x;
-      }
-      const double k = ss > 0.0 ? t->scale / sqrt(ss / (double)n) : 0.0;
-      for (size_t i = 0; i < n; i++) row[i] = (float)((double)row[i] * k);
-    } break;
-    case GEN_INIT_NORM:
-    case GEN_INIT_OUT_NORM: {
-      const double spread = t->init == GEN_INIT_NORM ? GEN_NORM_SPREAD : GEN_OUT_NORM_SPREAD;
-      for (size_t i = 0; i < n; i++) row[i] = (float)(t->scale * (1.0 + spread * (2.0 * gen_uniform(r) - 1.0)));
-    } break;
-  }
 }
 
 /* Generates one tensor chunk by chunk (buf holds chunk_rows rows), reporting progress after each. */
