@@ -411,7 +411,7 @@ bad:
 // Safetensors
 
 static int cmp_hf_name(const void *a, const void *b) {
-  return strcmp((*(const gen_tensor *const *)a)->hf, (*(const gen_tensor *const *)b)->hf);
+  return strcmp((*(const fg_gen_tensor *const *)a)->hf, (*(const fg_gen_tensor *const *)b)->hf);
 }
 
 static uint32_t st_dtype_of(uint32_t type) {
@@ -419,13 +419,13 @@ static uint32_t st_dtype_of(uint32_t type) {
 }
 
 /* One shard: header, then each tensor's rows converted to the checkpoint's dtype. */
-static fg_status hf_write_shard(hf_out *o, const char *name, gen_tensor *const *ts, size_t n, uint64_t seed,
+static fg_status hf_write_shard(hf_out *o, const char *name, fg_gen_tensor *const *ts, size_t n, uint64_t seed,
                                 uint8_t *buf, float *row) {
   sbuf h = {0};
   sb_printf(&h, "{\"__metadata__\":{\"format\":\"pt\"}");
   uint64_t off = 0;
   for (size_t i = 0; i < n; i++) {
-    const gen_tensor *t = ts[i];
+    const fg_gen_tensor *t = ts[i];
     sb_put(&h, ",", 1);
     sb_json_cstr(&h, t->hf);
     sb_printf(&h, ":{\"dtype\":\"%s\",\"shape\":", fg_st_dtype_name((fg_st_dtype)st_dtype_of(t->type)));
@@ -451,16 +451,16 @@ static fg_status hf_write_shard(hf_out *o, const char *name, gen_tensor *const *
   if (fwrite(len, 1, 8, f) != 8 || fwrite(h.p, 1, h.n, f) != h.n) st = fg_err(o->err, FG_ERR_IO, "gen: cannot write %s", name);
   fg_free(h.p);
   for (size_t i = 0; i < n && st == FG_OK; i++) {
-    const gen_tensor *t = ts[i];
-    gen_rng rng;
-    gen_rng_seed(&rng, seed, t->name);
+    const fg_gen_tensor *t = ts[i];
+    fg_gen_rng rng;
+    fg_gen_rng_seed(&rng, seed, t->name);
     const size_t cols = (size_t)t->ne[0], rb = (size_t)t->row_bytes;
     const uint64_t chunk = FG_MAX(1, HF_CHUNK_BYTES / rb);
     for (uint64_t r0 = 0; r0 < t->ne[1] && st == FG_OK; r0 += chunk) {
       const uint64_t r1 = FG_MIN(t->ne[1], r0 + chunk);
       for (uint64_t r = r0; r < r1; r++) {
-        gen_fill_row(&rng, t, row, cols);
-        if (gen_is_norm(t))
+        fg_gen_fill_row(&rng, t, row, cols);
+        if (fg_gen_is_norm(t))
           for (size_t k = 0; k < cols; k++) row[k] -= 1.0f; /* the checkpoint stores w - 1 */
         fg_quantize_row(t->type, row, buf + (size_t)(r - r0) * rb, cols);
       }
@@ -474,10 +474,10 @@ static fg_status hf_write_shard(hf_out *o, const char *name, gen_tensor *const *
   return hf_close(o, f, name, st);
 }
 
-static fg_status hf_write_weights(hf_out *o, const gen_plan *plan, uint64_t seed) {
+static fg_status hf_write_weights(hf_out *o, const fg_gen_plan *plan, uint64_t seed) {
   const uint32_t n_shards = o->params->hf_shards > 1 ? o->params->hf_shards : 1;
   if (n_shards > plan->n) return fg_err(o->err, FG_ERR_INVALID_ARG, "gen: %u shards for %zu tensors", n_shards, plan->n);
-  gen_tensor **ts = fg_malloc_array(plan->n, sizeof *ts);
+  fg_gen_tensor **ts = fg_malloc_array(plan->n, sizeof *ts);
   uint32_t *shard_of = fg_malloc_array(plan->n, sizeof *shard_of);
   uint64_t max_rb = 0, max_cols = 0;
   for (size_t i = 0; i < plan->n; i++) {
@@ -548,8 +548,9 @@ done:
 // ----------------------------------------------------------------------------------------------------
 // The directory
 
-fg_status gen_write_hf(const fg_gen_params *p, const gen_preset *pr, const gen_plan *plan, uint64_t seed,
-                       const fg_hf_vocab *vc, const char *json, size_t json_size, const char *dir, fg_error *err) {
+fg_status fg_gen_write_hf(const fg_gen_params *p, const fg_gen_preset *pr, const fg_gen_plan *plan,
+                          uint64_t seed, const fg_hf_vocab *vc, const char *json, size_t json_size, const char *dir,
+                          fg_error *err) {
   hf_out o;
   memset(&o, 0, sizeof o);
   o.params = p;

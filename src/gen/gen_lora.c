@@ -141,14 +141,14 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
       const double sd_b = (double)p->magnitude * mat_rms(W, row) * sqrt((double)W->cols / p->rank) / fabs(s);
       for (int half = 0; half < 2 && st == FG_OK; half++) {
         snprintf(name, sizeof name, "blk.%u.%s.weight.lora_%c", il, k_targets[k], half ? 'b' : 'a');
-        gen_rng rng;
-        gen_rng_seed(&rng, seed, name);
+        fg_gen_rng rng;
+        fg_gen_rng_seed(&rng, seed, name);
         const uint32_t cols = half ? p->rank : W->cols, rows = half ? W->rows : p->rank;
         const double sd = half ? sd_b : sd_a;
         uint64_t rb;
         fg_type_row_bytes(p->type, cols, &rb);
         for (uint32_t r = 0; r < rows && st == FG_OK; r++) {
-          for (uint32_t j = 0; j < cols; j++) row[j] = (float)(gen_normal(&rng) * sd);
+          for (uint32_t j = 0; j < cols; j++) row[j] = (float)(fg_gen_normal(&rng) * sd);
           fg_quantize_row(p->type, row, q, cols);
           st = fg_gguf_writer_tensor_part(w, f, q, (size_t)rb, err);
         }

@@ -60,7 +60,7 @@
  * repetition, but made the model chaotic: a 1e-6 relative change of the input moved the logits by 1e-2
  * instead of 3e-4, too fragile for comparisons with other implementations.
  *
- * The other norm weights (Gemma's +1 already included) are uniform in 1 ± GEN_NORM_SPREAD (gen_internal.h). */
+ * The other norm weights (Gemma's +1 already included) are uniform in 1 ± FG_GEN_NORM_SPREAD (gen_internal.h). */
 #define GEN_LOGIT_STD 8.0
 #define GEN_EMBD_STD_FACTOR 0.25
 #define GEN_POST_ATTN_NORM 0.3
@@ -68,7 +68,7 @@
 /* ------------------------------------------------------------------------------------------------
  * Presets
  */
-static const gen_preset gen_presets[] = {
+static const fg_gen_preset gen_presets[] = {
     /* name    ctx    embd layer ff   head kv hdim  swa pat  eps    rope  rope_swa softcap  vocab */
     {"270m", {32768, 640, 18, 2048, 4, 1, 256, 512, 6, 1e-6f, 1e6f, 1e4f, 0.0f}, 262144},
     {"tiny", {2048, 64, 6, 128, 4, 1, 32, 8, 6, 1e-6f, 1e6f, 1e4f, 0.0f}, 512},
@@ -78,7 +78,7 @@ static const gen_preset gen_presets[] = {
     {"small", {4096, 128, 6, 512, 4, 1, 256, 512, 3, 1e-6f, 1e6f, 2e4f, 0.0f}, 262144},
 };
 
-static const gen_preset *gen_find_preset(const char *name) {
+static const fg_gen_preset *gen_find_preset(const char *name) {
   for (size_t i = 0; i < sizeof gen_presets / sizeof gen_presets[0]; i++)
     if (strcmp(gen_presets[i].name, name) == 0) return &gen_presets[i];
   return NULL;
@@ -256,10 +256,10 @@ static fg_status gen_vocab_from_json(fg_hf_vocab *v, const char *path, char **te
 /* ------------------------------------------------------------------------------------------------
  * Tensor plan
  */
-static fg_status gen_plan_add(gen_plan *p, const char *name, const char *hf, uint32_t type, uint32_t n_dims,
-                              uint64_t ne0, uint64_t ne1, gen_init init, double scale, fg_error *err) {
+static fg_status gen_plan_add(fg_gen_plan *p, const char *name, const char *hf, uint32_t type, uint32_t n_dims,
+                              uint64_t ne0, uint64_t ne1, fg_gen_init init, double scale, fg_error *err) {
   FG_ASSERT(p->n < p->cap && strlen(name) < sizeof p->t[0].name && strlen(hf) < sizeof p->t[0].hf);
-  gen_tensor *t = &p->t[p->n++];
+  fg_gen_tensor *t = &p->t[p->n++];
   memset(t, 0, sizeof *t);
   memcpy(t->name, name, strlen(name) + 1);
   memcpy(t->hf, hf, strlen(hf) + 1);
@@ -278,7 +278,7 @@ static fg_status gen_plan_add(gen_plan *p, const char *name, const char *hf, uin
 
 /* The tensors in GGUF file order (fg_g3_layer_tensors per block). Norm vectors are f32 in a GGUF; in a
  * checkpoint every tensor has the checkpoint's dtype (norm_type). */
-static fg_status gen_plan_build(gen_plan *p, const gen_preset *pr, uint32_t n_vocab, uint32_t type,
+static fg_status gen_plan_build(fg_gen_plan *p, const fg_gen_preset *pr, uint32_t n_vocab, uint32_t type,
                                 uint32_t head_type, uint32_t norm_type, fg_error *err) {
   const fg_g3_hparams *hp = &pr->hp;
   const uint64_t E = hp->n_embd;
@@ -289,7 +289,8 @@ static fg_status gen_plan_build(gen_plan *p, const gen_preset *pr, uint32_t n_vo
   p->t = fg_calloc(p->cap, sizeof *p->t);
   if (!p->t) return fg_err(err, FG_ERR_NOMEM, "gen: out of memory");
 
-  fg_status st = gen_plan_add(p, "token_embd.weight", FG_G3_HF_EMBED, type, 2, E, n_vocab, GEN_INIT_ROWS, emb_std, err);
+  fg_status st =
+      gen_plan_add(p, "token_embd.weight", FG_G3_HF_EMBED, type, 2, E, n_vocab, FG_GEN_INIT_ROWS, emb_std, err);
   for (uint32_t l = 0; l < hp->n_layer && st == FG_OK; l++) {
     for (size_t i = 0; i < FG_G3_LAYER_TENSORS && st == FG_OK; i++) {
       const fg_g3_layer_tensor *lt = &fg_g3_layer_tensors[i];
@@ -298,16 +299,16 @@ static fg_status gen_plan_build(gen_plan *p, const gen_preset *pr, uint32_t n_vo
       snprintf(name, sizeof name, "blk.%u.%s.weight", l, lt->gguf);
       snprintf(hf, sizeof hf, "model.layers.%u.%s.weight", l, lt->hf);
       if (lt->out == 0)
-        st = gen_plan_add(p, name, hf, norm_type, 1, in, 1, GEN_INIT_NORM,
+        st = gen_plan_add(p, name, hf, norm_type, 1, in, 1, FG_GEN_INIT_NORM,
                           strcmp(lt->gguf, "post_attention_norm") == 0 ? GEN_POST_ATTN_NORM : 1.0, err);
       else
-        st = gen_plan_add(p, name, hf, type, 2, in, out, GEN_INIT_NORMAL, 1.0 / sqrt((double)in), err);
+        st = gen_plan_add(p, name, hf, type, 2, in, out, FG_GEN_INIT_NORMAL, 1.0 / sqrt((double)in), err);
     }
   }
   if (st == FG_OK)
-    st = gen_plan_add(p, "output_norm.weight", FG_G3_HF_NORM, norm_type, 1, E, 1, GEN_INIT_OUT_NORM, out_norm, err);
+    st = gen_plan_add(p, "output_norm.weight", FG_G3_HF_NORM, norm_type, 1, E, 1, FG_GEN_INIT_OUT_NORM, out_norm, err);
   if (st == FG_OK && head_type != FG_GEN_HEAD_TIED)
-    st = gen_plan_add(p, "output.weight", FG_G3_HF_HEAD, head_type, 2, E, n_vocab, GEN_INIT_ROWS, emb_std, err);
+    st = gen_plan_add(p, "output.weight", FG_G3_HF_HEAD, head_type, 2, E, n_vocab, FG_GEN_INIT_ROWS, emb_std, err);
   return st;
 }
 
@@ -332,15 +333,15 @@ static fg_status gen_progress(gen_ctx *c, uint64_t done) {
 }
 
 /* Generates one tensor chunk by chunk (buf holds chunk_rows rows), reporting progress after each. */
-static fg_status gen_emit(gen_ctx *c, const gen_tensor *t, uint8_t *buf, size_t buf_bytes, float *row) {
-  gen_rng rng;
-  gen_rng_seed(&rng, c->seed, t->name);
+static fg_status gen_emit(gen_ctx *c, const fg_gen_tensor *t, uint8_t *buf, size_t buf_bytes, float *row) {
+  fg_gen_rng rng;
+  fg_gen_rng_seed(&rng, c->seed, t->name);
   const size_t n = (size_t)t->ne[0], rb = (size_t)t->row_bytes;
   const uint64_t chunk_rows = FG_MAX(1, buf_bytes / rb);
   for (uint64_t r0 = 0; r0 < t->ne[1]; r0 += chunk_rows) {
     const uint64_t r1 = FG_MIN(t->ne[1], r0 + chunk_rows);
     for (uint64_t r = r0; r < r1; r++) {
-      gen_fill_row(&rng, t, row, n);
+      fg_gen_fill_row(&rng, t, row, n);
       fg_quantize_row(t->type, row, buf + (size_t)(r - r0) * rb, n);
     }
     fg_status st = fg_gguf_writer_tensor_part(c->w, c->f, buf, (size_t)(r1 - r0) * rb, c->err);
@@ -360,7 +361,7 @@ static fg_status gen_emit(gen_ctx *c, const gen_tensor *t, uint8_t *buf, size_t 
     }                                                                                      \
   } while (0)
 
-static fg_status gen_write_metadata(fg_gguf_writer *w, const gen_preset *pr, const fg_hf_vocab *v, uint32_t type,
+static fg_status gen_write_metadata(fg_gguf_writer *w, const fg_gen_preset *pr, const fg_hf_vocab *v, uint32_t type,
                                     const char *name, fg_error *err) {
   fg_status st = FG_OK;
   GEN_KV(fg_gguf_writer_set_str(w, "general.architecture", "gemma3"), "general.architecture");
@@ -389,8 +390,8 @@ void fg_gen_params_init(fg_gen_params *p) {
   p->hf_shards = 1;
 }
 
-static fg_status gen_write_gguf(const fg_gen_params *params, const gen_preset *pr, const gen_plan *plan, uint64_t seed,
-                                fg_hf_vocab *v, const char *path, fg_error *err) {
+static fg_status gen_write_gguf(const fg_gen_params *params, const fg_gen_preset *pr, const fg_gen_plan *plan,
+                                uint64_t seed, fg_hf_vocab *v, const char *path, fg_error *err) {
   gen_ctx c = {0};
   c.params = params;
   c.seed = seed;
@@ -423,7 +424,7 @@ static fg_status gen_write_gguf(const fg_gen_params *params, const gen_preset *p
   if (st != FG_OK) goto done;
   fg_hf_vocab_free(v); /* the writer holds copies */
   for (size_t i = 0; i < plan->n && st == FG_OK; i++) {
-    const gen_tensor *t = &plan->t[i];
+    const fg_gen_tensor *t = &plan->t[i];
     const uint64_t ne[2] = {t->ne[0], t->ne[1]};
     st = fg_gguf_writer_add_tensor(c.w, t->name, t->type, t->n_dims, ne);
     if (st != FG_OK) st = fg_err(err, st, "gen: cannot add tensor %s", t->name);
@@ -479,7 +480,7 @@ fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_error *
   }
   if (!path || !*path) return fg_err(err, FG_ERR_INVALID_ARG, "gen: no output path");
   const char *preset_name = params->preset ? params->preset : "tiny";
-  const gen_preset *pr = gen_find_preset(preset_name);
+  const fg_gen_preset *pr = gen_find_preset(preset_name);
   if (!pr) return fg_err(err, FG_ERR_INVALID_ARG, "gen: unknown preset \"%s\" (tiny, small, 270m)", preset_name);
   const bool hf = params->format == FG_GEN_FORMAT_HF;
   if (params->format != FG_GEN_FORMAT_GGUF && !hf)
@@ -496,7 +497,7 @@ fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_error *
 
   const uint64_t seed = params->seed ? params->seed : GEN_DEFAULT_SEED;
   fg_hf_vocab v = {0};
-  gen_plan plan = {0};
+  fg_gen_plan plan = {0};
   char *json = NULL;
   size_t json_size = 0;
   fg_status st = params->vocab_json ? gen_vocab_from_json(&v, params->vocab_json, &json, &json_size, err)
@@ -509,7 +510,7 @@ fg_status fg_gen_model(const fg_gen_params *params, const char *path, fg_error *
   const uint32_t head = hf && params->head_type != FG_GEN_HEAD_TIED ? params->type : params->head_type;
   if (st == FG_OK) st = gen_plan_build(&plan, pr, v.n, params->type, head, hf ? params->type : FG_TYPE_F32, err);
   if (st == FG_OK)
-    st = hf ? gen_write_hf(params, pr, &plan, seed, &v, json, json_size, path, err)
+    st = hf ? fg_gen_write_hf(params, pr, &plan, seed, &v, json, json_size, path, err)
             : gen_write_gguf(params, pr, &plan, seed, &v, path, err);
   fg_free(json);
   fg_free(plan.t);

@@ -1,6 +1,6 @@
 /* gen_random.c — the generators' random numbers: splitmix64 (seeding), xoshiro256** (one stream per
  * seed and tensor name), Marsaglia's polar normal variates from basic operations only, and the rows of
- * values each kind of tensor gets (gen_fill_row). Used by the GGUF writer (gen_model.c), the checkpoint
+ * values each kind of tensor gets (fg_gen_fill_row). Used by the GGUF writer (gen_model.c), the checkpoint
  * writer (gen_hf.c) and the adapter generator (gen_lora.c); determinism as described in gen_model.c. */
 #include "gen/gen_internal.h"
 
@@ -34,7 +34,7 @@ static uint64_t gen_fnv1a(const void *data, size_t n) {
 static inline uint64_t gen_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 /* One stream per (seed, tensor name). */
-void gen_rng_seed(gen_rng *r, uint64_t seed, const char *name) {
+void fg_gen_rng_seed(fg_gen_rng *r, uint64_t seed, const char *name) {
   uint64_t st = seed ^ gen_fnv1a(name, strlen(name));
   for (int i = 0; i < 4; i++) r->s[i] = gen_splitmix64(&st);
   if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = 1; /* practically unreachable */
@@ -42,7 +42,7 @@ void gen_rng_seed(gen_rng *r, uint64_t seed, const char *name) {
   r->has_spare = 0;
 }
 
-static uint64_t gen_next(gen_rng *r) {
+static uint64_t gen_next(fg_gen_rng *r) {
   uint64_t *s = r->s;
   const uint64_t out = gen_rotl(s[1] * 5, 7) * 9;
   const uint64_t t = s[1] << 17;
@@ -56,7 +56,7 @@ static uint64_t gen_next(gen_rng *r) {
 }
 
 /* Uniform in [0, 1) with 53 random bits; exact. */
-static double gen_uniform(gen_rng *r) { return (double)(gen_next(r) >> 11) * 0x1.0p-53; }
+static double gen_uniform(fg_gen_rng *r) { return (double)(gen_next(r) >> 11) * 0x1.0p-53; }
 
 /* Natural logarithm of a positive normal double, from basic operations only:
  * x = m * 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(z), z = (m-1)/(m+1), |z| < 0.172;
@@ -82,7 +82,7 @@ static double gen_ln(double x) {
 }
 
 /* Standard normal variate (Marsaglia's polar method). */
-double gen_normal(gen_rng *r) {
+double fg_gen_normal(fg_gen_rng *r) {
   if (r->has_spare) {
     r->has_spare = 0;
     return r->spare;
@@ -100,26 +100,26 @@ double gen_normal(gen_rng *r) {
 }
 
 /* ------------------------------------------------------------------------------------------------
- * Rows of values, by initialisation (gen_init)
+ * Rows of values, by initialisation (fg_gen_init)
  */
-void gen_fill_row(gen_rng *r, const gen_tensor *t, float *FG_RESTRICT row, size_t n) {
+void fg_gen_fill_row(fg_gen_rng *r, const fg_gen_tensor *t, float *FG_RESTRICT row, size_t n) {
   switch (t->init) {
-    case GEN_INIT_NORMAL:
-      for (size_t i = 0; i < n; i++) row[i] = (float)(gen_normal(r) * t->scale);
+    case FG_GEN_INIT_NORMAL:
+      for (size_t i = 0; i < n; i++) row[i] = (float)(fg_gen_normal(r) * t->scale);
       break;
-    case GEN_INIT_ROWS: {
+    case FG_GEN_INIT_ROWS: {
       double ss = 0.0;
       for (size_t i = 0; i < n; i++) {
-        const double x = gen_normal(r);
+        const double x = fg_gen_normal(r);
         row[i] = (float)x;
         ss += x * x;
       }
       const double k = ss > 0.0 ? t->scale / sqrt(ss / (double)n) : 0.0;
       for (size_t i = 0; i < n; i++) row[i] = (float)((double)row[i] * k);
     } break;
-    case GEN_INIT_NORM:
-    case GEN_INIT_OUT_NORM: {
-      const double spread = t->init == GEN_INIT_NORM ? GEN_NORM_SPREAD : GEN_OUT_NORM_SPREAD;
+    case FG_GEN_INIT_NORM:
+    case FG_GEN_INIT_OUT_NORM: {
+      const double spread = t->init == FG_GEN_INIT_NORM ? FG_GEN_NORM_SPREAD : FG_GEN_OUT_NORM_SPREAD;
       for (size_t i = 0; i < n; i++) row[i] = (float)(t->scale * (1.0 + spread * (2.0 * gen_uniform(r) - 1.0)));
     } break;
   }
