@@ -783,14 +783,6 @@ done:
 // ----------------------------------------------------------------------------------------------------
 // Plans
 
-#define CV_KV(call, key)                                                   \
-  do {                                                                     \
-    if (st == FG_OK) {                                                     \
-      st = (call);                                                         \
-      if (st != FG_OK) st = fg_err(c->err, st, "cannot set %s", key);      \
-    }                                                                      \
-  } while (0)
-
 static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   char *config_path = join(dir, "config.json");
   if (!config_path) return fg_err(c->err, FG_ERR_NOMEM, "out of memory");
@@ -883,17 +875,17 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   snprintf(desc, sizeof desc, "converted by fgemma %s from a Hugging Face Gemma3ForCausalLM checkpoint (transformers %s, %s)",
            fg_version_string(), cf.transformers[0] ? cf.transformers : "?", cf.dtype[0] ? cf.dtype : "?");
   fg_gguf_writer *w = c->w;
-  CV_KV(fg_gguf_writer_set_str(w, "general.architecture", "gemma3"), "general.architecture");
-  CV_KV(fg_gguf_writer_set_str(w, "general.type", "model"), "general.type");
-  CV_KV(fg_gguf_writer_set_str(w, "general.name", name), "general.name");
-  CV_KV(fg_gguf_writer_set_str(w, "general.description", desc), "general.description");
-  CV_KV(fg_gguf_writer_set_u32(w, "general.file_type", file_type(c, type)), "general.file_type");
-  CV_KV(fg_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
-  CV_KV(fg_gguf_writer_set_u32(w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT), "general.alignment");
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.architecture", "gemma3");
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.type", "model");
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.name", name);
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.description", desc);
+  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.file_type", file_type(c, type));
+  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.quantization_version", 2);
+  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT);
   fg_error e;
   if (st == FG_OK && (st = fg_g3_write_hparams(w, hp, &e)) != FG_OK) st = fg_err(c->err, st, "%s", e.msg);
   if (st == FG_OK && (st = fg_hf_vocab_write_gguf(w, &tk.v, &tk.sp, &e)) != FG_OK) st = fg_err(c->err, st, "%s", e.msg);
-  if (tk.chat_template) CV_KV(fg_gguf_writer_set_str(w, "tokenizer.chat_template", tk.chat_template), "tokenizer.chat_template");
+  if (tk.chat_template) FG_GGUF_SET(st, c->err, "", set_str, w, "tokenizer.chat_template", tk.chat_template);
 done:
   fg_hf_vocab_free(&tk.v);
   fg_free(tk.chat_template);
@@ -966,9 +958,9 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   /* metadata: every key as it is, then the file type (kept in place) and the quantization version */
   for (size_t i = 0; i < g->n_kv && st == FG_OK; i++) st = fg_gguf_writer_copy_kv(c->w, &g->kv[i]);
   if (st != FG_OK) return fg_err(c->err, st, "%.120s: cannot copy its metadata", fg_path_short(path));
-  if (!auto_type) CV_KV(fg_gguf_writer_set_u32(c->w, "general.file_type", file_type(c, plain)), "general.file_type");
-  CV_KV(fg_gguf_writer_set_u32(c->w, "general.quantization_version", 2), "general.quantization_version");
-  if (c->p->name) CV_KV(fg_gguf_writer_set_str(c->w, "general.name", c->p->name), "general.name");
+  if (!auto_type) FG_GGUF_SET(st, c->err, "", set_u32, c->w, "general.file_type", file_type(c, plain));
+  FG_GGUF_SET(st, c->err, "", set_u32, c->w, "general.quantization_version", 2);
+  if (c->p->name) FG_GGUF_SET(st, c->err, "", set_str, c->w, "general.name", c->p->name);
   return st;
 }
 
@@ -1306,23 +1298,23 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
   if (dl > 0 && (size_t)dl < sizeof desc)
     snprintf(desc + dl, sizeof desc - (size_t)dl, "%s)", pc.rslora ? ", use_rslora: adapter.lora.alpha = lora_alpha * sqrt(r)" : "");
   fg_gguf_writer *w = c->w;
-  CV_KV(fg_gguf_writer_set_str(w, "general.architecture", arch), "general.architecture");
-  CV_KV(fg_gguf_writer_set_str(w, "general.type", "adapter"), "general.type");
-  CV_KV(fg_gguf_writer_set_str(w, "general.name", name), "general.name");
-  CV_KV(fg_gguf_writer_set_str(w, "general.description", desc), "general.description");
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.architecture", arch);
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.type", "adapter");
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.name", name);
+  FG_GGUF_SET(st, c->err, "", set_str, w, "general.description", desc);
   if (pc.base_model[0]) {
-    CV_KV(fg_gguf_writer_set_u32(w, "general.base_model.count", 1), "general.base_model.count");
-    CV_KV(fg_gguf_writer_set_str(w, "general.base_model.0.name", pc.base_model), "general.base_model.0.name");
+    FG_GGUF_SET(st, c->err, "", set_u32, w, "general.base_model.count", 1);
+    FG_GGUF_SET(st, c->err, "", set_str, w, "general.base_model.0.name", pc.base_model);
   }
-  CV_KV(fg_gguf_writer_set_u32(w, "general.file_type", fg_g3_file_type(type)), "general.file_type");
-  CV_KV(fg_gguf_writer_set_u32(w, "general.quantization_version", 2), "general.quantization_version");
-  CV_KV(fg_gguf_writer_set_u32(w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT), "general.alignment");
-  CV_KV(fg_gguf_writer_set_str(w, "adapter.type", "lora"), "adapter.type");
-  CV_KV(fg_gguf_writer_set_f32(w, "adapter.lora.alpha", (float)alpha), "adapter.lora.alpha");
+  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.file_type", fg_g3_file_type(type));
+  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.quantization_version", 2);
+  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT);
+  FG_GGUF_SET(st, c->err, "", set_str, w, "adapter.type", "lora");
+  FG_GGUF_SET(st, c->err, "", set_f32, w, "adapter.lora.alpha", (float)alpha);
   if (ov.n) {
-    CV_KV(fg_gguf_writer_set_arr(w, "fgemma.vocab_override.ids", FG_GGUF_INT32, ov.ids, ov.n), "fgemma.vocab_override.ids");
-    CV_KV(fg_gguf_writer_set_arr_str(w, "fgemma.vocab_override.tokens", (const char *const *)ov.tokens, ov.lens, ov.n),
-          "fgemma.vocab_override.tokens");
+    FG_GGUF_SET(st, c->err, "", set_arr, w, "fgemma.vocab_override.ids", FG_GGUF_INT32, ov.ids, ov.n);
+    FG_GGUF_SET(st, c->err, "", set_arr_str, w, "fgemma.vocab_override.tokens", (const char *const *)ov.tokens, ov.lens,
+                ov.n);
   }
   if (st == FG_OK)
     fg_log(FG_LOG_INFO, "convert: LoRA adapter, %zu matrices of %u layer(s), rank %u, adapter.lora.alpha %g%s", n_pairs,

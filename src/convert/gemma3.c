@@ -55,14 +55,6 @@ uint32_t fg_g3_file_type(uint32_t type) {
   }
 }
 
-#define G3_KV(call, key)                                                   \
-  do {                                                                     \
-    if (st == FG_OK) {                                                     \
-      st = (call);                                                         \
-      if (st != FG_OK) st = fg_err(err, st, "cannot set %s", key);         \
-    }                                                                      \
-  } while (0)
-
 fg_status fg_g3_write_hparams(fg_gguf_writer *w, const fg_g3_hparams *hp, fg_error *err) {
   const struct { const char *key; uint32_t v; } u32[] = {
       {"gemma3.context_length", hp->n_ctx},
@@ -77,13 +69,12 @@ fg_status fg_g3_write_hparams(fg_gguf_writer *w, const fg_g3_hparams *hp, fg_err
       {"gemma3.attention.sliding_window_pattern", hp->swa_pattern},
   };
   fg_status st = FG_OK;
-  for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++) G3_KV(fg_gguf_writer_set_u32(w, u32[i].key, u32[i].v), u32[i].key);
-  G3_KV(fg_gguf_writer_set_f32(w, "gemma3.attention.layer_norm_rms_epsilon", hp->rms_eps),
-        "gemma3.attention.layer_norm_rms_epsilon");
-  G3_KV(fg_gguf_writer_set_f32(w, "gemma3.rope.freq_base", hp->rope_base), "gemma3.rope.freq_base");
-  G3_KV(fg_gguf_writer_set_f32(w, "gemma3.rope.freq_base_swa", hp->rope_base_swa), "gemma3.rope.freq_base_swa");
+  for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++) FG_GGUF_SET(st, err, "", set_u32, w, u32[i].key, u32[i].v);
+  FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.attention.layer_norm_rms_epsilon", hp->rms_eps);
+  FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.rope.freq_base", hp->rope_base);
+  FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.rope.freq_base_swa", hp->rope_base_swa);
   if (hp->final_softcap > 0.0f)
-    G3_KV(fg_gguf_writer_set_f32(w, "gemma3.final_logit_softcapping", hp->final_softcap), "gemma3.final_logit_softcapping");
+    FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.final_logit_softcapping", hp->final_softcap);
   return st;
 }
 

@@ -470,27 +470,19 @@ done:
 // ----------------------------------------------------------------------------------------------------
 // GGUF metadata
 
-#define VKV(call, key)                                                     \
-  do {                                                                     \
-    if (st == FG_OK) {                                                     \
-      st = (call);                                                         \
-      if (st != FG_OK) st = fg_err(err, st, "cannot set %s", key);         \
-    }                                                                      \
-  } while (0)
-
 fg_status fg_hf_vocab_write_gguf(fg_gguf_writer *w, const fg_hf_vocab *v, const fg_hf_special *sp, fg_error *err) {
   fg_status st = FG_OK;
-  VKV(fg_gguf_writer_set_str(w, "tokenizer.ggml.model", "llama"), "tokenizer.ggml.model");
-  VKV(fg_gguf_writer_set_str(w, "tokenizer.ggml.pre", "default"), "tokenizer.ggml.pre");
-  VKV(fg_gguf_writer_set_arr_str(w, "tokenizer.ggml.tokens", v->text, v->len, v->n), "tokenizer.ggml.tokens");
-  VKV(fg_gguf_writer_set_arr(w, "tokenizer.ggml.scores", FG_GGUF_FLOAT32, v->score, v->n), "tokenizer.ggml.scores");
-  VKV(fg_gguf_writer_set_arr(w, "tokenizer.ggml.token_type", FG_GGUF_INT32, v->type, v->n), "tokenizer.ggml.token_type");
-  VKV(fg_gguf_writer_set_u32(w, "tokenizer.ggml.bos_token_id", sp->bos), "tokenizer.ggml.bos_token_id");
-  VKV(fg_gguf_writer_set_u32(w, "tokenizer.ggml.eos_token_id", sp->eos), "tokenizer.ggml.eos_token_id");
-  VKV(fg_gguf_writer_set_u32(w, "tokenizer.ggml.unknown_token_id", sp->unk), "tokenizer.ggml.unknown_token_id");
-  VKV(fg_gguf_writer_set_u32(w, "tokenizer.ggml.padding_token_id", sp->pad), "tokenizer.ggml.padding_token_id");
-  VKV(fg_gguf_writer_set_bool(w, "tokenizer.ggml.add_bos_token", sp->add_bos), "tokenizer.ggml.add_bos_token");
-  VKV(fg_gguf_writer_set_bool(w, "tokenizer.ggml.add_eos_token", sp->add_eos), "tokenizer.ggml.add_eos_token");
-  VKV(fg_gguf_writer_set_bool(w, "tokenizer.ggml.add_space_prefix", false), "tokenizer.ggml.add_space_prefix");
+  FG_GGUF_SET(st, err, "", set_str, w, "tokenizer.ggml.model", "llama");
+  FG_GGUF_SET(st, err, "", set_str, w, "tokenizer.ggml.pre", "default");
+  FG_GGUF_SET(st, err, "", set_arr_str, w, "tokenizer.ggml.tokens", v->text, v->len, v->n);
+  FG_GGUF_SET(st, err, "", set_arr, w, "tokenizer.ggml.scores", FG_GGUF_FLOAT32, v->score, v->n);
+  FG_GGUF_SET(st, err, "", set_arr, w, "tokenizer.ggml.token_type", FG_GGUF_INT32, v->type, v->n);
+  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.bos_token_id", sp->bos);
+  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.eos_token_id", sp->eos);
+  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.unknown_token_id", sp->unk);
+  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.padding_token_id", sp->pad);
+  FG_GGUF_SET(st, err, "", set_bool, w, "tokenizer.ggml.add_bos_token", sp->add_bos);
+  FG_GGUF_SET(st, err, "", set_bool, w, "tokenizer.ggml.add_eos_token", sp->add_eos);
+  FG_GGUF_SET(st, err, "", set_bool, w, "tokenizer.ggml.add_space_prefix", false);
   return st;
 }

@@ -73,11 +73,6 @@ static double mat_rms(const fg_mat *W, float *row) {
   return sqrt(ss / ((double)n * W->cols));
 }
 
-#define GEN_KV(call, key)                                                   \
-  do {                                                                      \
-    if (st == FG_OK && (st = (call)) != FG_OK) st = fg_err(err, st, "gen-lora: cannot set %s", key); \
-  } while (0)
-
 static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, uint32_t mask, FILE *f,
                                fg_error *err) {
   fg_gguf_writer *w = fg_gguf_writer_create();
@@ -89,11 +84,11 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
   char name[160];
   snprintf(name, sizeof name, "fgemma synthetic lora rank %u alpha %g magnitude %g seed %llu", p->rank,
            (double)p->alpha, (double)p->magnitude, (unsigned long long)seed);
-  GEN_KV(fg_gguf_writer_set_str(w, "general.architecture", "gemma3"), "general.architecture");
-  GEN_KV(fg_gguf_writer_set_str(w, "general.type", "adapter"), "general.type");
-  GEN_KV(fg_gguf_writer_set_str(w, "general.name", name), "general.name");
-  GEN_KV(fg_gguf_writer_set_str(w, "adapter.type", "lora"), "adapter.type");
-  GEN_KV(fg_gguf_writer_set_f32(w, "adapter.lora.alpha", p->alpha), "adapter.lora.alpha");
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "general.architecture", "gemma3");
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "general.type", "adapter");
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "general.name", name);
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "adapter.type", "lora");
+  FG_GGUF_SET(st, err, "gen-lora: ", set_f32, w, "adapter.lora.alpha", p->alpha);
   if (p->flags & FG_GEN_LORA_VOCAB_OVERRIDE) {
     int32_t ids[7];
     size_t lens[7];
@@ -101,9 +96,8 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
       ids[i] = FG_FN_TOKEN_FIRST_ID + i;
       lens[i] = strlen(fg_fn_tokens[i]);
     }
-    GEN_KV(fg_gguf_writer_set_arr(w, "fgemma.vocab_override.ids", FG_GGUF_INT32, ids, 7), "fgemma.vocab_override.ids");
-    GEN_KV(fg_gguf_writer_set_arr_str(w, "fgemma.vocab_override.tokens", fg_fn_tokens, lens, 7),
-           "fgemma.vocab_override.tokens");
+    FG_GGUF_SET(st, err, "gen-lora: ", set_arr, w, "fgemma.vocab_override.ids", FG_GGUF_INT32, ids, 7);
+    FG_GGUF_SET(st, err, "gen-lora: ", set_arr_str, w, "fgemma.vocab_override.tokens", fg_fn_tokens, lens, 7);
   }
   /* tensor infos, in layer then target order: lora_a then lora_b */
   bool add_failed = false;

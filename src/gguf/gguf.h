@@ -146,4 +146,15 @@ fg_status fg_gguf_writer_tensor_part(fg_gguf_writer *w, FILE *f, const void *dat
 /* After the last tensor: checks every tensor was written. */
 fg_status fg_gguf_writer_end(fg_gguf_writer *w, FILE *f, fg_error *err);
 
+/* Sets one key unless an earlier step failed: while st is FG_OK, calls fg_gguf_writer_<setter>(w, key, ...)
+ * and turns its failure (the setters return a status without a message) into "<prefix>cannot set <key>"
+ * in err. prefix is a string literal ("" or e.g. "gen: "); st an fg_status variable, err an fg_error *. */
+#define FG_GGUF_SET(st, err, prefix, setter, w, key, ...)                              \
+  do {                                                                                 \
+    if ((st) == FG_OK) {                                                               \
+      (st) = fg_gguf_writer_##setter((w), (key), __VA_ARGS__);                         \
+      if ((st) != FG_OK) (st) = fg_err((err), (st), prefix "cannot set %s", (key));    \
+    }                                                                                  \
+  } while (0)
+
 #endif /* FG_GGUF_H */
