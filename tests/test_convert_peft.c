@@ -131,7 +131,7 @@ static st_t *add_tensor(adapter *a, const char *name, const char *dtype, uint64_
 /* one LoRA pair: <prefix>layers.L.<module path>.lora_A.weight [rank, in] and .lora_B.weight [out, rank] */
 static void add_pair(adapter *a, const char *prefix, uint32_t layer, uint32_t module, uint64_t rank, const char *da,
                      const char *db) {
-  const fg_peft_module *m = &fg_peft_modules[module];
+  const fg_lora_target *m = &fg_lora_targets[module];
   char name[160];
   snprintf(name, sizeof name, "%slayers.%u.%s.lora_A.weight", prefix, layer, m->path);
   add_tensor(a, name, da, rank, dim(m->in));
@@ -144,7 +144,7 @@ static void add_pair(adapter *a, const char *prefix, uint32_t layer, uint32_t mo
 /* every module of layers 0 and 3 */
 static void add_all(adapter *a, const char *prefix, uint64_t rank, const char *dtype) {
   for (uint32_t l = 0; l < 6; l += 3)
-    for (uint32_t m = 0; m < FG_PEFT_MODULES; m++) add_pair(a, prefix, l, m, rank, dtype, dtype);
+    for (uint32_t m = 0; m < FG_LORA_N_TARGETS; m++) add_pair(a, prefix, l, m, rank, dtype, dtype);
 }
 
 static void free_adapter(adapter *a) {
@@ -307,7 +307,7 @@ static void check_adapter(const char *what, const gfile *f, adapter *a, uint32_t
     const fg_peft_name nm = fg_peft_name_parse(t->name);
     if (nm.kind != FG_PEFT_LORA_A && nm.kind != FG_PEFT_LORA_B) continue;
     char name[96];
-    snprintf(name, sizeof name, "blk.%u.%s.weight.lora_%c", nm.layer, fg_peft_modules[nm.module].gguf,
+    snprintf(name, sizeof name, "blk.%u.%s.weight.lora_%c", nm.layer, fg_lora_targets[nm.module].gguf,
              nm.kind == FG_PEFT_LORA_A ? 'a' : 'b');
     const uint32_t want = out_type == UINT32_MAX ? st_type(t->dtype) : fg_type_fallback(out_type, t->shape[1]);
     check_tensor(what, f, name, t->data, st_type(t->dtype), t->shape[0], t->shape[1], want);
@@ -324,7 +324,7 @@ static void test_names(void) {
     const char *name;
     fg_peft_kind kind;
     uint32_t layer;
-    const char *module; /* fg_peft_modules[].hf for LORA_A/B */
+    const char *module; /* fg_lora_targets[].hf for LORA_A/B */
   } cases[] = {
       {"base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight", FG_PEFT_LORA_A, 0, "q_proj"},
       {"base_model.model.model.layers.17.mlp.down_proj.lora_B.weight", FG_PEFT_LORA_B, 17, "down_proj"},
@@ -365,7 +365,7 @@ static void test_names(void) {
     if (nm.kind == FG_PEFT_LORA_A || nm.kind == FG_PEFT_LORA_B || nm.kind == FG_PEFT_OTHER_MODULE)
       CHECK_MSG(nm.layer == cases[i].layer, "'%s': layer %u, want %u", cases[i].name, nm.layer, cases[i].layer);
     if (cases[i].module)
-      CHECK_MSG(nm.module < FG_PEFT_MODULES && strcmp(fg_peft_modules[nm.module].hf, cases[i].module) == 0,
+      CHECK_MSG(nm.module < FG_LORA_N_TARGETS && strcmp(fg_lora_targets[nm.module].hf, cases[i].module) == 0,
                 "'%s': module %u", cases[i].name, nm.module);
   }
 }
@@ -1092,7 +1092,7 @@ static void check_fixture_bytes(const char *name, const char *gguf, size_t want_
     }
     CHECK_MSG(nm.kind == FG_PEFT_LORA_A || nm.kind == FG_PEFT_LORA_B, "%s: tensor %s", name, t->name);
     char gn[96];
-    snprintf(gn, sizeof gn, "blk.%u.%s.weight.lora_%c", nm.layer, fg_peft_modules[nm.module].gguf,
+    snprintf(gn, sizeof gn, "blk.%u.%s.weight.lora_%c", nm.layer, fg_lora_targets[nm.module].gguf,
              nm.kind == FG_PEFT_LORA_A ? 'a' : 'b');
     const uint32_t type = t->dtype == FG_ST_F32 ? FG_TYPE_F32 : t->dtype == FG_ST_BF16 ? FG_TYPE_BF16 : FG_TYPE_F16;
     check_tensor(name, &f, gn, (const uint8_t *)s.data + t->begin, type, t->shape[0], t->shape[1], type);

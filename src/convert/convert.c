@@ -966,7 +966,7 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
 
 /* A PEFT LoRA adapter directory: a GGUF LoRA adapter (peft.h). */
 typedef struct cv_pair {
-  uint32_t layer, module; /* fg_peft_modules index */
+  uint32_t layer, module; /* fg_lora_targets index */
   size_t a, b;            /* indices into the safetensors header; SIZE_MAX = not seen */
 } cv_pair;
 
@@ -1111,7 +1111,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
     if (*slot != SIZE_MAX)
       st = fg_err(c->err, FG_ERR_FORMAT, "%.60s: tensors '%.80s' and '%.80s' are both lora_%c of layer %u's %s", fg_path_short(file),
                   h->t[*slot].name, h->t[k].name, nm.kind == FG_PEFT_LORA_A ? 'A' : 'B', nm.layer,
-                  fg_peft_modules[nm.module].hf);
+                  fg_lora_targets[nm.module].hf);
     *slot = k;
   }
   if (st != FG_OK) goto done;
@@ -1134,7 +1134,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
   if (c->p->base && fg_gguf_get_u32_or(&bg, "gemma3.block_count", 0, &n_layer, NULL) != FG_OK) n_layer = 0;
   for (size_t i = 0; i < n_pairs && st == FG_OK; i++) {
     const cv_pair *p = &pairs[i];
-    const fg_peft_module *m = &fg_peft_modules[p->module];
+    const fg_lora_target *m = &fg_lora_targets[p->module];
     if (p->a == SIZE_MAX || p->b == SIZE_MAX) {
       const fg_st_tensor *have = &h->t[p->a == SIZE_MAX ? p->b : p->a];
       st = fg_err(c->err, FG_ERR_FORMAT, "%.80s: tensor '%.100s' has no matching lora_%c (every adapted matrix needs "
@@ -1232,7 +1232,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
         st = fg_err(c->err, FG_ERR_NOMEM, "out of memory");
         break;
       }
-      snprintf(t->name, sizeof t->name, "blk.%u.%s.weight.lora_%c", pairs[i].layer, fg_peft_modules[pairs[i].module].gguf,
+      snprintf(t->name, sizeof t->name, "blk.%u.%s.weight.lora_%c", pairs[i].layer, fg_lora_targets[pairs[i].module].gguf,
                ab ? 'b' : 'a');
       snprintf(t->src_name, sizeof t->src_name, "%s", s->name);
       t->n_dims = 2;

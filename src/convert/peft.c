@@ -19,16 +19,6 @@
 #include <stdio.h>
 #include <string.h>
 
-const fg_peft_module fg_peft_modules[FG_PEFT_MODULES] = {
-    {"q_proj", "self_attn.q_proj", "attn_q", 'E', 'Q'},
-    {"k_proj", "self_attn.k_proj", "attn_k", 'E', 'K'},
-    {"v_proj", "self_attn.v_proj", "attn_v", 'E', 'K'},
-    {"o_proj", "self_attn.o_proj", "attn_output", 'Q', 'E'},
-    {"gate_proj", "mlp.gate_proj", "ffn_gate", 'E', 'F'},
-    {"up_proj", "mlp.up_proj", "ffn_up", 'E', 'F'},
-    {"down_proj", "mlp.down_proj", "ffn_down", 'F', 'E'},
-};
-
 // ----------------------------------------------------------------------------------------------------
 // adapter_config.json
 
@@ -277,8 +267,8 @@ fg_peft_name fg_peft_name_parse(const char *name) {
   if (!starts(m, "layers.") || !layer_number(m + strlen("layers."), &r.layer, &path)) return r;
   const size_t plen = mlen - (size_t)(path - m);
   if ((size_t)(path - m) > mlen) return r;
-  for (uint32_t i = 0; i < FG_PEFT_MODULES; i++) {
-    if (strlen(fg_peft_modules[i].path) == plen && memcmp(path, fg_peft_modules[i].path, plen) == 0) {
+  for (uint32_t i = 0; i < FG_LORA_N_TARGETS; i++) {
+    if (strlen(fg_lora_targets[i].path) == plen && memcmp(path, fg_lora_targets[i].path, plen) == 0) {
       r.kind = kind;
       r.module = i;
       return r;

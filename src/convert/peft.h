@@ -15,18 +15,11 @@
 #define FG_CONVERT_PEFT_H
 
 #include "fg_internal.h"
+#include "model/lora_targets.h"
 
 #include <stdbool.h>
 
-/* The seven adapted matrices of a layer, in GGUF file order (fg_g3_layer_tensors's order). */
-#define FG_PEFT_MODULES 7
-typedef struct fg_peft_module {
-  const char *hf;   /* "q_proj": the module's last name part */
-  const char *path; /* "self_attn.q_proj": its path inside a layer */
-  const char *gguf; /* "attn_q": blk.N.<gguf>.weight */
-  char in, out;     /* dimension letters of gemma3.h (E n_embd, Q n_head*head_dim, K kv, F n_ff) */
-} fg_peft_module;
-extern const fg_peft_module fg_peft_modules[FG_PEFT_MODULES];
+/* The seven adapted matrices of a layer: fg_lora_targets (model/lora_targets.h). */
 
 /* rank_pattern / alpha_pattern: per-module r or lora_alpha, keyed by (regular expressions of) module names */
 typedef struct fg_peft_pattern {
@@ -75,14 +68,14 @@ typedef enum fg_peft_kind {
   FG_PEFT_DORA,            /* DoRA's lora_magnitude_vector */
   FG_PEFT_BIAS,            /* a bias (lora_bias, bias="all" / "lora_only") */
   FG_PEFT_FULL,            /* a whole tensor (modules_to_save, trainable tokens, a norm weight) */
-  FG_PEFT_OTHER_MODULE,    /* a LoRA pair part on a layer module that is not one of fg_peft_modules */
+  FG_PEFT_OTHER_MODULE,    /* a LoRA pair part on a layer module that is not one of fg_lora_targets */
   FG_PEFT_UNKNOWN          /* nothing PEFT writes for a Gemma 3 */
 } fg_peft_kind;
 
 typedef struct fg_peft_name {
   fg_peft_kind kind;
   uint32_t layer;  /* LORA_A / LORA_B / OTHER_MODULE */
-  uint32_t module; /* LORA_A / LORA_B: index into fg_peft_modules */
+  uint32_t module; /* LORA_A / LORA_B: index into fg_lora_targets */
 } fg_peft_name;
 
 /* Classifies a tensor name (NUL-terminated). Never fails: anything unknown is FG_PEFT_UNKNOWN. */

@@ -23,9 +23,6 @@
 #pragma STDC FP_CONTRACT OFF
 #endif
 
-static const char *const k_targets[FG_LORA_N_TARGETS] = {"attn_q",   "attn_k", "attn_v",  "attn_output",
-                                                         "ffn_gate", "ffn_up", "ffn_down"};
-
 void fg_gen_lora_params_init(fg_gen_lora_params *p) {
   if (!p) return;
   memset(p, 0, sizeof *p);
@@ -49,7 +46,9 @@ static fg_status parse_targets(const char *s, uint32_t *mask, fg_error *err) {
     const char *e = strchr(p, ',');
     const size_t n = e ? (size_t)(e - p) : strlen(p);
     uint32_t k = 0;
-    while (k < FG_LORA_N_TARGETS && (strlen(k_targets[k]) != n || strncmp(k_targets[k], p, n) != 0)) k++;
+    while (k < FG_LORA_N_TARGETS &&
+           (strlen(fg_lora_targets[k].gguf) != n || strncmp(fg_lora_targets[k].gguf, p, n) != 0))
+      k++;
     if (k == FG_LORA_N_TARGETS)
       return fg_err(err, FG_ERR_INVALID_ARG, "gen-lora: unknown target '%.*s' (attn_q, attn_k, attn_v, attn_output, "
                     "ffn_gate, ffn_up, ffn_down or all)", (int)FG_MIN(n, (size_t)40), p);
@@ -108,7 +107,7 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
       const fg_mat *W = (const fg_mat *[]){&L->wq, &L->wk, &L->wv, &L->wo, &L->w_gate, &L->w_up, &L->w_down}[k];
       if (p->rank > FG_MIN(W->cols, W->rows)) {
         st = fg_err(err, FG_ERR_INVALID_ARG, "gen-lora: rank %u is larger than blk.%u.%s.weight allows (%u)", p->rank, il,
-                    k_targets[k], FG_MIN(W->cols, W->rows));
+                    fg_lora_targets[k].gguf, FG_MIN(W->cols, W->rows));
         break;
       }
       uint64_t rb;
@@ -118,9 +117,9 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
         break;
       }
       const uint64_t ne_a[2] = {W->cols, p->rank}, ne_b[2] = {p->rank, W->rows};
-      snprintf(name, sizeof name, "blk.%u.%s.weight.lora_a", il, k_targets[k]);
+      snprintf(name, sizeof name, "blk.%u.%s.weight.lora_a", il, fg_lora_targets[k].gguf);
       add_failed = (st = fg_gguf_writer_add_tensor(w, name, p->type, 2, ne_a)) != FG_OK;
-      snprintf(name, sizeof name, "blk.%u.%s.weight.lora_b", il, k_targets[k]);
+      snprintf(name, sizeof name, "blk.%u.%s.weight.lora_b", il, fg_lora_targets[k].gguf);
       if (st == FG_OK) add_failed = (st = fg_gguf_writer_add_tensor(w, name, p->type, 2, ne_b)) != FG_OK;
     }
   }
@@ -134,7 +133,7 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
       const double sd_a = 1.0 / sqrt((double)W->cols);
       const double sd_b = (double)p->magnitude * mat_rms(W, row) * sqrt((double)W->cols / p->rank) / fabs(s);
       for (int half = 0; half < 2 && st == FG_OK; half++) {
-        snprintf(name, sizeof name, "blk.%u.%s.weight.lora_%c", il, k_targets[k], half ? 'b' : 'a');
+        snprintf(name, sizeof name, "blk.%u.%s.weight.lora_%c", il, fg_lora_targets[k].gguf, half ? 'b' : 'a');
         fg_gen_rng rng;
         fg_gen_rng_seed(&rng, seed, name);
         const uint32_t cols = half ? p->rank : W->cols, rows = half ? W->rows : p->rank;

@@ -16,8 +16,6 @@
 const uint8_t fg_lora_group_first[FG_LORA_N_INPUTS] = {FG_LORA_Q, FG_LORA_O, FG_LORA_GATE, FG_LORA_DOWN};
 const uint8_t fg_lora_group_count[FG_LORA_N_INPUTS] = {3, 1, 2, 1};
 
-static const char *const k_target_names[FG_LORA_N_TARGETS] = {"attn_q",   "attn_k", "attn_v",  "attn_output",
-                                                             "ffn_gate", "ffn_up", "ffn_down"};
 static const uint8_t k_group_of[FG_LORA_N_TARGETS] = {FG_LORA_IN_QKV,     FG_LORA_IN_QKV,     FG_LORA_IN_QKV, FG_LORA_IN_O,
                                                       FG_LORA_IN_GATE_UP, FG_LORA_IN_GATE_UP, FG_LORA_IN_DOWN};
 
@@ -104,8 +102,8 @@ static bool parse_base_name(const char *base, uint32_t *layer, uint32_t *target)
   }
   if (*p++ != '.') return false;
   for (uint32_t k = 0; k < FG_LORA_N_TARGETS; k++) {
-    const size_t n = strlen(k_target_names[k]);
-    if (strncmp(p, k_target_names[k], n) == 0 && strcmp(p + n, ".weight") == 0) {
+    const size_t n = strlen(fg_lora_targets[k].gguf);
+    if (strncmp(p, fg_lora_targets[k].gguf, n) == 0 && strcmp(p + n, ".weight") == 0) {
       *layer = (uint32_t)il;
       *target = k;
       return true;
@@ -235,7 +233,7 @@ static fg_status read_pairs(lora_ctx *c, uint32_t f) {
     for (uint32_t k = 0; k < FG_LORA_N_TARGETS && st == FG_OK; k++) {
       const int64_t ia = slot[((size_t)il * FG_LORA_N_TARGETS + k) * 2], ib = slot[((size_t)il * FG_LORA_N_TARGETS + k) * 2 + 1];
       if (ia < 0 && ib < 0) continue;
-      snprintf(base, sizeof base, "blk.%u.%s.weight", il, k_target_names[k]);
+      snprintf(base, sizeof base, "blk.%u.%s.weight", il, fg_lora_targets[k].gguf);
       if (ia < 0 || ib < 0) {
         st = LERR(c, FG_ERR_FORMAT, f, "tensor '%s.%s' has no '%s.%s' (a lone half of a pair)", base,
                   ia < 0 ? "lora_b" : "lora_a", base, ia < 0 ? "lora_a" : "lora_b");
@@ -480,7 +478,7 @@ static fg_status build_layout(lora_ctx *c, fg_lora_set *set) {
     const lora_pair *p = &c->pairs[i];
     if (p->s != 0.0f) continue;
     char nm[128];
-    snprintf(nm, sizeof nm, "blk.%u.%s.weight.lora_a", p->layer, k_target_names[p->target]);
+    snprintf(nm, sizeof nm, "blk.%u.%s.weight.lora_a", p->layer, fg_lora_targets[p->target].gguf);
     st = read_tensor(c, p->file, p->a, nm, NULL, 0, tmp);
     nm[strlen(nm) - 1] = 'b';
     if (st == FG_OK) st = read_tensor(c, p->file, p->b, nm, NULL, 0, tmp);
@@ -531,7 +529,7 @@ static fg_status build_layout(lora_ctx *c, fg_lora_set *set) {
           const lora_pair *p = &c->pairs[pi];
           if (p->layer != il || p->target != k || p->s == 0.0f) continue;
           char nm[128];
-          snprintf(nm, sizeof nm, "blk.%u.%s.weight.lora_a", il, k_target_names[k]);
+          snprintf(nm, sizeof nm, "blk.%u.%s.weight.lora_a", il, fg_lora_targets[k].gguf);
           st = read_tensor(c, p->file, p->a, nm, arow + (size_t)(row + col) * n_in, n_in, NULL);
           nm[strlen(nm) - 1] = 'b';
           /* lora_b: checked, then its n_out rows of rank values, times s, into rows [col, col + rank) of BT */
@@ -619,7 +617,7 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
       uint64_t rb, sz;
       if (!fg_type_row_bytes(type, W->cols, &rb))
         return fg_err(c->err, FG_ERR_UNSUPPORTED, "cannot merge adapters into blk.%u.%s.weight as %s: rows of %u values "
-                      "are not a multiple of its block", il, k_target_names[k], fg_type_name(type), W->cols);
+                      "are not a multiple of its block", il, fg_lora_targets[k].gguf, fg_type_name(type), W->cols);
       if (!fg_mul_u64(rb, W->rows, &sz) || !fg_add_u64(total, (sz + 63) / 64 * 64, &total))
         return fg_err(c->err, FG_ERR_NOMEM, "the merged matrices do not fit in memory");
       max_cols = FG_MAX(max_cols, W->cols);
@@ -661,8 +659,8 @@ static fg_status merge(lora_ctx *c, fg_lora_set *set, uint32_t mode) {
         fg_threadpool_free(tp);
         fg_aligned_free(buf);
         return fg_err(c->err, FG_ERR_FORMAT, "adapter %.90s%s: merging into blk.%u.%s.weight gives a non-finite value "
-                      "in row %d", c->files[0].path, c->n_files > 1 ? " (and the others)" : "", il, k_target_names[k],
-                      (int)bad);
+                      "in row %d", c->files[0].path, c->n_files > 1 ? " (and the others)" : "", il,
+                      fg_lora_targets[k].gguf, (int)bad);
       }
       dst += ((size_t)rb * W->rows + 63) / 64 * 64;
     }

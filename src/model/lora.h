@@ -14,10 +14,11 @@
 #define FG_LORA_H
 
 #include "kernels/attn.h"
+#include "model/lora_targets.h"
 #include "model/model.h"
 
-/* The adapted matrices of a layer, and the input each reads (products of one input group share x). */
-enum { FG_LORA_Q, FG_LORA_K, FG_LORA_V, FG_LORA_O, FG_LORA_GATE, FG_LORA_UP, FG_LORA_DOWN, FG_LORA_N_TARGETS };
+/* The input each adapted matrix (FG_LORA_Q .. FG_LORA_DOWN, lora_targets.h) reads (products of one input group
+ * share x). */
 enum { FG_LORA_IN_QKV, FG_LORA_IN_O, FG_LORA_IN_GATE_UP, FG_LORA_IN_DOWN, FG_LORA_N_INPUTS };
 
 /* First target of input group g and how many follow it: QKV = Q, K, V; O; GATE_UP = GATE, UP; DOWN. */

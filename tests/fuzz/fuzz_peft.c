@@ -69,8 +69,8 @@ static void fuzz_name(const char *name) {
   const fg_peft_name nm = fg_peft_name_parse(name);
   FUZZ_CHECK(nm.kind <= FG_PEFT_UNKNOWN);
   if (nm.kind == FG_PEFT_LORA_A || nm.kind == FG_PEFT_LORA_B) {
-    FUZZ_CHECK(nm.module < FG_PEFT_MODULES && nm.layer < 1000000);
-    FUZZ_CHECK(strstr(name, fg_peft_modules[nm.module].path) != NULL);
+    FUZZ_CHECK(nm.module < FG_LORA_N_TARGETS && nm.layer < 1000000);
+    FUZZ_CHECK(strstr(name, fg_lora_targets[nm.module].path) != NULL);
   }
   char key[64];
   fg_peft_module_key(name, key, sizeof key);
