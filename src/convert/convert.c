@@ -875,17 +875,17 @@ static fg_status plan_checkpoint(cv_ctx *c, const char *dir) {
   snprintf(desc, sizeof desc, "converted by fgemma %s from a Hugging Face Gemma3ForCausalLM checkpoint (transformers %s, %s)",
            fg_version_string(), cf.transformers[0] ? cf.transformers : "?", cf.dtype[0] ? cf.dtype : "?");
   fg_gguf_writer *w = c->w;
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.architecture", "gemma3");
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.type", "model");
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.name", name);
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.description", desc);
-  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.file_type", file_type(c, type));
-  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.quantization_version", 2);
-  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT);
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_ARCHITECTURE, FG_ARCH_GEMMA3);
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_TYPE, "model");
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_NAME, name);
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_DESCRIPTION, desc);
+  FG_GGUF_SET(st, c->err, "", set_u32, w, FG_KEY_FILE_TYPE, file_type(c, type));
+  FG_GGUF_SET(st, c->err, "", set_u32, w, FG_KEY_QUANTIZATION_VERSION, 2);
+  FG_GGUF_SET(st, c->err, "", set_u32, w, FG_KEY_ALIGNMENT, FG_GGUF_DEFAULT_ALIGNMENT);
   fg_error e;
   if (st == FG_OK && (st = fg_g3_write_hparams(w, hp, &e)) != FG_OK) st = fg_err(c->err, st, "%s", e.msg);
   if (st == FG_OK && (st = fg_hf_vocab_write_gguf(w, &tk.v, &tk.sp, &e)) != FG_OK) st = fg_err(c->err, st, "%s", e.msg);
-  if (tk.chat_template) FG_GGUF_SET(st, c->err, "", set_str, w, "tokenizer.chat_template", tk.chat_template);
+  if (tk.chat_template) FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_CHAT_TEMPLATE, tk.chat_template);
 done:
   fg_hf_vocab_free(&tk.v);
   fg_free(tk.chat_template);
@@ -900,8 +900,8 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   if (st != FG_OK) return fg_err(c->err, st, "%s", e.msg);
   if ((st = fg_gguf_parse(map->data, map->size, g, &e)) != FG_OK) return fg_err(c->err, st, "%.100s: %s", fg_path_short(path), e.msg);
   fg_gguf_str arch = {"?", 1};
-  const bool has_arch = fg_gguf_get_str(g, "general.architecture", &arch, NULL) == FG_OK;
-  if (!has_arch || !fg_gguf_str_eq(arch, "gemma3"))
+  const bool has_arch = fg_gguf_get_str(g, FG_KEY_ARCHITECTURE, &arch, NULL) == FG_OK;
+  if (!has_arch || !fg_gguf_str_eq(arch, FG_ARCH_GEMMA3))
     return fg_err(c->err, FG_ERR_UNSUPPORTED, "%.120s: architecture '%.*s' (general.architecture) is not gemma3", fg_path_short(path),
                   (int)FG_MIN(arch.len, 40), arch.ptr);
   size_t fi;
@@ -909,9 +909,9 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   const uint32_t type = c->p->type;
   const bool auto_type = type == FG_CONVERT_TYPE_AUTO;
   uint32_t n_head = 1, n_head_kv = 1;
-  if ((st = fg_gguf_get_u32_or(g, "gemma3.block_count", 0, &c->mix.n_layer, &e)) != FG_OK ||
-      (st = fg_gguf_get_u32_or(g, "gemma3.attention.head_count", 1, &n_head, &e)) != FG_OK ||
-      (st = fg_gguf_get_u32_or(g, "gemma3.attention.head_count_kv", 1, &n_head_kv, &e)) != FG_OK)
+  if ((st = fg_gguf_get_u32_or(g, FG_KEY_G3_BLOCK_COUNT, 0, &c->mix.n_layer, &e)) != FG_OK ||
+      (st = fg_gguf_get_u32_or(g, FG_KEY_G3_HEAD_COUNT, 1, &n_head, &e)) != FG_OK ||
+      (st = fg_gguf_get_u32_or(g, FG_KEY_G3_HEAD_COUNT_KV, 1, &n_head_kv, &e)) != FG_OK)
     return fg_err(c->err, st, "%.100s: %s", fg_path_short(path), e.msg);
   c->mix.n_gqa = n_head_kv ? n_head / n_head_kv : 1;
   c->mix.tied = !fg_gguf_find_tensor(g, "output.weight");
@@ -958,9 +958,9 @@ static fg_status plan_gguf(cv_ctx *c, const char *path, fg_mapfile *map, fg_gguf
   /* metadata: every key as it is, then the file type (kept in place) and the quantization version */
   for (size_t i = 0; i < g->n_kv && st == FG_OK; i++) st = fg_gguf_writer_copy_kv(c->w, &g->kv[i]);
   if (st != FG_OK) return fg_err(c->err, st, "%.120s: cannot copy its metadata", fg_path_short(path));
-  if (!auto_type) FG_GGUF_SET(st, c->err, "", set_u32, c->w, "general.file_type", file_type(c, plain));
-  FG_GGUF_SET(st, c->err, "", set_u32, c->w, "general.quantization_version", 2);
-  if (c->p->name) FG_GGUF_SET(st, c->err, "", set_str, c->w, "general.name", c->p->name);
+  if (!auto_type) FG_GGUF_SET(st, c->err, "", set_u32, c->w, FG_KEY_FILE_TYPE, file_type(c, plain));
+  FG_GGUF_SET(st, c->err, "", set_u32, c->w, FG_KEY_QUANTIZATION_VERSION, 2);
+  if (c->p->name) FG_GGUF_SET(st, c->err, "", set_str, c->w, FG_KEY_NAME, c->p->name);
   return st;
 }
 
@@ -1026,7 +1026,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
   cv_pair *pairs = NULL;
   size_t n_pairs = 0, n_vision = 0, n_f16 = 0;
   char *text = NULL, *st_path = join(dir, "adapter_model.safetensors"), *ov_path = join(dir, FG_PEFT_OVERRIDE_FILE);
-  char arch[64] = "gemma3";
+  char arch[64] = FG_ARCH_GEMMA3;
   size_t size;
   fg_error e;
   fg_status st = st_path && ov_path ? FG_OK : fg_err(c->err, FG_ERR_NOMEM, "out of memory");
@@ -1061,14 +1061,14 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
       goto done;
     }
     fg_gguf_str a;
-    if (fg_gguf_get_str(&bg, "general.architecture", &a, NULL) != FG_OK || a.len == 0 || a.len >= sizeof arch ||
+    if (fg_gguf_get_str(&bg, FG_KEY_ARCHITECTURE, &a, NULL) != FG_OK || a.len == 0 || a.len >= sizeof arch ||
         memchr(a.ptr, '\0', a.len)) {
       st = fg_err(c->err, FG_ERR_FORMAT, "base model %.120s: no usable general.architecture", fg_path_short(c->p->base));
       goto done;
     }
     memcpy(arch, a.ptr, a.len);
     arch[a.len] = '\0';
-    if (strcmp(arch, "gemma3") != 0)
+    if (strcmp(arch, FG_ARCH_GEMMA3) != 0)
       fg_log(FG_LOG_WARN, "convert: the base model's architecture is '%s'; fgemma loads adapters of gemma3 models only",
              arch);
   }
@@ -1131,7 +1131,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
   uint32_t rank0 = 0, auto_type = UINT32_MAX, n_layer = 0;
   double alpha = 0.0;          /* the one adapter.lora.alpha every pair's scale needs */
   const char *alpha_from = ""; /* the tensor that set it */
-  if (c->p->base && fg_gguf_get_u32_or(&bg, "gemma3.block_count", 0, &n_layer, NULL) != FG_OK) n_layer = 0;
+  if (c->p->base && fg_gguf_get_u32_or(&bg, FG_KEY_G3_BLOCK_COUNT, 0, &n_layer, NULL) != FG_OK) n_layer = 0;
   for (size_t i = 0; i < n_pairs && st == FG_OK; i++) {
     const cv_pair *p = &pairs[i];
     const fg_lora_target *m = &fg_lora_targets[p->module];
@@ -1259,7 +1259,7 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
         (st = fg_peft_vocab_override_parse(text, size, ov_path, &ov, c->err)) != FG_OK)
       goto done;
     const fg_gguf_kv *toks = NULL;
-    if (c->p->base && fg_gguf_get_arr(&bg, "tokenizer.ggml.tokens", FG_GGUF_STRING, &toks, NULL) == FG_OK) {
+    if (c->p->base && fg_gguf_get_arr(&bg, FG_KEY_TOK_TOKENS, FG_GGUF_STRING, &toks, NULL) == FG_OK) {
       fg_gguf_str *pieces = NULL;
       if ((st = fg_gguf_str_array(toks, &pieces, &e)) != FG_OK) {
         st = fg_err(c->err, st, "base model %.100s: %s", fg_path_short(c->p->base), e.msg);
@@ -1298,22 +1298,22 @@ static fg_status plan_peft(cv_ctx *c, const char *dir, const char *config_path) 
   if (dl > 0 && (size_t)dl < sizeof desc)
     snprintf(desc + dl, sizeof desc - (size_t)dl, "%s)", pc.rslora ? ", use_rslora: adapter.lora.alpha = lora_alpha * sqrt(r)" : "");
   fg_gguf_writer *w = c->w;
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.architecture", arch);
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.type", "adapter");
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.name", name);
-  FG_GGUF_SET(st, c->err, "", set_str, w, "general.description", desc);
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_ARCHITECTURE, arch);
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_TYPE, "adapter");
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_NAME, name);
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_DESCRIPTION, desc);
   if (pc.base_model[0]) {
-    FG_GGUF_SET(st, c->err, "", set_u32, w, "general.base_model.count", 1);
-    FG_GGUF_SET(st, c->err, "", set_str, w, "general.base_model.0.name", pc.base_model);
+    FG_GGUF_SET(st, c->err, "", set_u32, w, FG_KEY_BASE_MODEL_COUNT, 1);
+    FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_BASE_MODEL_0_NAME, pc.base_model);
   }
-  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.file_type", fg_g3_file_type(type));
-  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.quantization_version", 2);
-  FG_GGUF_SET(st, c->err, "", set_u32, w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT);
-  FG_GGUF_SET(st, c->err, "", set_str, w, "adapter.type", "lora");
-  FG_GGUF_SET(st, c->err, "", set_f32, w, "adapter.lora.alpha", (float)alpha);
+  FG_GGUF_SET(st, c->err, "", set_u32, w, FG_KEY_FILE_TYPE, fg_g3_file_type(type));
+  FG_GGUF_SET(st, c->err, "", set_u32, w, FG_KEY_QUANTIZATION_VERSION, 2);
+  FG_GGUF_SET(st, c->err, "", set_u32, w, FG_KEY_ALIGNMENT, FG_GGUF_DEFAULT_ALIGNMENT);
+  FG_GGUF_SET(st, c->err, "", set_str, w, FG_KEY_ADAPTER_TYPE, "lora");
+  FG_GGUF_SET(st, c->err, "", set_f32, w, FG_KEY_ADAPTER_LORA_ALPHA, (float)alpha);
   if (ov.n) {
-    FG_GGUF_SET(st, c->err, "", set_arr, w, "fgemma.vocab_override.ids", FG_GGUF_INT32, ov.ids, ov.n);
-    FG_GGUF_SET(st, c->err, "", set_arr_str, w, "fgemma.vocab_override.tokens", (const char *const *)ov.tokens, ov.lens,
+    FG_GGUF_SET(st, c->err, "", set_arr, w, FG_KEY_VOCAB_OVERRIDE_IDS, FG_GGUF_INT32, ov.ids, ov.n);
+    FG_GGUF_SET(st, c->err, "", set_arr_str, w, FG_KEY_VOCAB_OVERRIDE_TOKENS, (const char *const *)ov.tokens, ov.lens,
                 ov.n);
   }
   if (st == FG_OK)

@@ -57,24 +57,24 @@ uint32_t fg_g3_file_type(uint32_t type) {
 
 fg_status fg_g3_write_hparams(fg_gguf_writer *w, const fg_g3_hparams *hp, fg_error *err) {
   const struct { const char *key; uint32_t v; } u32[] = {
-      {"gemma3.context_length", hp->n_ctx},
-      {"gemma3.embedding_length", hp->n_embd},
-      {"gemma3.block_count", hp->n_layer},
-      {"gemma3.feed_forward_length", hp->n_ff},
-      {"gemma3.attention.head_count", hp->n_head},
-      {"gemma3.attention.head_count_kv", hp->n_head_kv},
-      {"gemma3.attention.key_length", hp->head_dim},
-      {"gemma3.attention.value_length", hp->head_dim},
-      {"gemma3.attention.sliding_window", hp->sliding_window},
-      {"gemma3.attention.sliding_window_pattern", hp->swa_pattern},
+      {FG_KEY_G3_CONTEXT_LENGTH, hp->n_ctx},
+      {FG_KEY_G3_EMBEDDING_LENGTH, hp->n_embd},
+      {FG_KEY_G3_BLOCK_COUNT, hp->n_layer},
+      {FG_KEY_G3_FEED_FORWARD_LENGTH, hp->n_ff},
+      {FG_KEY_G3_HEAD_COUNT, hp->n_head},
+      {FG_KEY_G3_HEAD_COUNT_KV, hp->n_head_kv},
+      {FG_KEY_G3_KEY_LENGTH, hp->head_dim},
+      {FG_KEY_G3_VALUE_LENGTH, hp->head_dim},
+      {FG_KEY_G3_SLIDING_WINDOW, hp->sliding_window},
+      {FG_KEY_G3_SLIDING_WINDOW_PATTERN, hp->swa_pattern},
   };
   fg_status st = FG_OK;
   for (size_t i = 0; i < sizeof u32 / sizeof u32[0]; i++) FG_GGUF_SET(st, err, "", set_u32, w, u32[i].key, u32[i].v);
-  FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.attention.layer_norm_rms_epsilon", hp->rms_eps);
-  FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.rope.freq_base", hp->rope_base);
-  FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.rope.freq_base_swa", hp->rope_base_swa);
+  FG_GGUF_SET(st, err, "", set_f32, w, FG_KEY_G3_RMS_EPS, hp->rms_eps);
+  FG_GGUF_SET(st, err, "", set_f32, w, FG_KEY_G3_ROPE_FREQ_BASE, hp->rope_base);
+  FG_GGUF_SET(st, err, "", set_f32, w, FG_KEY_G3_ROPE_FREQ_BASE_SWA, hp->rope_base_swa);
   if (hp->final_softcap > 0.0f)
-    FG_GGUF_SET(st, err, "", set_f32, w, "gemma3.final_logit_softcapping", hp->final_softcap);
+    FG_GGUF_SET(st, err, "", set_f32, w, FG_KEY_G3_FINAL_SOFTCAP, hp->final_softcap);
   return st;
 }
 

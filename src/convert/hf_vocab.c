@@ -472,17 +472,17 @@ done:
 
 fg_status fg_hf_vocab_write_gguf(fg_gguf_writer *w, const fg_hf_vocab *v, const fg_hf_special *sp, fg_error *err) {
   fg_status st = FG_OK;
-  FG_GGUF_SET(st, err, "", set_str, w, "tokenizer.ggml.model", "llama");
-  FG_GGUF_SET(st, err, "", set_str, w, "tokenizer.ggml.pre", "default");
-  FG_GGUF_SET(st, err, "", set_arr_str, w, "tokenizer.ggml.tokens", v->text, v->len, v->n);
-  FG_GGUF_SET(st, err, "", set_arr, w, "tokenizer.ggml.scores", FG_GGUF_FLOAT32, v->score, v->n);
-  FG_GGUF_SET(st, err, "", set_arr, w, "tokenizer.ggml.token_type", FG_GGUF_INT32, v->type, v->n);
-  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.bos_token_id", sp->bos);
-  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.eos_token_id", sp->eos);
-  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.unknown_token_id", sp->unk);
-  FG_GGUF_SET(st, err, "", set_u32, w, "tokenizer.ggml.padding_token_id", sp->pad);
-  FG_GGUF_SET(st, err, "", set_bool, w, "tokenizer.ggml.add_bos_token", sp->add_bos);
-  FG_GGUF_SET(st, err, "", set_bool, w, "tokenizer.ggml.add_eos_token", sp->add_eos);
-  FG_GGUF_SET(st, err, "", set_bool, w, "tokenizer.ggml.add_space_prefix", false);
+  FG_GGUF_SET(st, err, "", set_str, w, FG_KEY_TOK_MODEL, "llama");
+  FG_GGUF_SET(st, err, "", set_str, w, FG_KEY_TOK_PRE, "default");
+  FG_GGUF_SET(st, err, "", set_arr_str, w, FG_KEY_TOK_TOKENS, v->text, v->len, v->n);
+  FG_GGUF_SET(st, err, "", set_arr, w, FG_KEY_TOK_SCORES, FG_GGUF_FLOAT32, v->score, v->n);
+  FG_GGUF_SET(st, err, "", set_arr, w, FG_KEY_TOK_TOKEN_TYPE, FG_GGUF_INT32, v->type, v->n);
+  FG_GGUF_SET(st, err, "", set_u32, w, FG_KEY_TOK_BOS_ID, sp->bos);
+  FG_GGUF_SET(st, err, "", set_u32, w, FG_KEY_TOK_EOS_ID, sp->eos);
+  FG_GGUF_SET(st, err, "", set_u32, w, FG_KEY_TOK_UNK_ID, sp->unk);
+  FG_GGUF_SET(st, err, "", set_u32, w, FG_KEY_TOK_PAD_ID, sp->pad);
+  FG_GGUF_SET(st, err, "", set_bool, w, FG_KEY_TOK_ADD_BOS, sp->add_bos);
+  FG_GGUF_SET(st, err, "", set_bool, w, FG_KEY_TOK_ADD_EOS, sp->add_eos);
+  FG_GGUF_SET(st, err, "", set_bool, w, FG_KEY_TOK_ADD_SPACE_PREFIX, false);
   return st;
 }

@@ -83,11 +83,11 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
   char name[160];
   snprintf(name, sizeof name, "fgemma synthetic lora rank %u alpha %g magnitude %g seed %llu", p->rank,
            (double)p->alpha, (double)p->magnitude, (unsigned long long)seed);
-  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "general.architecture", "gemma3");
-  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "general.type", "adapter");
-  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "general.name", name);
-  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, "adapter.type", "lora");
-  FG_GGUF_SET(st, err, "gen-lora: ", set_f32, w, "adapter.lora.alpha", p->alpha);
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, FG_KEY_ARCHITECTURE, FG_ARCH_GEMMA3);
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, FG_KEY_TYPE, "adapter");
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, FG_KEY_NAME, name);
+  FG_GGUF_SET(st, err, "gen-lora: ", set_str, w, FG_KEY_ADAPTER_TYPE, "lora");
+  FG_GGUF_SET(st, err, "gen-lora: ", set_f32, w, FG_KEY_ADAPTER_LORA_ALPHA, p->alpha);
   if (p->flags & FG_GEN_LORA_VOCAB_OVERRIDE) {
     int32_t ids[7];
     size_t lens[7];
@@ -95,8 +95,8 @@ static fg_status write_adapter(const fg_model *m, const fg_gen_lora_params *p, u
       ids[i] = FG_FN_TOKEN_FIRST_ID + i;
       lens[i] = strlen(fg_fn_tokens[i]);
     }
-    FG_GGUF_SET(st, err, "gen-lora: ", set_arr, w, "fgemma.vocab_override.ids", FG_GGUF_INT32, ids, 7);
-    FG_GGUF_SET(st, err, "gen-lora: ", set_arr_str, w, "fgemma.vocab_override.tokens", fg_fn_tokens, lens, 7);
+    FG_GGUF_SET(st, err, "gen-lora: ", set_arr, w, FG_KEY_VOCAB_OVERRIDE_IDS, FG_GGUF_INT32, ids, 7);
+    FG_GGUF_SET(st, err, "gen-lora: ", set_arr_str, w, FG_KEY_VOCAB_OVERRIDE_TOKENS, fg_fn_tokens, lens, 7);
   }
   /* tensor infos, in layer then target order: lora_a then lora_b */
   bool add_failed = false;

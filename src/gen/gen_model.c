@@ -355,10 +355,10 @@ static fg_status gen_emit(gen_ctx *c, const fg_gen_tensor *t, uint8_t *buf, size
 static fg_status gen_write_metadata(fg_gguf_writer *w, const fg_gen_preset *pr, const fg_hf_vocab *v, uint32_t type,
                                     const char *name, fg_error *err) {
   fg_status st = FG_OK;
-  FG_GGUF_SET(st, err, "gen: ", set_str, w, "general.architecture", "gemma3");
-  FG_GGUF_SET(st, err, "gen: ", set_str, w, "general.name", name);
-  FG_GGUF_SET(st, err, "gen: ", set_u32, w, "general.file_type", fg_g3_file_type(type));
-  FG_GGUF_SET(st, err, "gen: ", set_u32, w, "general.alignment", FG_GGUF_DEFAULT_ALIGNMENT);
+  FG_GGUF_SET(st, err, "gen: ", set_str, w, FG_KEY_ARCHITECTURE, FG_ARCH_GEMMA3);
+  FG_GGUF_SET(st, err, "gen: ", set_str, w, FG_KEY_NAME, name);
+  FG_GGUF_SET(st, err, "gen: ", set_u32, w, FG_KEY_FILE_TYPE, fg_g3_file_type(type));
+  FG_GGUF_SET(st, err, "gen: ", set_u32, w, FG_KEY_ALIGNMENT, FG_GGUF_DEFAULT_ALIGNMENT);
   const fg_hf_special sp = {.bos = 2, .eos = 1, .unk = 3, .pad = 0, .add_bos = true, .add_eos = false};
   fg_error e;
   if (st == FG_OK && (st = fg_g3_write_hparams(w, &pr->hp, &e)) != FG_OK) return fg_err(err, st, "gen: %s", e.msg);

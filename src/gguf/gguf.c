@@ -256,11 +256,11 @@ static fg_status parse_kv(fg_rd *r, uint64_t index, fg_gguf_kv *kv) {
 
 /* general.alignment: an integer that fits u32, non-zero, a power of two. */
 static fg_status read_alignment(const fg_gguf *g, fg_error *err, uint64_t *align) {
-  const fg_gguf_kv *kv = fg_gguf_find_kv(g, "general.alignment");
+  const fg_gguf_kv *kv = fg_gguf_find_kv(g, FG_KEY_ALIGNMENT);
   *align = FG_GGUF_DEFAULT_ALIGNMENT;
   if (!kv) return FG_OK;
   uint32_t a;
-  fg_status st = fg_gguf_get_u32(g, "general.alignment", &a, err);
+  fg_status st = fg_gguf_get_u32(g, FG_KEY_ALIGNMENT, &a, err);
   if (st != FG_OK) return st;
   if (a == 0 || (a & (a - 1)) != 0)
     return fg_err(err, FG_ERR_FORMAT, "key 'general.alignment': %" PRIu32 " is not a non-zero power of two", a);

@@ -8,6 +8,7 @@
 #define FG_GGUF_H
 
 #include "fg_internal.h"
+#include "gguf/gguf_keys.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -178,7 +178,7 @@ static fg_status gw_check(fg_gguf_writer *w, const char *key) {
 static fg_status gw_set_scalar(fg_gguf_writer *w, const char *key, fg_gguf_type t, const void *v) {
   fg_status st = gw_check(w, key);
   if (st != FG_OK) return st;
-  if (strcmp(key, "general.alignment") == 0) {
+  if (strcmp(key, FG_KEY_ALIGNMENT) == 0) {
     uint32_t a;
     if (t != FG_GGUF_UINT32) return gw_fail(w, FG_ERR_INVALID_ARG, "key 'general.alignment': must be u32");
     memcpy(&a, v, sizeof a);
@@ -211,7 +211,7 @@ fg_status fg_gguf_writer_set_str(fg_gguf_writer *w, const char *key, const char 
   fg_status st = gw_check(w, key);
   if (st != FG_OK) return st;
   if (!v) return gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': NULL string", key);
-  if (strcmp(key, "general.alignment") == 0)
+  if (strcmp(key, FG_KEY_ALIGNMENT) == 0)
     return gw_fail(w, FG_ERR_INVALID_ARG, "key 'general.alignment': must be u32");
   size_t len = strlen(v);
   if (len > SIZE_MAX - 12) return gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': string too long", key);
@@ -232,7 +232,7 @@ fg_status fg_gguf_writer_set_arr(fg_gguf_writer *w, const char *key, fg_gguf_typ
     return gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': array element type %d is not a fixed-size scalar "
                    "(use fg_gguf_writer_set_arr_str for strings)", key, (int)elem_type);
   if (!data && n != 0) return gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': NULL array data", key);
-  if (strcmp(key, "general.alignment") == 0)
+  if (strcmp(key, FG_KEY_ALIGNMENT) == 0)
     return gw_fail(w, FG_ERR_INVALID_ARG, "key 'general.alignment': must be u32");
   if (n > (SIZE_MAX - 16) / es) return gw_fail(w, FG_ERR_NOMEM, "key '%s': array too large", key);
   size_t len = 16 + n * es;
@@ -253,7 +253,7 @@ fg_status fg_gguf_writer_set_arr_str(fg_gguf_writer *w, const char *key, const c
   fg_status st = gw_check(w, key);
   if (st != FG_OK) return st;
   if (!strs && n != 0) return gw_fail(w, FG_ERR_INVALID_ARG, "key '%s': NULL string array", key);
-  if (strcmp(key, "general.alignment") == 0)
+  if (strcmp(key, FG_KEY_ALIGNMENT) == 0)
     return gw_fail(w, FG_ERR_INVALID_ARG, "key 'general.alignment': must be u32");
   uint64_t len = 16;
   for (size_t i = 0; i < n; i++) {
@@ -348,7 +348,7 @@ fg_status fg_gguf_writer_copy_kv(fg_gguf_writer *w, const fg_gguf_kv *kv) {
     put_u64(val + 8, kv->arr_n);
     if (payload) memcpy(val + 16, kv->arr_data, len - 16);
   } else {
-    if (strcmp(key, "general.alignment") == 0) {
+    if (strcmp(key, FG_KEY_ALIGNMENT) == 0) {
       if (kv->type != FG_GGUF_UINT32 || kv->v.u64 > UINT32_MAX) {
         st = gw_fail(w, FG_ERR_INVALID_ARG, "key 'general.alignment': must be u32");
         goto done;

@@ -120,26 +120,26 @@ static bool ends_with(const char *s, const char *suffix) {
 static fg_status read_meta(lora_ctx *c, uint32_t f) {
   const fg_gguf *g = &c->files[f].g;
   fg_gguf_str s;
-  const fg_gguf_kv *kv = fg_gguf_find_kv(g, "general.type");
+  const fg_gguf_kv *kv = fg_gguf_find_kv(g, FG_KEY_TYPE);
   if (!kv || kv->type != FG_GGUF_STRING)
     return LERR(c, FG_ERR_FORMAT, f, "not an adapter (no general.type = \"adapter\"%s)",
                 kv ? ": the key is not a string" : "; a model file?");
   if (!fg_gguf_str_eq(kv->str, "adapter"))
     return LERR(c, FG_ERR_FORMAT, f, "not an adapter: general.type is \"%.*s\"", (int)FG_MIN(kv->str.len, (size_t)32),
                 kv->str.ptr);
-  kv = fg_gguf_find_kv(g, "adapter.type");
+  kv = fg_gguf_find_kv(g, FG_KEY_ADAPTER_TYPE);
   if (!kv || kv->type != FG_GGUF_STRING)
     return LERR(c, FG_ERR_FORMAT, f, "adapter.type is %s", kv ? "not a string" : "missing");
   if (!fg_gguf_str_eq(kv->str, "lora"))
     return LERR(c, FG_ERR_UNSUPPORTED, f, "adapter.type \"%.*s\" is not supported (only \"lora\")",
                 (int)FG_MIN(kv->str.len, (size_t)32), kv->str.ptr);
   fg_error e;
-  if (fg_gguf_get_str(g, "general.architecture", &s, &e) != FG_OK)
+  if (fg_gguf_get_str(g, FG_KEY_ARCHITECTURE, &s, &e) != FG_OK)
     return LERR(c, FG_ERR_FORMAT, f, "%s", e.msg);
-  if (!fg_gguf_str_eq(s, "gemma3"))
+  if (!fg_gguf_str_eq(s, FG_ARCH_GEMMA3))
     return LERR(c, FG_ERR_UNSUPPORTED, f, "made for architecture \"%.*s\", the model is gemma3",
                 (int)FG_MIN(s.len, (size_t)32), s.ptr);
-  if (fg_gguf_get_f32_or(g, "adapter.lora.alpha", 0.0f, &c->files[f].alpha, &e) != FG_OK)
+  if (fg_gguf_get_f32_or(g, FG_KEY_ADAPTER_LORA_ALPHA, 0.0f, &c->files[f].alpha, &e) != FG_OK)
     return LERR(c, FG_ERR_FORMAT, f, "%s", e.msg);
   if (!isfinite(c->files[f].alpha))
     return LERR(c, FG_ERR_FORMAT, f, "adapter.lora.alpha is %g", (double)c->files[f].alpha);
@@ -277,8 +277,8 @@ static fg_status read_pairs(lora_ctx *c, uint32_t f) {
 /* fgemma.vocab_override.ids / .tokens of file f, collected into c->ov */
 static fg_status read_override(lora_ctx *c, uint32_t f) {
   const fg_gguf *g = &c->files[f].g;
-  const fg_gguf_kv *ki = fg_gguf_find_kv(g, "fgemma.vocab_override.ids");
-  const fg_gguf_kv *kt = fg_gguf_find_kv(g, "fgemma.vocab_override.tokens");
+  const fg_gguf_kv *ki = fg_gguf_find_kv(g, FG_KEY_VOCAB_OVERRIDE_IDS);
+  const fg_gguf_kv *kt = fg_gguf_find_kv(g, FG_KEY_VOCAB_OVERRIDE_TOKENS);
   if (!ki && !kt) return FG_OK;
   if (!ki || !kt)
     return LERR(c, FG_ERR_FORMAT, f, "fgemma.vocab_override.%s without .%s", ki ? "ids" : "tokens", ki ? "tokens" : "ids");
@@ -345,7 +345,7 @@ static fg_status read_override(lora_ctx *c, uint32_t f) {
  * new text, and no other token may have the new text. */
 static fg_status check_override(lora_ctx *c) {
   if (c->n_ov == 0) return FG_OK;
-  const fg_gguf_kv *kv = fg_gguf_find_kv(&c->m->gguf, "tokenizer.ggml.tokens");
+  const fg_gguf_kv *kv = fg_gguf_find_kv(&c->m->gguf, FG_KEY_TOK_TOKENS);
   if (!kv)
     return LERR(c, FG_ERR_UNSUPPORTED, c->ov[0].file, "renames tokens (fgemma.vocab_override), but the base model has "
                 "no vocabulary");

@@ -17,65 +17,58 @@
 // ----------------------------------------------------------------------------------------------
 // Hyper-parameters
 
-static fg_status hp_key(char *buf, size_t cap, const char *arch, const char *suffix) {
-  snprintf(buf, cap, "%s.%s", arch, suffix);
-  return FG_OK;
-}
-
-#define HP_U32(suffix, dst)                                                 \
+#define HP_U32(key, dst)                                                    \
   do {                                                                      \
-    hp_key(key, sizeof key, arch, suffix);                                  \
     if ((st = fg_gguf_get_u32(g, key, dst, err)) != FG_OK) return st;       \
   } while (0)
-#define HP_U32_OR(suffix, def, dst)                                         \
+#define HP_U32_OR(key, def, dst)                                            \
   do {                                                                      \
-    hp_key(key, sizeof key, arch, suffix);                                  \
     if ((st = fg_gguf_get_u32_or(g, key, def, dst, err)) != FG_OK) return st; \
   } while (0)
-#define HP_F32_OR(suffix, def, dst)                                         \
+#define HP_F32_OR(key, def, dst)                                            \
   do {                                                                      \
-    hp_key(key, sizeof key, arch, suffix);                                  \
     if ((st = fg_gguf_get_f32_or(g, key, def, dst, err)) != FG_OK) return st; \
   } while (0)
 
 fg_status fg_hparams_load(const fg_gguf *g, fg_hparams *hp, fg_error *err) {
   memset(hp, 0, sizeof *hp);
   fg_gguf_str archs;
-  fg_status st = fg_gguf_get_str(g, "general.architecture", &archs, err);
+  fg_status st = fg_gguf_get_str(g, FG_KEY_ARCHITECTURE, &archs, err);
   if (st != FG_OK) return st;
-  if (!fg_gguf_str_eq(archs, "gemma3")) {
+  if (!fg_gguf_str_eq(archs, FG_ARCH_GEMMA3)) {
     return fg_err(err, FG_ERR_UNSUPPORTED, "unsupported architecture '%.*s' (general.architecture); fgemma runs gemma3",
                   (int)FG_MIN(archs.len, 64), archs.ptr);
   }
-  const char *arch = "gemma3";
-  char key[128];
-  HP_U32("embedding_length", &hp->n_embd);
-  HP_U32("block_count", &hp->n_layer);
-  HP_U32("feed_forward_length", &hp->n_ff);
-  HP_U32("attention.head_count", &hp->n_head);
-  HP_U32_OR("attention.head_count_kv", hp->n_head, &hp->n_head_kv);
-  HP_U32("context_length", &hp->n_ctx_train);
+  HP_U32(FG_KEY_G3_EMBEDDING_LENGTH, &hp->n_embd);
+  HP_U32(FG_KEY_G3_BLOCK_COUNT, &hp->n_layer);
+  HP_U32(FG_KEY_G3_FEED_FORWARD_LENGTH, &hp->n_ff);
+  HP_U32(FG_KEY_G3_HEAD_COUNT, &hp->n_head);
+  HP_U32_OR(FG_KEY_G3_HEAD_COUNT_KV, hp->n_head, &hp->n_head_kv);
+  HP_U32(FG_KEY_G3_CONTEXT_LENGTH, &hp->n_ctx_train);
   if (hp->n_head == 0) return fg_err(err, FG_ERR_FORMAT, "gemma3.attention.head_count is 0");
-  HP_U32_OR("attention.key_length", hp->n_embd / hp->n_head, &hp->head_dim_k);
-  HP_U32_OR("attention.value_length", hp->head_dim_k, &hp->head_dim_v);
-  HP_U32_OR("attention.sliding_window", 0, &hp->sliding_window);
-  HP_U32_OR("attention.sliding_window_pattern", 6, &hp->swa_pattern);
-  HP_F32_OR("rope.freq_base", 10000.0f, &hp->rope_base);
-  HP_F32_OR("rope.freq_base_swa", 10000.0f, &hp->rope_base_swa);
-  HP_F32_OR("final_logit_softcapping", 0.0f, &hp->final_softcap);
-  hp_key(key, sizeof key, arch, "attention.layer_norm_rms_epsilon");
-  if ((st = fg_gguf_get_f32(g, key, &hp->rms_eps, err)) != FG_OK) return st;
+  HP_U32_OR(FG_KEY_G3_KEY_LENGTH, hp->n_embd / hp->n_head, &hp->head_dim_k);
+  HP_U32_OR(FG_KEY_G3_VALUE_LENGTH, hp->head_dim_k, &hp->head_dim_v);
+  HP_U32_OR(FG_KEY_G3_SLIDING_WINDOW, 0, &hp->sliding_window);
+  HP_U32_OR(FG_KEY_G3_SLIDING_WINDOW_PATTERN, 6, &hp->swa_pattern);
+  HP_F32_OR(FG_KEY_G3_ROPE_FREQ_BASE, 10000.0f, &hp->rope_base);
+  HP_F32_OR(FG_KEY_G3_ROPE_FREQ_BASE_SWA, 10000.0f, &hp->rope_base_swa);
+  HP_F32_OR(FG_KEY_G3_FINAL_SOFTCAP, 0.0f, &hp->final_softcap);
+  if ((st = fg_gguf_get_f32(g, FG_KEY_G3_RMS_EPS, &hp->rms_eps, err)) != FG_OK) return st;
 
   /* sanity: sizes that make the arithmetic below safe and the file meaningful */
   const struct { const char *name; uint32_t v; uint32_t max; } lim[] = {
-      {"embedding_length", hp->n_embd, 1u << 16},  {"block_count", hp->n_layer, 1024},
-      {"feed_forward_length", hp->n_ff, 1u << 18}, {"attention.head_count", hp->n_head, 1024},
-      {"attention.head_count_kv", hp->n_head_kv, 1024}, {"attention.key_length", hp->head_dim_k, 4096},
-      {"attention.value_length", hp->head_dim_v, 4096}, {"context_length", hp->n_ctx_train, 1u << 24},
+      {FG_KEY_G3_EMBEDDING_LENGTH, hp->n_embd, 1u << 16},
+      {FG_KEY_G3_BLOCK_COUNT, hp->n_layer, 1024},
+      {FG_KEY_G3_FEED_FORWARD_LENGTH, hp->n_ff, 1u << 18},
+      {FG_KEY_G3_HEAD_COUNT, hp->n_head, 1024},
+      {FG_KEY_G3_HEAD_COUNT_KV, hp->n_head_kv, 1024},
+      {FG_KEY_G3_KEY_LENGTH, hp->head_dim_k, 4096},
+      {FG_KEY_G3_VALUE_LENGTH, hp->head_dim_v, 4096},
+      {FG_KEY_G3_CONTEXT_LENGTH, hp->n_ctx_train, 1u << 24},
   };
   for (size_t i = 0; i < sizeof lim / sizeof lim[0]; i++) {
     if (lim[i].v == 0 || lim[i].v > lim[i].max)
-      return fg_err(err, FG_ERR_FORMAT, "gemma3.%s = %u is out of range (1..%u)", lim[i].name, lim[i].v, lim[i].max);
+      return fg_err(err, FG_ERR_FORMAT, "%s = %u is out of range (1..%u)", lim[i].name, lim[i].v, lim[i].max);
   }
   if (hp->n_head % hp->n_head_kv != 0)
     return fg_err(err, FG_ERR_FORMAT, "gemma3.attention.head_count %u is not a multiple of head_count_kv %u",

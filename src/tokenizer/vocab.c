@@ -361,8 +361,8 @@ fg_status fg_vocab_load_override(const fg_gguf *g, const int32_t *ov_ids, const 
   *out = NULL;
   if (!g) return fg_err(err, FG_ERR_INVALID_ARG, "fg_vocab_load: g is NULL");
 
-  const fg_gguf_kv *kv_model = fg_gguf_find_kv(g, "tokenizer.ggml.model");
-  const fg_gguf_kv *kv_tokens = fg_gguf_find_kv(g, "tokenizer.ggml.tokens");
+  const fg_gguf_kv *kv_model = fg_gguf_find_kv(g, FG_KEY_TOK_MODEL);
+  const fg_gguf_kv *kv_tokens = fg_gguf_find_kv(g, FG_KEY_TOK_TOKENS);
   if (!kv_tokens) return fg_err(err, FG_ERR_UNSUPPORTED, "the model has no vocabulary (tokenizer.ggml.tokens)");
   if (!kv_model) return fg_err(err, FG_ERR_UNSUPPORTED, "the model has no tokenizer.ggml.model");
   if (kv_model->type != FG_GGUF_STRING) return fg_err(err, FG_ERR_FORMAT, "tokenizer.ggml.model is not a string");
@@ -375,7 +375,7 @@ fg_status fg_vocab_load_override(const fg_gguf *g, const int32_t *ov_ids, const 
     return fg_err(err, FG_ERR_FORMAT, "tokenizer.ggml.tokens: %llu tokens", (unsigned long long)kv_tokens->arr_n);
   const uint32_t n = (uint32_t)kv_tokens->arr_n;
 
-  const fg_gguf_kv *kv_scores = fg_gguf_find_kv(g, "tokenizer.ggml.scores");
+  const fg_gguf_kv *kv_scores = fg_gguf_find_kv(g, FG_KEY_TOK_SCORES);
   if (kv_scores) {
     if (kv_scores->type != FG_GGUF_ARRAY || (kv_scores->arr_type != FG_GGUF_FLOAT32 && kv_scores->arr_type != FG_GGUF_INT32))
       return fg_err(err, FG_ERR_FORMAT, "tokenizer.ggml.scores is not an array of f32 or i32");
@@ -383,7 +383,7 @@ fg_status fg_vocab_load_override(const fg_gguf *g, const int32_t *ov_ids, const 
       return fg_err(err, FG_ERR_FORMAT, "tokenizer.ggml.scores has %llu entries for %u tokens",
                     (unsigned long long)kv_scores->arr_n, n);
   }
-  const fg_gguf_kv *kv_types = fg_gguf_find_kv(g, "tokenizer.ggml.token_type");
+  const fg_gguf_kv *kv_types = fg_gguf_find_kv(g, FG_KEY_TOK_TOKEN_TYPE);
   if (kv_types) {
     if (kv_types->type != FG_GGUF_ARRAY || kv_types->arr_type != FG_GGUF_INT32)
       return fg_err(err, FG_ERR_FORMAT, "tokenizer.ggml.token_type is not an array of i32");
@@ -402,12 +402,12 @@ fg_status fg_vocab_load_override(const fg_gguf *g, const int32_t *ov_ids, const 
   d.pad_id = -1;
   d.add_space_prefix = true;
   fg_status st;
-  if ((st = fg_vocab_get_id(g, "tokenizer.ggml.bos_token_id", n, &d.bos_id, err)) != FG_OK) return st;
-  if ((st = fg_vocab_get_id(g, "tokenizer.ggml.eos_token_id", n, &d.eos_id, err)) != FG_OK) return st;
-  if ((st = fg_vocab_get_id(g, "tokenizer.ggml.unknown_token_id", n, &d.unk_id, err)) != FG_OK) return st;
-  if ((st = fg_vocab_get_id(g, "tokenizer.ggml.padding_token_id", n, &d.pad_id, err)) != FG_OK) return st;
-  if (fg_gguf_find_kv(g, "tokenizer.ggml.add_space_prefix") &&
-      (st = fg_gguf_get_bool(g, "tokenizer.ggml.add_space_prefix", &d.add_space_prefix, err)) != FG_OK)
+  if ((st = fg_vocab_get_id(g, FG_KEY_TOK_BOS_ID, n, &d.bos_id, err)) != FG_OK) return st;
+  if ((st = fg_vocab_get_id(g, FG_KEY_TOK_EOS_ID, n, &d.eos_id, err)) != FG_OK) return st;
+  if ((st = fg_vocab_get_id(g, FG_KEY_TOK_UNK_ID, n, &d.unk_id, err)) != FG_OK) return st;
+  if ((st = fg_vocab_get_id(g, FG_KEY_TOK_PAD_ID, n, &d.pad_id, err)) != FG_OK) return st;
+  if (fg_gguf_find_kv(g, FG_KEY_TOK_ADD_SPACE_PREFIX) &&
+      (st = fg_gguf_get_bool(g, FG_KEY_TOK_ADD_SPACE_PREFIX, &d.add_space_prefix, err)) != FG_OK)
     return st;
   int32_t groups[FG_GROUP_COUNT];
   for (int i = 0; i < FG_GROUP_COUNT; i++) {
