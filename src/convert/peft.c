@@ -8,7 +8,7 @@
  * tensors; it refuses tensors that are not lora_A/lora_B (embeddings, whole tensors). Everything PEFT
  * can express beyond W x + s B A x (DoRA's magnitude, biases, whole replaced modules, token deltas) has
  * no place in the format and is refused here, by key or by tensor name. Per-module ranks and alphas
- * (rank_pattern, alpha_pattern) are fine as long as one alpha gives every pair its scale: convert.c
+ * (rank_pattern, alpha_pattern) are fine as long as one alpha gives every pair its scale: convert_peft.c
  * checks that. */
 #include "convert/peft.h"
 

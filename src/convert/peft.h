@@ -1,6 +1,6 @@
 /* peft.h — a Hugging Face PEFT LoRA adapter directory as `fgemma convert` reads it, as pure functions
  * over bytes: adapter_config.json, the names of adapter_model.safetensors's tensors, and fgemma's
- * vocabulary override file. convert.c plans and streams the GGUF adapter from these.
+ * vocabulary override file. convert_peft.c plans the GGUF adapter from these, convert.c streams it.
  *
  *   PEFT (save_pretrained)                                   GGUF adapter (llama.cpp's layout)
  *   base_model.model.model.layers.N.self_attn.q_proj         blk.N.attn_q.weight

@@ -1,6 +1,6 @@
 /* lora_targets.h — the seven matrices of a Gemma 3 layer that a LoRA adapter may adapt, with their names
  * in a GGUF (blk.N.<gguf>.weight) and in a Hugging Face / PEFT checkpoint: the one table the adapter
- * reader (lora.c), the PEFT converter (convert/peft.c, convert/convert.c) and the adapter generator
+ * reader (lora.c), the PEFT converter (convert/peft.c, convert/convert_peft.c) and the adapter generator
  * (gen/gen_lora.c) share. Plain data: includes nothing of the model, so convert/ may include it. */
 #ifndef FG_LORA_TARGETS_H
 #define FG_LORA_TARGETS_H
