@@ -4,7 +4,7 @@ set (generated, training/data/tv-data.bin, for train.py). Deterministic for a se
 
     python3 training/make_data.py --fgemma build/fgemma --vocab-model VOCAB.gguf [--train 250000]
 
-With --set tv270m it builds the data of the LoRA fine-tune of Gemma 3 270M instead (tv270m.py: German,
+With --set tv270m it builds the data of the LoRA fine-tune of Gemma 3 270M instead (tv270m_data.py: German,
 colloquial German and English, open name lists): training/tv270m-dev.jsonl (committed) and
 training/data/tv270m-data.bin (50,000 examples by default, seed 270), in the same format.
 
@@ -36,7 +36,7 @@ import unicodedata
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
-import tvgen  # noqa: E402
+import tv_de_templates  # noqa: E402
 
 CATALOG = os.path.join(ROOT, "tests", "data", "nlu", "tv-catalog.json")
 DEMO = os.path.join(ROOT, "examples", "utterances-de.txt")
@@ -87,7 +87,7 @@ def validate(expected, funcs):
 def pick_intent(rng, by_function):
     """A function uniformly, one of its intents by the square root of its template count, then a
     template: the handwritten ones (idioms, statements, questions) and the generated ones (lexicon x
-    frames, tvlex.py) get half of the draws each, so the many generated ones do not crowd them out."""
+    frames, tv_de_lexicon.py) get half of the draws each, so the many generated ones do not crowd them out."""
     fname = rng.choice(list(by_function))
     intents = by_function[fname]
     weights = [len(ts) ** 0.5 for _, ts in intents]
@@ -101,7 +101,7 @@ def pick_intent(rng, by_function):
 
 def generate(n_train, dev_per_template, seed, dev_share, gen_dev_every=4):
     funcs, order = load_catalog()
-    split = tvgen.split_templates(dev_share)
+    split = tv_de_templates.split_templates(dev_share)
     train_by_function, dev_templates = collections.defaultdict(list), []
     by_intent = collections.defaultdict(list)
     for it, i, is_dev in split:
@@ -109,7 +109,7 @@ def generate(n_train, dev_per_template, seed, dev_share, gen_dev_every=4):
             dev_templates.append((it, i))
         else:
             by_intent[it.name].append(i)
-    for it in tvgen.INTENTS:
+    for it in tv_de_templates.INTENTS:
         if by_intent[it.name]:
             train_by_function[it.function or "(text)"].append((it, by_intent[it.name]))
     with open(DEMO, encoding="utf-8") as f:
@@ -127,7 +127,7 @@ def generate(n_train, dev_per_template, seed, dev_share, gen_dev_every=4):
                 continue
             want = 1
         for attempt in range(want * 6):
-            text, exp = tvgen.realize(it, i, rng, clean=attempt % 3 == 0)
+            text, exp = tv_de_templates.realize(it, i, rng, clean=attempt % 3 == 0)
             k = norm(text)
             if k in dev_keys or k in demo:
                 continue
@@ -146,7 +146,7 @@ def generate(n_train, dev_per_template, seed, dev_share, gen_dev_every=4):
         if tries > n_train * 20:
             raise RuntimeError("cannot find enough distinct training utterances")
         it, i = pick_intent(rng, train_by_function)
-        text, exp = tvgen.realize(it, i, rng, clean=rng.random() < 0.15)
+        text, exp = tv_de_templates.realize(it, i, rng, clean=rng.random() < 0.15)
         k = norm(text)
         if k in dev_keys or k in demo:
             continue
@@ -163,8 +163,8 @@ def generate(n_train, dev_per_template, seed, dev_share, gen_dev_every=4):
 
 
 def generate_tv270m(n_train, seed):
-    """The tv270m set (tv270m.py): training and dev examples with their language and style."""
-    import tv270m
+    """The tv270m set (tv270m_data.py): training and dev examples with their language and style."""
+    import tv270m_data
     funcs, order = load_catalog()
     with open(DEMO, encoding="utf-8") as f:
         demo = {norm(line) for line in f if line.strip()}
@@ -173,16 +173,16 @@ def generate_tv270m(n_train, seed):
     probe = os.path.join(HERE, "tv270m-probe.jsonl")
     names = set()
     if os.path.exists(probe):
-        import tvvalues
-        known = {c[0] for c in tvvalues.CHANNELS} | {a[0] for a in tvvalues.APPS}
+        import tv_de_values
+        known = {c[0] for c in tv_de_values.CHANNELS} | {a[0] for a in tv_de_values.APPS}
         with open(probe, encoding="utf-8") as f:
             for line in f:
                 for c in json.loads(line)["expected"].get("calls", []):
                     names.update(v for k, v in c["args"].items() if k in ("title", "query", "app", "channel") and v not in known)
-    train, dev, stats = tv270m.generate(n_train, seed, demo, lambda exp: validate(exp, funcs), forbidden=names)
+    train, dev, stats = tv270m_data.generate(n_train, seed, demo, lambda exp: validate(exp, funcs), forbidden=names)
     t = stats["templates"]
-    print("templates (train/dev): " + ", ".join(f"{s} {t[(s, False)]}/{t[(s, True)]}" for s in tv270m.STYLES)
-          + f"; split salt {tv270m.SPLIT_SALT!r} (tvgen's templates: {tvgen.SPLIT_SALT!r}); training-only (tvextra270m): "
+    print("templates (train/dev): " + ", ".join(f"{s} {t[(s, False)]}/{t[(s, True)]}" for s in tv270m_data.STYLES)
+          + f"; split salt {tv270m_data.SPLIT_SALT!r} (tv_de_templates.py's templates: {tv_de_templates.SPLIT_SALT!r}); training-only (tv270m_train_only): "
           + ", ".join(f"{s} {n}" for s, n in sorted(stats["extra_templates"].items()))
           + f" wordings ({stats['extra_dropped']} left out: a dev template says them)")
     print(f"held-out names in the dev set: {len(stats['heldout_names'])}; training utterances dropped for containing "
@@ -194,7 +194,7 @@ def generate_tv270m(n_train, seed):
         c = collections.Counter(d["style"] for d in rows)
         print(f"{name}: " + ", ".join(f"{k} {v}" for k, v in sorted(c.items())))
     if names:
-        pat = tv270m._name_re(names)
+        pat = tv270m_data._name_re(names)
         hits = sorted({m.group(0) for d in train for m in [pat.search(norm(d["utterance"]))] if m})
         if hits:
             raise SystemExit(f"probe names occur in the training set: {hits}")
@@ -223,11 +223,11 @@ def main():
     ap.add_argument("--fgemma", default=os.path.join(ROOT, "build", "fgemma"))
     ap.add_argument("--vocab-model", default=os.path.join(ROOT, "build", "models", "tiny-vocab-f32.gguf"))
     ap.add_argument("--set", choices=["tvmini", "tv270m"], default="tvmini", help="which data: tv-mini's German "
-                    "(default) or tv270m's German + English for the LoRA fine-tune of Gemma 3 270M (tv270m.py)")
+                    "(default) or tv270m's German + English for the LoRA fine-tune of Gemma 3 270M (tv270m_data.py)")
     ap.add_argument("--train", type=int, help="training examples (default 250000; tv270m: 50000)")
     ap.add_argument("--dev-per-template", type=int, default=2)
     ap.add_argument("--dev-share", type=float, default=0.25, help="share of templates held out for dev (before "
-                    "the vocabulary coverage rule of tvgen.split_templates moves some back)")
+                    "the vocabulary coverage rule of tv_de_templates.split_templates moves some back)")
     ap.add_argument("--gen-dev-every", type=int, default=4, help="one generated dev template in N gives a dev "
                     "utterance (default 4); every handwritten dev template gives --dev-per-template")
     ap.add_argument("--seed", type=int, help="default 16; tv270m: 270")
@@ -243,7 +243,7 @@ def main():
         if getattr(args, k) is None:
             setattr(args, k, v)
 
-    problems = tvgen.check_templates()
+    problems = tv_de_templates.check_templates()
     if problems:
         sys.exit("template problems:\n  " + "\n  ".join(problems))
     if tv270m:
@@ -253,9 +253,9 @@ def main():
         train, dev, order, split = generate(args.train, args.dev_per_template, args.seed, args.dev_share, args.gen_dev_every)
         n_tpl = len(split)
         n_dev_tpl = sum(1 for _, _, d in split if d)
-        n_hand = sum(it.n_hand for it in tvgen.INTENTS)
+        n_hand = sum(it.n_hand for it in tv_de_templates.INTENTS)
         print(f"templates: {n_tpl} ({n_hand} handwritten, {n_tpl - n_hand} generated; {n_tpl - n_dev_tpl} train, "
-              f"{n_dev_tpl} dev) in {len(tvgen.INTENTS)} intents, split salt {tvgen.SPLIT_SALT!r}")
+              f"{n_dev_tpl} dev) in {len(tv_de_templates.INTENTS)} intents, split salt {tv_de_templates.SPLIT_SALT!r}")
         dev_keys = ("utterance", "expected", "intent")
     print(f"examples: {len(train)} train, {len(dev)} dev")
 
@@ -274,7 +274,7 @@ def main():
     prefix = [2] + prefix  # <bos>, as the engine adds it (FG_TOKENIZE_ADD_BOS)
     both = train + dev
     utt = tokenize_many(args.fgemma, args.vocab_model, [d["utterance"].strip() + UTT_SUFFIX for d in both])
-    ans = tokenize_many(args.fgemma, args.vocab_model, [tvgen.answer_text(d["expected"], order) for d in both])
+    ans = tokenize_many(args.fgemma, args.vocab_model, [tv_de_templates.answer_text(d["expected"], order) for d in both])
     control = tokenize_many(args.fgemma, args.vocab_model, CONTROL)
     for name, ids in zip(CONTROL, control):
         assert len(ids) == 1, (name, ids)

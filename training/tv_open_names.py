@@ -1,7 +1,7 @@
 """Slot values for the tv270m set (make_data.py --set tv270m): open lists of names that the call copies
 as said (apps, channels, titles, people, topics the catalog does not list), each split into training
 names and held-out dev names, and the English surfaces of numbers, clock times, durations, languages,
-channels and apps. tvvalues.py (tv-mini's values) is read, never changed.
+channels and apps. tv_de_values.py (tv-mini's values) is read, never changed.
 
 Held-out names: a name of an open list is held out when the hash of HELDOUT_SALT, its list and the
 name falls in the lowest HELDOUT_SHARE; training never draws it, the dev set's held-out-name lines
@@ -10,7 +10,7 @@ combines only training halves), so a held-out person is never produced in traini
 import hashlib
 import re
 
-import tvvalues as V
+import tv_de_values as V
 
 HELDOUT_SALT = "tv270m-names-1"
 HELDOUT_SHARE = 0.25
@@ -30,7 +30,7 @@ def split(kind, names):
 
 
 # ----------------------------------------------------------------------------------------------
-# Open lists (the value is the name as said; none of them is in tvvalues' normalized lists)
+# Open lists (the value is the name as said; none of them is in tv_de_values' normalized lists)
 
 # apps: real ones tv-mini's list lacks and made-up ones
 _APPS = """Pluto TV, Rakuten TV, MUBI, Netzkino, Jellyfin, Emby, SoundCloud, Audible, Amazon Music, Apple Music, Tidal,
@@ -103,7 +103,7 @@ TITLES_TRAIN, TITLES_HELDOUT = split("title", [t.strip() for t in _TITLES_REAL.r
                                      + _invented_titles())
 
 # people: real names tv-mini's list lacks, and new first and last names for made-up people (disjoint from
-# tvvalues' FIRST_NAMES and LAST_NAMES)
+# tv_de_values' FIRST_NAMES and LAST_NAMES)
 _PEOPLE_REAL = """Cate Blanchett, Florence Pugh, Austin Butler, Ana de Armas, Oscar Isaac, Paul Mescal,
 Emma Stone, Tilda Swinton, Idris Elba, Viola Davis, Mads Mikkelsen, Penélope Cruz, Javier Bardem, Isabelle Huppert,
 Omar Sy, Diane Keaton, Anya Taylor-Joy, Jenna Ortega, Sydney Sweeney, Jacob Elordi, Saoirse Ronan, Greta Gerwig,
@@ -259,7 +259,7 @@ _DE_NUMBER_WORD = re.compile(r"\b(eins|zwei|drei|vier|fünf|sechs|sieben|acht|ne
 
 
 def en_channel_forms():
-    """(value, names an English speaker uses) for tvvalues' channels: the nominative forms without a
+    """(value, names an English speaker uses) for tv_de_values' channels: the nominative forms without a
     German article or German number word ("Pro Sieben" stays: it is the brand's name)."""
     out = []
     for value, nom, _, _, _ in V.CHANNELS:
@@ -285,7 +285,7 @@ _EN_APP_FORMS = {
 
 
 def en_app_forms():
-    """(value, names an English speaker uses) for tvvalues' apps: German article forms dropped,
+    """(value, names an English speaker uses) for tv_de_values' apps: German article forms dropped,
     "the X app" added for a single-name app."""
     out = []
     for value, forms in V.APPS:
@@ -413,7 +413,7 @@ _NO_START = re.compile(r"(kanal|sender|channel|station|app|die|der|das|den|dem|t
 
 def gen_name(rng, kind, lang):
     """A generated training name of a kind (app/channel/title/person/subject/genre): never a held-out one,
-    never a name tvvalues lists (whose value would be normalized)."""
+    never a name tv_de_values lists (whose value would be normalized)."""
     for _ in range(100):
         name = _raw_gen_name(rng, kind, lang)
         if gen_is_heldout(name) or name.lower() in _known():

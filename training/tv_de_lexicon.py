@@ -1,6 +1,6 @@
-"""Generated templates for tvgen: a verb and noun lexicon per intent, crossed with German command
+"""Generated templates for tv_de_templates: a verb and noun lexicon per intent, crossed with German command
 frames, so that every intent is taught the same constructions (the handwritten templates in
-tvgen.py add the idioms, statements and questions that are particular to one intent).
+tv_de_templates.py add the idioms, statements and questions that are particular to one intent).
 
 A verb entry has the imperative (an alternative group "(Mach|Mache)"), the infinitive with "|" at the
 separable prefix ("lauter |machen": complement "lauter", written apart; "aus|schalten": prefix "aus",

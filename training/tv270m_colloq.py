@@ -1,19 +1,19 @@
 """Colloquial and indirect German TV commands for the tv270m set: contractions ("ma", "nen", "kannste",
 "gibt's", "nix"), particles ("halt", "eben", "gell"), dialect-ish words ("des", "wat", "heut", "grad",
 "bissl"), slang ("Glotze", "Kiste", "Bock auf"), and requests said as statements or questions ("Mir ist
-das zu laut", "Ich versteh kein Wort", "Was kommt heut?"). The slots are tvgen's (each intent uses the
-sampler of the tvgen intent of the same name), so the arguments follow the same conventions.
+das zu laut", "Ich versteh kein Wort", "Was kommt heut?"). The slots are tv_de_templates.py's (each intent uses the
+sampler of the tv_de_templates intent of the same name), so the arguments follow the same conventions.
 
 Decisions (training/README.md, "Conventions"):
   - not hearing or not understanding the words ("Ich versteh kein Wort", "Man hört ja nix") -> set_volume up,
-    as tvgen's templates say; a language, dialect or accent one does not understand ("Ich versteh den
+    as tv_de_templates.py's templates say; a language, dialect or accent one does not understand ("Ich versteh den
     Dialekt nicht") -> set_subtitles on.
   - "lautlos" is mute on; "lautlos aus" is mute off.
   - vague guide questions: "Was kommt heut?" -> show_guide{day: today}; "Was läuft heut Abend?" -> day today,
     time evening; "Was läuft so?" (no day, no channel) -> show_guide{}; with a channel and no time ->
     get_program_info{channel}; "grad"/"jetzt" -> get_program_info{when: now}."""
-import tvgen
-from tv270m import Intent
+import tv_de_templates
+from tv270m_intent import Intent
 
 COLLOQ = {
     "switch_name": """
@@ -581,7 +581,7 @@ Wer bist'n du?
 """,
 }
 
-# new intents: vague guide questions with "heut" (tvgen's guide_day reads its day from a "heute" slot)
+# new intents: vague guide questions with "heut" (tv_de_templates.py's guide_day reads its day from a "heute" slot)
 NEW = {
     "guide_today": ("show_guide", {"day": "today"}, """
 Was kommt heut?
@@ -601,13 +601,13 @@ Was kommt'n heut Abend?
 
 
 def intents():
-    """The colloquial German intents as tv270m.Intent objects."""
-    by_name = {it.name: it for it in tvgen.INTENTS}
+    """The colloquial German intents as tv270m_intent.Intent objects."""
+    by_name = {it.name: it for it in tv_de_templates.INTENTS}
     out = []
     for name, text in COLLOQ.items():
         base = by_name[name]
         tpls = [t.strip() for t in text.strip().splitlines() if t.strip()]
-        out.append(Intent(name, base.function, base.sampler, tpls, "de", "colloq", fix=tvgen.FIXUPS.get(name)))
+        out.append(Intent(name, base.function, base.sampler, tpls, "de", "colloq", fix=tv_de_templates.FIXUPS.get(name)))
     for name, (function, args, text) in NEW.items():
         tpls = [t.strip() for t in text.strip().splitlines() if t.strip()]
         out.append(Intent(name, function, lambda rng, a=args: ({}, dict(a)), tpls, "de", "colloq"))

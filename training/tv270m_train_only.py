@@ -7,11 +7,11 @@ which of the two a name is (the cue a name nobody knows needs).
 These templates are never split to dev: the dev set (tv270m-dev.jsonl) stays the one run 1 was measured on,
 less the lines the conventions do not decide. None of them is a dev utterance (make_data drops a training
 utterance equal to a dev one anyway)."""
-import tvgen
-import tvvalues as V
-import tven270m as E
-from tv270m import Intent, lines
-from tvgen import Slot
+import tv_de_templates
+import tv_de_values as V
+import tv270m_en as E
+from tv270m_intent import Intent, lines
+from tv_de_templates import Slot
 
 _CITIES_DE = ["München", "Hamburg", "Köln", "Berlin", "Leipzig", "Dresden", "Bremen", "Wien", "Zürich", "Rostock", "Kassel",
               "Freiburg", "Mainz", "Paris", "Rom", "Nürnberg"]
@@ -573,7 +573,7 @@ def _de_app(rng):
 
 def intents():
     """The training-only intents (style de, colloq or en)."""
-    by_name = {it.name: it for it in tvgen.INTENTS}
+    by_name = {it.name: it for it in tv_de_templates.INTENTS}
     de = lambda name: by_name[name].sampler  # noqa: E731
     en = lambda kind, a: (lambda rng, s=E._sampler(kind): (s(rng), dict(a)))  # noqa: E731
     fixed = lambda a: (lambda rng: ({}, dict(a)))  # noqa: E731

@@ -1,17 +1,17 @@
 """English TV commands for the tv270m set: per intent the verb phrases (said as commands, polite
 questions, requests and "I'd like you to ..."), the user's own wishes ("I'd like to watch X"), elliptic
 nouns ("volume up", "subtitles off") and statements and questions said as they are ("I can't hear
-anything", "What's on tonight?"). Template syntax as in tvgen.py: (a|b), [optional], {slot}; a slot that
+anything", "What's on tonight?"). Template syntax as in tv_de_templates.py: (a|b), [optional], {slot}; a slot that
 carries an argument is never inside an alternative or an optional part.
 
-Values follow training/README.md's conventions: channels and apps that tvvalues lists keep their
+Values follow training/README.md's conventions: channels and apps that tv_de_values lists keep their
 normalized name, everything else that names a title, person, topic, app or channel is copied as said;
 languages are English names (what an English speaker says anyway); numbers from digits or English
 words; clock times HH:MM (always said unambiguously: "8 pm", "20:15", "quarter past eight in the evening")."""
-import tvopen as O
-import tvvalues as V
-from tvgen import Slot
-from tv270m import XSlot
+import tv_open_names as O
+import tv_de_values as V
+from tv_de_templates import Slot
+from tv270m_intent import XSlot
 
 # ----------------------------------------------------------------------------------------------
 # Frames
@@ -85,7 +85,7 @@ def _query(rng, kind):
     else:
         v = rng.choice(O.SUBJECTS_EN_TRAIN)
     s = Slot(v, "query", copy=True)
-    s.kind = kind  # tv270m.copy_groups: which open list can replace it
+    s.kind = kind  # tv270m_data.copy_groups: which open list can replace it
     return s
 
 
@@ -100,8 +100,8 @@ def _clock(rng, key):
 
 
 def _vol(rng):
-    import tvgen
-    return tvgen.rnd_volume(rng)
+    import tv_de_templates
+    return tv_de_templates.rnd_volume(rng)
 
 
 _DAY = {"today": ["today"], "tomorrow": ["tomorrow"],
@@ -126,7 +126,7 @@ _MODES = {"cinema": ["cinema", "movie", "film", "theater"], "sport": ["sport", "
 def _sampler(kind):
     """The sampler of an English intent by the slots it needs."""
     def s(rng):
-        import tvgen
+        import tv_de_templates
         slots = {}
         if kind in ("ch", "t_ch", "t_ch_time", "ch_time", "info", "guide_ch", "guide_clock", "t_ch_mins"):
             slots["ch"] = _ch(rng)
@@ -135,24 +135,24 @@ def _sampler(kind):
         if kind in ("t_time", "t_ch_time", "ch_time"):
             slots["time"] = _clock(rng, "start")
         if kind in ("t_mins", "t_ch_mins"):
-            m = tvgen.rnd_before(rng)
+            m = tv_de_templates.rnd_before(rng)
             slots["mins"] = Slot(O.en_minutes(rng, m), "minutes_before", m)
         if kind == "t_now":
             slots["ch"] = _ch(rng)
         if kind == "num":
-            n = tvgen.rnd_channel_number(rng)
+            n = tv_de_templates.rnd_channel_number(rng)
             slots["num"] = Slot(O.en_number_surface(rng, n, 0.35), "number", n)
         if kind == "level":
             n = _vol(rng)
             slots["level"] = Slot(O.en_number_surface(rng, n, 0.4), "level", n)
         if kind == "steps":
-            n = tvgen.rnd_steps(rng)
+            n = tv_de_templates.rnd_steps(rng)
             slots["steps"] = Slot(O.en_number_surface(rng, n, 0.5), "steps", n)
         if kind == "sec":
-            n = tvgen.rnd_seconds(rng)
+            n = tv_de_templates.rnd_seconds(rng)
             slots["sec"] = Slot(O.en_seconds(rng, n), "seconds", n)
         if kind == "dur":
-            n = tvgen.rnd_sleep(rng)
+            n = tv_de_templates.rnd_sleep(rng)
             slots["dur"] = Slot(O.en_minutes(rng, n), "minutes", n)
         if kind == "app":
             slots["app"] = _app(rng)
@@ -831,8 +831,8 @@ Is it (cold|warm|sunny|windy) (outside|in {city})?
 
 
 def intents():
-    """The English intents as tv270m.Intent objects."""
-    from tv270m import Intent
+    """The English intents as tv270m_intent.Intent objects."""
+    from tv270m_intent import Intent
     out = []
     for name, (function, args, kind, phrases) in SPEC.items():
         phrases = dict(phrases)

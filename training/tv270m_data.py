@@ -1,17 +1,17 @@
 """The tv270m set (make_data.py --set tv270m): data for a LoRA fine-tune of the pretrained Gemma 3 270M on the
-15-function TV catalog, in German and English. tv-mini's generator (tvgen.py, tvlex.py, tvvalues.py) is
+15-function TV catalog, in German and English. tv-mini's generator (tv_de_templates.py, tv_de_lexicon.py, tv_de_values.py) is
 read, never changed, so its data stays reproducible.
 
 Four styles of utterance:
-  de      tvgen's German templates (its own train/dev split), names partly from the open lists
-  colloq  colloquial and indirect German (tvde270m.py): particles, contractions, dialect-ish words,
+  de      tv_de_templates.py's German templates (its own train/dev split), names partly from the open lists
+  colloq  colloquial and indirect German (tv270m_colloq.py): particles, contractions, dialect-ish words,
           statements ("Mir ist das zu laut"), speech-recognizer text (no capitals, no punctuation)
-  en      English (tven270m.py): commands, polite questions, wishes, statements, elliptic forms
+  en      English (tv270m_en.py): commands, polite questions, wishes, statements, elliptic forms
   heldout (dev only) any of the three with names from the held-out half of the open lists
 
-Free-text values (titles, people, topics, queries; apps and channels that tvvalues does not list) are
-copied from the utterance; names that tvvalues lists keep their normalized value. Training replaces the
-name of a copyable slot by a name of an open list (tvopen.py) with some probability, so the model learns
+Free-text values (titles, people, topics, queries; apps and channels that tv_de_values does not list) are
+copied from the utterance; names that tv_de_values lists keep their normalized value. Training replaces the
+name of a copyable slot by a name of an open list (tv_open_names.py) with some probability, so the model learns
 to copy names it has never seen; the dev set's held-out lines use names that training never draws.
 """
 import collections
@@ -19,21 +19,14 @@ import hashlib
 import re
 import unicodedata
 
-import tvgen
-import tvopen as O
-import tvvalues as V
-from tvgen import Slot
+import tv_de_templates
+import tv_open_names as O
+import tv_de_values as V
+from tv_de_templates import Slot
+from tv270m_intent import Intent, XSlot
 
-NO_CALL_REPLY = {"de": tvgen.NO_CALL_REPLY, "en": "I can't do that."}
+NO_CALL_REPLY = {"de": tv_de_templates.NO_CALL_REPLY, "en": "I can't do that."}
 SPLIT_SALT = "tv270m-split-1"
-
-
-class XSlot(Slot):
-    """A slot whose wording sets arguments when it is rendered (e.g. "tonight" -> day today, time evening)."""
-
-    def __init__(self, core, args):
-        super().__init__(core)
-        self.args = args
 
 
 class WSlot(Slot):
@@ -42,19 +35,6 @@ class WSlot(Slot):
     def __init__(self, core, key, prefix, suffix):
         super().__init__(core, key, copy=True, prefix=prefix)
         self.suffix = suffix
-
-
-class Intent:
-    """An intent of the tv270m set: a function, a sampler (rng -> (slots, fixed args)), templates, a language
-    and a style; `fix(template, args)` may set arguments from the template's words (tvgen's fixups)."""
-
-    def __init__(self, name, function, sampler, templates, lang, style, fix=None):
-        self.name, self.function, self.sampler, self.lang, self.style, self.fix = name, function, sampler, lang, style, fix
-        self.templates = templates
-
-
-def lines(text):
-    return [t.strip() for t in text.strip().splitlines() if t.strip() and not t.strip().startswith("#")]
 
 
 # ----------------------------------------------------------------------------------------------
@@ -109,7 +89,7 @@ class Noise:
             cand = [i for i, w in enumerate(words) if len(w) >= 4 and w.isalpha()]
             if cand:
                 i = rng.choice(cand)
-                words[i] = tvgen._typo(rng, words[i])
+                words[i] = tv_de_templates._typo(rng, words[i])
                 s = " ".join(words)
                 self.typo = False
         if self.ascii:
@@ -191,7 +171,7 @@ def open_name(rng, kind, lang, pool):
 def copy_groups(it, tpl, slots):
     """The copyable slot groups a template uses: [(group, kind, slot names)] with group title / query /
     app / channel; a channel or app group only where the wording names the kind of name."""
-    used = tvgen._slots_in(tvgen._parse(tpl))
+    used = tv_de_templates._slots_in(tv_de_templates._parse(tpl))
     out = []
     t = [s for s in _TITLE_SLOTS if s in used and s in slots and slots[s].key == "title"]
     if t:
@@ -216,8 +196,8 @@ def _channel_prefix(rng, slot_name, lang):
 
 def put_open_names(rng, it, tpl, slots, pool, p, vary=False):
     """Replaces each copyable group of the template by an open name (with probability p; p=1 for the
-    held-out dev lines). With vary (training only) the name is a generated one (tvopen.gen_name) with
-    probability P_GEN, and typed in lower case or ALL CAPS now and then (tvopen.typed_case). Returns the names
+    held-out dev lines). With vary (training only) the name is a generated one (tv_open_names.gen_name) with
+    probability P_GEN, and typed in lower case or ALL CAPS now and then (tv_open_names.typed_case). Returns the names
     put in."""
     put = []
     for group, kind, names in copy_groups(it, tpl, slots):
@@ -260,7 +240,7 @@ def realize(it, tpl, rng, clean=False, pool="train", p_open=0.0, vary=False):
             if sl.key in ("channel", "app") and not sl.copy and rng.random() < P_LISTED_LOWER:
                 slots[name] = Slot(sl.core.lower(), sl.key, sl.value, False, sl.prefix)
     parts = []
-    tvgen._render(tvgen._parse(tpl), rng, parts)
+    tv_de_templates._render(tv_de_templates._parse(tpl), rng, parts)
     noise = Noise(rng, it.lang, it.style, clean, timed=it.function is None or it.name.startswith(_TIMED))
     pieces = []
     starts_copied = None
@@ -282,7 +262,7 @@ def realize(it, tpl, rng, clean=False, pool="train", p_open=0.0, vary=False):
             args[sl.key] = core if sl.copy else sl.value
         if isinstance(sl, XSlot):
             args.update(sl.args)
-    for name, sl in slots.items():  # tvgen's arguments set by the wording of every template of the intent
+    for name, sl in slots.items():  # tv_de_templates.py's arguments set by the wording of every template of the intent
         if name.startswith("_") and sl.key:
             args[sl.key] = sl.value
     if it.fix:
@@ -351,19 +331,19 @@ def _learn_mid_words(templates):
 
 
 def all_intents():
-    """(intent, template index, is_dev, is_handwritten) for every template of the three styles. tvgen's
-    templates keep tv-mini's split (tvgen.split_templates); the new ones are split by the hash of
+    """(intent, template index, is_dev, is_handwritten) for every template of the three styles. tv_de_templates.py's
+    templates keep tv-mini's split (tv_de_templates.split_templates); the new ones are split by the hash of
     SPLIT_SALT, style, intent and text (DEV_SHARE), every intent keeping one training template and, with
     three or more, one dev template."""
-    import tvde270m
-    import tven270m
+    import tv270m_colloq
+    import tv270m_en
     out = []
-    de = {it.name: Intent(it.name, it.function, it.sampler, list(it.templates), "de", "de", fix=tvgen.FIXUPS.get(it.name))
-          for it in tvgen.INTENTS}
-    n_hand = {it.name: it.n_hand for it in tvgen.INTENTS}
-    for it0, i, is_dev in tvgen.split_templates(0.25):
+    de = {it.name: Intent(it.name, it.function, it.sampler, list(it.templates), "de", "de", fix=tv_de_templates.FIXUPS.get(it.name))
+          for it in tv_de_templates.INTENTS}
+    n_hand = {it.name: it.n_hand for it in tv_de_templates.INTENTS}
+    for it0, i, is_dev in tv_de_templates.split_templates(0.25):
         out.append((de[it0.name], i, is_dev, i < n_hand[it0.name]))
-    for it in tvde270m.intents() + tven270m.intents():
+    for it in tv270m_colloq.intents() + tv270m_en.intents():
         share = DEV_SHARE[it.style]
         hs = [hashlib.sha256("\x00".join((SPLIT_SALT, it.style, it.name, t)).encode()).digest() for t in it.templates]
         f = [int.from_bytes(h[:4], "little") / 2 ** 32 < share for h in hs]
@@ -409,11 +389,11 @@ def check(items, rng, renders=3):
         tpl = it.templates[i]
         slots, _ = it.sampler(rng)
         try:
-            tree = tvgen._parse(tpl)
+            tree = tv_de_templates._parse(tpl)
         except AssertionError:
             problems.append(f"{it.style}/{it.name}: cannot parse {tpl!r}")
             continue
-        used = tvgen._slots_in(tree)
+        used = tv_de_templates._slots_in(tree)
         for n in used:
             if n not in slots:
                 problems.append(f"{it.style}/{it.name}: unknown slot {{{n}}} in {tpl!r}")
@@ -456,7 +436,7 @@ def check(items, rng, renders=3):
 
 STYLE_SHARE = {"de": 0.35, "colloq": 0.27, "en": 0.38}   # training examples per style
 P_OPEN = {"de": 0.35, "colloq": 0.45, "en": 0.45}        # a copyable name replaced by an open list's name
-P_GEN = 0.5             # training: an open name is a generated one (tvopen.gen_name)
+P_GEN = 0.5             # training: an open name is a generated one (tv_open_names.gen_name)
 P_LISTED_LOWER = 0.1    # training: a listed channel or app name typed in lower case (value normalized)
 P_TEXT = 0.085          # training: an utterance that no function fits (before the dedup of short phrases)
 DEV_COUNTS = {"de": 120, "colloq": 75, "en": 75, "heldout": 30}
@@ -482,7 +462,7 @@ def _pick(rng, by_fn, fname=None):
     it, idx, hand = rng.choices(intents, weights=[len(x[1]) ** 0.5 * getattr(x[0], "weight", 1) for x in intents])[0]
     h = [i for i, f in zip(idx, hand) if f]
     g = [i for i, f in zip(idx, hand) if not f]
-    if h and g:  # tvgen: handwritten and generated templates get half of the draws each (as make_data.py)
+    if h and g:  # tv_de_templates: handwritten and generated templates get half of the draws each (as make_data.py)
         return it, rng.choice(h if rng.random() < 0.5 else g)
     return it, rng.choice(idx)
 
@@ -508,7 +488,7 @@ def _expansions(tpl):
         if k == "alt":
             return [s for x in node[1] for s in ex(x)]
         return [""] + ex(node[1])  # opt
-    return [re.sub(r"\s+([,?!.])", r"\1", " ".join(s.split())) for s in ex(tvgen._parse(tpl))]
+    return [re.sub(r"\s+([,?!.])", r"\1", " ".join(s.split())) for s in ex(tv_de_templates._parse(tpl))]
 
 
 _SLOT_GROUP = {"auf": "ch", "zu": "ch", "im": "ch", "tacc": "t", "tnom": "t", "tdat": "t"}
@@ -519,13 +499,13 @@ def _wording_key(text):
 
 
 def _extra_items(items):
-    """The training-only templates of tvextra270m, each spelled out into its wordings, less every wording that a
+    """The training-only templates of tv270m_train_only, each spelled out into its wordings, less every wording that a
     dev template can also say (compared lower-cased, without punctuation, a channel or title slot as one slot):
     they must not bring a held-out phrasing into training."""
-    import tvextra270m
+    import tv270m_train_only
     dev_keys = {_wording_key(w) for it, i, d, _ in items if d for w in _expansions(it.templates[i])}
     out, dropped = [], 0
-    for it in tvextra270m.intents():
+    for it in tv270m_train_only.intents():
         keep = []
         for t in it.templates:
             ws = [w for w in _expansions(t) if _wording_key(w) not in dev_keys]
@@ -541,7 +521,7 @@ def generate(n_train, seed, demo_keys, validate, forbidden=()):
     training utterance may contain (the probe's)."""
     import random
     items = all_intents()
-    extra, extra_dropped = _extra_items(items)  # training only (tvextra270m.py); not in the dev draws
+    extra, extra_dropped = _extra_items(items)  # training only (tv270m_train_only.py); not in the dev draws
     items_all = items + extra
     problems = check(items_all, random.Random(seed))
     if problems:

@@ -4,15 +4,15 @@ with the call each one should produce (conventions: training/README.md).
 A template is a phrasing pattern: "(a|b)" picks one alternative, "[x]" is optional, "{slot}" is a
 slot value. Every template belongs to an intent (a function and the arguments it sets); the intent's
 sampler draws the slot values and the arguments. The handwritten templates below come first in each
-intent; tvlex.py appends the generated ones (a verb and noun lexicon crossed with command frames).
+intent; tv_de_lexicon.py appends the generated ones (a verb and noun lexicon crossed with command frames).
 Train and dev are split by template: a dev template is never used for training.
 """
 import hashlib
 import random
 import re
 
-import tvlex
-import tvvalues as V
+import tv_de_lexicon
+import tv_de_values as V
 
 NO_CALL_REPLY = "Das kann ich leider nicht."
 
@@ -1693,15 +1693,15 @@ FIXUPS = {"guide_channel": _guide_channel_fix, "guide_time": _guide_time_fix}
 
 
 def _add_generated():
-    """Appends the templates of the lexicon x frames (tvlex.py) to each intent; a generated template
+    """Appends the templates of the lexicon x frames (tv_de_lexicon.py) to each intent; a generated template
     that repeats a handwritten one is left out. Intent.n_hand counts the handwritten ones (first)."""
     for it in INTENTS:
         it.n_hand = len(it.templates)
-        lex = tvlex.LEX.get(it.name, {})
-        gen = tvlex.expand(it.name, lex)
+        lex = tv_de_lexicon.LEX.get(it.name, {})
+        gen = tv_de_lexicon.expand(it.name, lex)
         extra = [t.strip() for t in lex.get("extra", "").splitlines() if t.strip()]
         if it.function is None:
-            extra += [t.strip() for t in tvlex.NO_CALL_EXTRA.splitlines() if t.strip()]
+            extra += [t.strip() for t in tv_de_lexicon.NO_CALL_EXTRA.splitlines() if t.strip()]
         have = set(it.templates)
         for t in extra + gen:
             if t not in have:
@@ -1919,7 +1919,7 @@ def answer_text(expected, order):
 # Split and sampling
 
 # The split salt: changing it draws a new dev set (run 1 and 2 used the unsalted hash; "tv-split-2" since
-# the generator was broadened with tvlex.py).
+# the generator was broadened with tv_de_lexicon.py).
 SPLIT_SALT = "tv-split-2"
 
 
