@@ -192,17 +192,17 @@ static int template_add_bos(const span *pp) {
   return is_template ? first : -1;
 }
 
-fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name, fg_hf_vocab *v,
-                                fg_hf_vocab_info *info, fg_error *err) {
-  memset(v, 0, sizeof *v);
-  fg_hf_vocab_info inf = {-1, 0, 0};
-  if (!name) name = "tokenizer.json";
-  span sp_vocab = {0}, sp_merges = {0}, sp_added = {0}, sp_post = {0};
+/* The parts of tokenizer.json (members may come in any order): model.vocab, model.merges, added_tokens,
+ * post_processor; model.type must be BPE. */
+typedef struct vocab_parts {
+  span vocab, merges, added, post; /* .p NULL: absent */
+} vocab_parts;
+
+/* pass 1: where the parts are */
+static fg_status vocab_locate(const char *json, size_t size, const char *name, vocab_parts *sp, fg_error *err) {
   fg_js js;
   fg_js_str key;
   bool done;
-
-  /* pass 1: where the parts are (members may come in any order) */
   fg_js_init(&js, json, size);
   if (!fg_js_obj_begin(&js)) JFAIL(&js);
   for (;;) {
@@ -224,56 +224,39 @@ fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name,
             return fg_err(err, FG_ERR_UNSUPPORTED, "%s: model.type \"%.*s\" is not supported (Gemma 3 uses BPE)", name,
                           (int)FG_MIN(t.len, 32), t.ptr);
         } else if (fg_js_str_eq(key, "vocab")) {
-          if (!value_span(&js, &sp_vocab)) JFAIL(&js);
+          if (!value_span(&js, &sp->vocab)) JFAIL(&js);
         } else if (fg_js_str_eq(key, "merges")) {
-          if (!value_span(&js, &sp_merges)) JFAIL(&js);
+          if (!value_span(&js, &sp->merges)) JFAIL(&js);
         } else if (!fg_js_skip(&js)) {
           JFAIL(&js);
         }
       }
     } else if (fg_js_str_eq(key, "added_tokens")) {
-      if (!value_span(&js, &sp_added)) JFAIL(&js);
+      if (!value_span(&js, &sp->added)) JFAIL(&js);
     } else if (fg_js_str_eq(key, "post_processor")) {
-      if (!value_span(&js, &sp_post)) JFAIL(&js);
+      if (!value_span(&js, &sp->post)) JFAIL(&js);
     } else if (!fg_js_skip(&js)) {
       JFAIL(&js);
     }
   }
   if (!fg_js_finish(&js)) JFAIL(&js);
-  if (!sp_vocab.p || sp_vocab.p[0] != '{')
+  if (!sp->vocab.p || sp->vocab.p[0] != '{')
     return fg_err(err, FG_ERR_FORMAT, "%s: no object model.vocab (not a BPE tokenizer.json)", name);
-  if (!sp_merges.p || sp_merges.p[0] != '[') return fg_err(err, FG_ERR_FORMAT, "%s: no array model.merges", name);
-  if (sp_added.p && sp_added.p[0] != '[' && sp_added.p[0] != 'n')
+  if (!sp->merges.p || sp->merges.p[0] != '[') return fg_err(err, FG_ERR_FORMAT, "%s: no array model.merges", name);
+  if (sp->added.p && sp->added.p[0] != '[' && sp->added.p[0] != 'n')
     return fg_err(err, FG_ERR_FORMAT, "%s: added_tokens is not an array", name);
+  return FG_OK;
+}
 
-  /* pass 2: count the pieces and their bytes */
-  uint64_t n64 = 0, bytes = 0;
+/* pass 3: id -> piece; the ids must be a permutation of 0..n-1 (v holds room for n pieces) */
+static fg_status vocab_ids(fg_hf_vocab *v, span sp_vocab, uint32_t n, const char *name, fg_error *err) {
+  fg_js js;
+  fg_js_str key;
+  bool done;
   fg_js_init(&js, sp_vocab.p, sp_vocab.n);
   fg_js_obj_begin(&js);
   for (;;) {
-    if (!fg_js_obj_next(&js, &key, &done)) JFAIL(&js);
-    if (done) break;
-    n64++;
-    bytes += fg_js_str_decoded_len(key) + 1;
-    if (!fg_js_skip(&js)) JFAIL(&js);
-  }
-  if (n64 == 0) return fg_err(err, FG_ERR_FORMAT, "%s: model.vocab is empty", name);
-  if (n64 > (1u << 24)) return fg_err(err, FG_ERR_FORMAT, "%s: model.vocab has %llu pieces", name, (unsigned long long)n64);
-  size_t pool;
-  if (!fg_u64_to_size(bytes, &pool)) return fg_err(err, FG_ERR_NOMEM, "%s: vocabulary too large", name);
-  const uint32_t n = (uint32_t)n64;
-  if (fg_hf_vocab_alloc(v, n, pool) != FG_OK) return fg_err(err, FG_ERR_NOMEM, "%s: out of memory (vocabulary)", name);
-
-  fg_status st = FG_OK;
-  uint8_t *has_score = NULL; /* [n] a merge produced this piece */
-  char *cat = NULL;          /* one merge's two halves, decoded and joined */
-  size_t cat_cap = 0;
-
-  /* pass 3: id -> piece; the ids must be a permutation of 0..n-1 */
-  fg_js_init(&js, sp_vocab.p, sp_vocab.n);
-  fg_js_obj_begin(&js);
-  for (;;) {
-    if (!fg_js_obj_next(&js, &key, &done)) goto json_fail;
+    if (!fg_js_obj_next(&js, &key, &done)) return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
     if (done) break;
     uint64_t id;
     if (fg_js_peek(&js) != FG_JS_NUMBER || !fg_js_uint(&js, &id) || id >= n) {
@@ -285,13 +268,10 @@ fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name,
       } else {
         snprintf(piece, sizeof piece, "%.64s...", key.ptr);
       }
-      st = fg_err(err, FG_ERR_FORMAT, "%s: model.vocab[\"%s\"] has a bad id (ids must be 0..%u)", name, piece, n - 1);
-      goto done;
+      return fg_err(err, FG_ERR_FORMAT, "%s: model.vocab[\"%s\"] has a bad id (ids must be 0..%u)", name, piece, n - 1);
     }
-    if (v->text[id]) {
-      st = fg_err(err, FG_ERR_FORMAT, "%s: model.vocab id %llu appears twice", name, (unsigned long long)id);
-      goto done;
-    }
+    if (v->text[id])
+      return fg_err(err, FG_ERR_FORMAT, "%s: model.vocab id %llu appears twice", name, (unsigned long long)id);
     char *d = v->pool + v->pool_used;
     const size_t kl = fg_js_str_decoded_len(key);
     fg_js_str_decode(key, d);
@@ -302,19 +282,24 @@ fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name,
     v->type[id] = FG_TOK_NORMAL;
   }
   /* n distinct ids below n: every id is there */
+  fg_status st;
   if ((st = fg_hf_vocab_index(v, err)) != FG_OK) {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-    st = fg_err(err, st, "%s: model.vocab: %s", name, msg);
-    goto done;
+    return fg_err(err, st, "%s: model.vocab: %s", name, msg);
   }
+  return FG_OK;
+}
 
-  /* pass 4: SentencePiece-style scores: the piece made by merge rank r first gets -r */
-  has_score = fg_calloc(n, 1);
-  if (!has_score) {
-    st = fg_err(err, FG_ERR_NOMEM, "%s: out of memory", name);
-    goto done;
-  }
+/* pass 4: SentencePiece-style scores: the piece made by merge rank r first gets -r */
+static fg_status vocab_scores(fg_hf_vocab *v, span sp_merges, uint32_t n, const char *name, fg_error *err) {
+  fg_js js;
+  bool done;
+  uint8_t *has_score = fg_calloc(n, 1); /* [n] a merge produced this piece */
+  if (!has_score) return fg_err(err, FG_ERR_NOMEM, "%s: out of memory", name);
+  char *cat = NULL; /* one merge's two halves, decoded and joined */
+  size_t cat_cap = 0;
+  fg_status st = FG_OK;
   fg_js_init(&js, sp_merges.p, sp_merges.n);
   fg_js_arr_begin(&js);
   for (uint32_t rank = 0;; rank++) {
@@ -382,45 +367,56 @@ fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name,
       v->score[id] = -(float)rank;
     }
   }
+  goto done;
 
-  /* pass 5: added tokens */
+json_fail:
+  st = fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
+done:
+  fg_free(has_score);
+  fg_free(cat);
+  return st;
+}
+
+/* pass 5: added tokens (sp_added: an array, or absent / null) */
+static fg_status vocab_added(fg_hf_vocab *v, span sp_added, uint32_t n, const char *name, fg_hf_vocab_info *inf,
+                             fg_error *err) {
+  fg_js js;
+  fg_js_str key;
+  bool done;
   if (sp_added.p && sp_added.p[0] == '[') {
     fg_js_init(&js, sp_added.p, sp_added.n);
     fg_js_arr_begin(&js);
     for (uint32_t k = 0;; k++) {
-      if (!fg_js_arr_next(&js, &done)) goto json_fail;
+      if (!fg_js_arr_next(&js, &done)) return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
       if (done) break;
       if (fg_js_peek(&js) != FG_JS_OBJECT) {
-        if (js.failed) goto json_fail;
-        st = fg_err(err, FG_ERR_FORMAT, "%s: added_tokens[%u] is not an object", name, k);
-        goto done;
+        if (js.failed) return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
+        return fg_err(err, FG_ERR_FORMAT, "%s: added_tokens[%u] is not an object", name, k);
       }
       fg_js_obj_begin(&js);
       uint64_t id = 0;
       bool have_id = false, have_content = false, special = false;
       fg_js_str content = {0};
       for (;;) {
-        if (!fg_js_obj_next(&js, &key, &done)) goto json_fail;
+        if (!fg_js_obj_next(&js, &key, &done)) return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
         if (done) break;
         if (fg_js_str_eq(key, "id") && fg_js_peek(&js) == FG_JS_NUMBER) {
-          if (!fg_js_uint(&js, &id)) goto json_fail;
+          if (!fg_js_uint(&js, &id)) return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
           have_id = true;
         } else if (fg_js_str_eq(key, "content") && fg_js_peek(&js) == FG_JS_STRING) {
-          if (!fg_js_string(&js, &content)) goto json_fail;
+          if (!fg_js_string(&js, &content)) return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
           have_content = true;
         } else if (fg_js_str_eq(key, "special") &&
                    (fg_js_peek(&js) == FG_JS_TRUE || fg_js_peek(&js) == FG_JS_FALSE)) {
-          if (!fg_js_bool(&js, &special)) goto json_fail;
+          if (!fg_js_bool(&js, &special)) return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
         } else if (!fg_js_skip(&js)) {
-          goto json_fail;
+          return fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
         }
       }
-      if (!have_id || !have_content) {
-        st = fg_err(err, FG_ERR_FORMAT, "%s: added_tokens[%u] has no id or no content", name, k);
-        goto done;
-      }
+      if (!have_id || !have_content)
+        return fg_err(err, FG_ERR_FORMAT, "%s: added_tokens[%u] has no id or no content", name, k);
       if (id >= n) {
-        inf.n_added_out++;
+        inf->n_added_out++;
         continue;
       }
       const size_t cl = fg_js_str_decoded_len(content);
@@ -435,18 +431,54 @@ fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name,
         }
       }
       if (!same) {
-        st = fg_err(err, FG_ERR_FORMAT, "%s: added token %llu \"%.*s\" differs from model.vocab's \"%.64s\"", name,
-                    (unsigned long long)id, (int)FG_MIN(content.len, 64), content.ptr, v->text[id]);
-        goto done;
+        return fg_err(err, FG_ERR_FORMAT, "%s: added token %llu \"%.*s\" differs from model.vocab's \"%.64s\"",
+                      name, (unsigned long long)id, (int)FG_MIN(content.len, 64), content.ptr, v->text[id]);
       }
       /* As llama.cpp's converter writes Gemma 3 (see the header) */
       const bool ctl = special || fg_hf_looks_special(v->text[id], v->len[id]);
       v->type[id] = ctl ? FG_TOK_CONTROL : FG_TOK_USER;
       if (!ctl) v->len[id] = unescape_spaces((char *)v->text[id], v->len[id]);
       v->score[id] = -1000.0f;
-      inf.n_added++;
+      inf->n_added++;
     }
   }
+  return FG_OK;
+}
+
+fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name, fg_hf_vocab *v,
+                                fg_hf_vocab_info *info, fg_error *err) {
+  memset(v, 0, sizeof *v);
+  fg_hf_vocab_info inf = {-1, 0, 0};
+  if (!name) name = "tokenizer.json";
+  fg_js js;
+  fg_js_str key;
+  bool done;
+
+  vocab_parts sp = {{0}, {0}, {0}, {0}};
+  fg_status st = vocab_locate(json, size, name, &sp, err);
+  if (st != FG_OK) return st;
+
+  /* pass 2: count the pieces and their bytes */
+  uint64_t n64 = 0, bytes = 0;
+  fg_js_init(&js, sp.vocab.p, sp.vocab.n);
+  fg_js_obj_begin(&js);
+  for (;;) {
+    if (!fg_js_obj_next(&js, &key, &done)) JFAIL(&js);
+    if (done) break;
+    n64++;
+    bytes += fg_js_str_decoded_len(key) + 1;
+    if (!fg_js_skip(&js)) JFAIL(&js);
+  }
+  if (n64 == 0) return fg_err(err, FG_ERR_FORMAT, "%s: model.vocab is empty", name);
+  if (n64 > (1u << 24)) return fg_err(err, FG_ERR_FORMAT, "%s: model.vocab has %llu pieces", name, (unsigned long long)n64);
+  size_t pool;
+  if (!fg_u64_to_size(bytes, &pool)) return fg_err(err, FG_ERR_NOMEM, "%s: vocabulary too large", name);
+  const uint32_t n = (uint32_t)n64;
+  if (fg_hf_vocab_alloc(v, n, pool) != FG_OK) return fg_err(err, FG_ERR_NOMEM, "%s: out of memory (vocabulary)", name);
+
+  if ((st = vocab_ids(v, sp.vocab, n, name, err)) != FG_OK || (st = vocab_scores(v, sp.merges, n, name, err)) != FG_OK ||
+      (st = vocab_added(v, sp.added, n, name, &inf, err)) != FG_OK)
+    goto done;
   for (uint32_t id = 0; id < n; id++) {
     if (v->len[id] == 5 && memcmp(v->text[id], "<unk>", 5) == 0) v->type[id] = FG_TOK_UNKNOWN;
     else if (is_byte_piece(v->text[id], v->len[id])) v->type[id] = FG_TOK_BYTE;
@@ -454,15 +486,9 @@ fg_status fg_hf_vocab_read_json(const char *json, size_t size, const char *name,
   }
   /* (user-defined pieces changed their text: the index no longer finds them by either text, which
    * only lookups of control tokens rely on) */
-  inf.add_bos = template_add_bos(&sp_post);
+  inf.add_bos = template_add_bos(&sp.post);
   if (info) *info = inf;
-  goto done;
-
-json_fail:
-  st = fg_err(err, FG_ERR_FORMAT, "%s: %s", name, js.err);
 done:
-  fg_free(has_score);
-  fg_free(cat);
   if (st != FG_OK) fg_hf_vocab_free(v);
   return st;
 }
