@@ -70,24 +70,8 @@ static fg_status cfg_rope(const char *path, const cJSON *r, const char *what, fl
   return cfg_f32(path, r, "rope_theta", def, theta, err);
 }
 
-static fg_status parse_config(const char *path, const char *dir, cv_config *cf, fg_error *err) {
-  memset(cf, 0, sizeof *cf);
-  char *text;
-  size_t size;
-  fg_status st = fg_cv_read_all(path, CV_MAX_CONFIG, &text, &size, err);
-  if (st != FG_OK) {
-    if (st == FG_ERR_IO)
-      return fg_err(err, FG_ERR_IO, "%.160s: no config.json (is %.60s a Hugging Face checkpoint directory? a PEFT adapter "
-                    "directory has adapter_config.json)", fg_path_short(path), fg_path_short(dir));
-    return st;
-  }
-  cJSON *root = cJSON_ParseWithLength(text, size);
-  fg_free(text);
-  if (!cJSON_IsObject(root)) {
-    cJSON_Delete(root);
-    return fg_err(err, FG_ERR_FORMAT, "%.160s: not a JSON object", fg_path_short(path));
-  }
-  fg_g3_hparams *hp = &cf->hp;
+/* model_type and architectures: a text-only Gemma3ForCausalLM. */
+static fg_status cfg_architecture(const char *path, const cJSON *root, fg_error *err) {
   const cJSON *mt = cfg_get(root, "model_type"), *arch = cfg_get(root, "architectures");
   const char *model_type = cJSON_IsString(mt) ? mt->valuestring : "";
   char archs[96] = "";
@@ -100,16 +84,22 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
     }
   }
   if (strcmp(model_type, "gemma3") == 0 || cfg_get(root, "text_config")) {
-    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: multimodal Gemma 3 (model_type gemma3, %s) is not supported; fgemma "
-                "converts text-only Gemma3ForCausalLM checkpoints (model_type gemma3_text)", fg_path_short(path),
-                archs[0] ? archs : "Gemma3ForConditionalGeneration");
-    goto done;
+    return fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: multimodal Gemma 3 (model_type gemma3, %s) is not supported; fgemma "
+                  "converts text-only Gemma3ForCausalLM checkpoints (model_type gemma3_text)", fg_path_short(path),
+                  archs[0] ? archs : "Gemma3ForConditionalGeneration");
   }
   if (strcmp(model_type, "gemma3_text") != 0 || (archs[0] && !causal)) {
-    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: unknown architecture '%.40s' (model_type '%.40s'); fgemma converts "
-                "Gemma3ForCausalLM (model_type gemma3_text)", fg_path_short(path), archs[0] ? archs : "?", model_type[0] ? model_type : "?");
-    goto done;
+    return fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: unknown architecture '%.40s' (model_type '%.40s'); fgemma converts "
+                  "Gemma3ForCausalLM (model_type gemma3_text)", fg_path_short(path), archs[0] ? archs : "?", model_type[0] ? model_type : "?");
   }
+  return FG_OK;
+}
+
+/* The sizes, and what fgemma's forward (and llama.cpp's gemma3 graph) computes: attention scale,
+ * activation, no biases, no attention softcapping. */
+static fg_status cfg_sizes(const char *path, const cJSON *root, cv_config *cf, fg_error *err) {
+  fg_g3_hparams *hp = &cf->hp;
+  fg_status st;
   if ((st = cfg_u32(path, root, "vocab_size", 0, &cf->n_vocab, err)) != FG_OK ||
       (st = cfg_u32(path, root, "hidden_size", 0, &hp->n_embd, err)) != FG_OK ||
       (st = cfg_u32(path, root, "intermediate_size", 0, &hp->n_ff, err)) != FG_OK ||
@@ -120,66 +110,63 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
       (st = cfg_u32(path, root, "head_dim", 256, &hp->head_dim, err)) != FG_OK ||
       (st = cfg_u32(path, root, "max_position_embeddings", 131072, &hp->n_ctx, err)) != FG_OK ||
       (st = cfg_f32(path, root, "rms_norm_eps", 1e-6f, &hp->rms_eps, err)) != FG_OK)
-    goto done;
+    return st;
   if (hp->n_head % hp->n_head_kv != 0) {
-    st = fg_err(err, FG_ERR_FORMAT, "%.160s: num_attention_heads %u is not a multiple of num_key_value_heads %u", fg_path_short(path),
-                hp->n_head, hp->n_head_kv);
-    goto done;
+    return fg_err(err, FG_ERR_FORMAT, "%.160s: num_attention_heads %u is not a multiple of num_key_value_heads %u", fg_path_short(path),
+                  hp->n_head, hp->n_head_kv);
   }
   /* what fgemma's forward (and llama.cpp's gemma3 graph) computes: anything else would be run wrongly */
   uint32_t qpas;
-  if ((st = cfg_u32(path, root, "query_pre_attn_scalar", 256, &qpas, err)) != FG_OK) goto done;
+  if ((st = cfg_u32(path, root, "query_pre_attn_scalar", 256, &qpas, err)) != FG_OK) return st;
   if (qpas != hp->head_dim) {
-    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: query_pre_attn_scalar %u differs from head_dim %u; fgemma scales "
-                "attention by 1/sqrt(head_dim)", fg_path_short(path), qpas, hp->head_dim);
-    goto done;
+    return fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: query_pre_attn_scalar %u differs from head_dim %u; fgemma scales "
+                  "attention by 1/sqrt(head_dim)", fg_path_short(path), qpas, hp->head_dim);
   }
   const cJSON *act = cfg_get(root, "hidden_activation");
   if (!act || cJSON_IsNull(act)) act = cfg_get(root, "hidden_act");
   if (act && !cJSON_IsNull(act) &&
       !(cJSON_IsString(act) && (strcmp(act->valuestring, "gelu_pytorch_tanh") == 0 || strcmp(act->valuestring, "gelu_new") == 0))) {
-    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: hidden_activation '%.32s' is not supported (gelu_pytorch_tanh)", fg_path_short(path),
-                cJSON_IsString(act) ? act->valuestring : "?");
-    goto done;
+    return fg_err(err, FG_ERR_UNSUPPORTED, "%.120s: hidden_activation '%.32s' is not supported (gelu_pytorch_tanh)", fg_path_short(path),
+                  cJSON_IsString(act) ? act->valuestring : "?");
   }
   static const char *const must_be_off[] = {"attention_bias", "use_bidirectional_attention"};
   for (size_t i = 0; i < 2; i++) {
     const cJSON *j = cfg_get(root, must_be_off[i]);
     if (j && !cJSON_IsFalse(j) && !cJSON_IsNull(j)) {
-      st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: %s is set; fgemma runs causal attention without biases", fg_path_short(path), must_be_off[i]);
-      goto done;
+      return fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: %s is set; fgemma runs causal attention without biases", fg_path_short(path), must_be_off[i]);
     }
   }
   const cJSON *alc = cfg_get(root, "attn_logit_softcapping");
   if (alc && !cJSON_IsNull(alc)) {
-    st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: attn_logit_softcapping is set (Gemma 2 style); not supported", fg_path_short(path));
-    goto done;
+    return fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: attn_logit_softcapping is set (Gemma 2 style); not supported", fg_path_short(path));
   }
   const cJSON *fsc = cfg_get(root, "final_logit_softcapping");
   hp->final_softcap = 0.0f;
   if (fsc && !cJSON_IsNull(fsc) && (st = cfg_f32(path, root, "final_logit_softcapping", 0.0f, &hp->final_softcap, err)) != FG_OK)
-    goto done;
+    return st;
+  return FG_OK;
+}
 
-  /* sliding window and the layer pattern: layer_types (5.x, and 4.5x), else sliding_window_pattern */
+/* The sliding window and the layer pattern: layer_types (5.x, and 4.5x), else sliding_window_pattern. */
+static fg_status cfg_layer_pattern(const char *path, const cJSON *root, fg_g3_hparams *hp, fg_error *err) {
+  fg_status st;
   const cJSON *sw = cfg_get(root, "sliding_window");
   if (sw && !cJSON_IsNull(sw)) {
-    if ((st = cfg_u32(path, root, "sliding_window", 0, &hp->sliding_window, err)) != FG_OK) goto done;
+    if ((st = cfg_u32(path, root, "sliding_window", 0, &hp->sliding_window, err)) != FG_OK) return st;
   } else {
     hp->sliding_window = sw ? 0 : 4096;
   }
   const cJSON *lt = cfg_get(root, "layer_types");
   if (lt && !cJSON_IsNull(lt)) {
     if (!cJSON_IsArray(lt) || (uint32_t)cJSON_GetArraySize(lt) != hp->n_layer) {
-      st = fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types must list num_hidden_layers (%u) entries", fg_path_short(path), hp->n_layer);
-      goto done;
+      return fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types must list num_hidden_layers (%u) entries", fg_path_short(path), hp->n_layer);
     }
     /* fgemma (and llama.cpp) express the pattern as: layer l is global iff l % P == P - 1 */
     uint32_t P = 0, l = 0;
     for (const cJSON *e = lt->child; e; e = e->next, l++) {
       const bool full = cJSON_IsString(e) && strcmp(e->valuestring, "full_attention") == 0;
       if (!full && !(cJSON_IsString(e) && strcmp(e->valuestring, "sliding_attention") == 0)) {
-        st = fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: layer_types[%u] is not full_attention or sliding_attention", fg_path_short(path), l);
-        goto done;
+        return fg_err(err, FG_ERR_UNSUPPORTED, "%.160s: layer_types[%u] is not full_attention or sliding_attention", fg_path_short(path), l);
       }
       if (full && P == 0) P = l + 1;
     }
@@ -188,39 +175,46 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
     for (const cJSON *e = lt->child; e; e = e->next, l++) {
       const bool full = strcmp(e->valuestring, "full_attention") == 0;
       if (full != (l % P == P - 1)) {
-        st = fg_err(err, FG_ERR_UNSUPPORTED, "%.140s: layer_types is not periodic (layer %u is %s); fgemma needs every "
-                    "P-th layer global", fg_path_short(path), l, e->valuestring);
-        goto done;
+        return fg_err(err, FG_ERR_UNSUPPORTED, "%.140s: layer_types is not periodic (layer %u is %s); fgemma needs every "
+                      "P-th layer global", fg_path_short(path), l, e->valuestring);
       }
     }
     hp->swa_pattern = P;
     if (P > 1 && hp->sliding_window == 0) {
-      st = fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types has sliding layers but sliding_window is null", fg_path_short(path));
-      goto done;
+      return fg_err(err, FG_ERR_FORMAT, "%.160s: layer_types has sliding layers but sliding_window is null", fg_path_short(path));
     }
   } else {
     const char *k = cfg_get(root, "sliding_window_pattern") ? "sliding_window_pattern" : "_sliding_window_pattern";
-    if ((st = cfg_u32(path, root, k, 6, &hp->swa_pattern, err)) != FG_OK) goto done;
+    if ((st = cfg_u32(path, root, k, 6, &hp->swa_pattern, err)) != FG_OK) return st;
   }
+  return FG_OK;
+}
 
-  /* RoPE bases: rope_parameters per layer type (5.x), else rope_theta / rope_local_base_freq (4.x) */
+/* RoPE bases: rope_parameters per layer type (5.x), else rope_theta / rope_local_base_freq (4.x). */
+static fg_status cfg_rope_bases(const char *path, const cJSON *root, fg_g3_hparams *hp, fg_error *err) {
+  fg_status st;
   const cJSON *rp = cfg_get(root, "rope_parameters");
   if (rp && !cJSON_IsNull(rp)) {
     const cJSON *full = cfg_get(rp, "full_attention"), *slide = cfg_get(rp, "sliding_attention");
     if (!full && !slide) { /* one set for every layer */
-      if ((st = cfg_rope(path, rp, "rope_parameters", 1e6f, &hp->rope_base, err)) != FG_OK) goto done;
+      if ((st = cfg_rope(path, rp, "rope_parameters", 1e6f, &hp->rope_base, err)) != FG_OK) return st;
       hp->rope_base_swa = hp->rope_base;
     } else if ((st = cfg_rope(path, full, "rope_parameters.full_attention", 1e6f, &hp->rope_base, err)) != FG_OK ||
                (st = cfg_rope(path, slide, "rope_parameters.sliding_attention", 1e4f, &hp->rope_base_swa, err)) != FG_OK) {
-      goto done;
+      return st;
     }
   } else {
     float unused;
     if ((st = cfg_f32(path, root, "rope_theta", 1e6f, &hp->rope_base, err)) != FG_OK ||
         (st = cfg_f32(path, root, "rope_local_base_freq", 1e4f, &hp->rope_base_swa, err)) != FG_OK ||
         (st = cfg_rope(path, cfg_get(root, "rope_scaling"), "rope_scaling", 1.0f, &unused, err)) != FG_OK)
-      goto done;
+      return st;
   }
+  return FG_OK;
+}
+
+/* The tied head, the special ids, the name, the transformers version and the dtype (never fails). */
+static void cfg_names(const cJSON *root, cv_config *cf) {
   const cJSON *tie = cfg_get(root, "tie_word_embeddings");
   cf->tied = !tie || cJSON_IsNull(tie) || cJSON_IsTrue(tie);
   cf->bos_id = cfg_id(root, "bos_token_id");
@@ -240,7 +234,28 @@ static fg_status parse_config(const char *path, const char *dir, cv_config *cf, 
   const cJSON *dt = cfg_get(root, "dtype");
   if (!cJSON_IsString(dt)) dt = cfg_get(root, "torch_dtype");
   if (cJSON_IsString(dt)) snprintf(cf->dtype, sizeof cf->dtype, "%.30s", dt->valuestring);
-done:
+}
+
+static fg_status parse_config(const char *path, const char *dir, cv_config *cf, fg_error *err) {
+  memset(cf, 0, sizeof *cf);
+  char *text;
+  size_t size;
+  fg_status st = fg_cv_read_all(path, CV_MAX_CONFIG, &text, &size, err);
+  if (st != FG_OK) {
+    if (st == FG_ERR_IO)
+      return fg_err(err, FG_ERR_IO, "%.160s: no config.json (is %.60s a Hugging Face checkpoint directory? a PEFT adapter "
+                    "directory has adapter_config.json)", fg_path_short(path), fg_path_short(dir));
+    return st;
+  }
+  cJSON *root = cJSON_ParseWithLength(text, size);
+  fg_free(text);
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return fg_err(err, FG_ERR_FORMAT, "%.160s: not a JSON object", fg_path_short(path));
+  }
+  if ((st = cfg_architecture(path, root, err)) == FG_OK && (st = cfg_sizes(path, root, cf, err)) == FG_OK &&
+      (st = cfg_layer_pattern(path, root, &cf->hp, err)) == FG_OK && (st = cfg_rope_bases(path, root, &cf->hp, err)) == FG_OK)
+    cfg_names(root, cf);
   cJSON_Delete(root);
   return st;
 }
