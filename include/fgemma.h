@@ -527,12 +527,29 @@ FG_API void fg_nlu_free(fg_nlu *nlu);
  * fg_nlu_create and the same params. */
 FG_API fg_status fg_nlu_fork(const fg_nlu *src, const fg_nlu_params *params, fg_nlu **out, fg_error *err);
 
+/* Why decoding stopped (fg_nlu_result.stop). Published values never change. */
+typedef enum fg_nlu_stop {
+  FG_NLU_CONTINUE = 0,            /* not stopped (the stop rule's "go on"; never a result's reason) */
+  FG_NLU_STOP_END_CALL = 1,       /* <end_function_call> */
+  FG_NLU_STOP_END_TURN = 2,       /* <end_of_turn> */
+  FG_NLU_STOP_EOS = 3,            /* <eos> */
+  FG_NLU_STOP_RESPONSE = 4,       /* <start_function_response> */
+  FG_NLU_STOP_PROSE = 5,          /* max_prose_tokens of prose without a call */
+  FG_NLU_STOP_MAX_TOKENS = 6,     /* max_tokens tokens generated */
+  FG_NLU_STOP_CONTEXT_FULL = 7,   /* the context (n_ctx) is full */
+  FG_NLU_STOP_START_OF_TURN = 8   /* with a constraint: the constrained text ended on another stop token
+                                     (<start_of_turn>) */
+} fg_nlu_stop;
+/* The reason's name, as the JSON outputs carry it: "continue", "end_function_call", "end_of_turn", "eos",
+ * "start_function_response", "prose_limit", "max_tokens", "context_full", "start_of_turn"; "unknown" for
+ * any other value. A static string, never NULL. */
+FG_API const char *fg_nlu_stop_name(fg_nlu_stop stop);
+
 typedef struct fg_nlu_result {
   const char *json;       /* {"calls":[...],"text":"..."}; borrowed until the next fg_nlu_ask */
   const char *raw;        /* the generated text, control tokens by name; valid UTF-8 (an ill-formed
                              sequence from byte-fallback tokens becomes U+FFFD, as in fg_json_quote) */
-  const char *stop;       /* why decoding stopped: "end_function_call", "end_of_turn", "eos",
-                             "start_function_response", "max_tokens", "context_full", ... */
+  fg_nlu_stop stop;       /* why decoding stopped (fg_nlu_stop_name gives its name) */
   uint32_t chunk_tokens;  /* utterance tokens prefilled */
   uint32_t decode_tokens; /* tokens generated */
   double restore_ms, chunk_ms, decode_ms;

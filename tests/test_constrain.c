@@ -467,7 +467,7 @@ static void test_defaults(char **utts, int n_utt) {
     answer_of(ec, utts[i], &rc, &jc, &xc);
     answer_of(eo, utts[i], &ro, &jo, &xo);
     /* zero params answer exactly as call-or-text, step for step */
-    CHECK_MSG(strcmp(jz, jc) == 0 && strcmp(xz, xc) == 0 && strcmp(rz.stop, rc.stop) == 0, "%s: default %s vs call-or-text %s",
+    CHECK_MSG(strcmp(jz, jc) == 0 && strcmp(xz, xc) == 0 && rz.stop == rc.stop, "%s: default %s vs call-or-text %s",
               utts[i], xz, xc);
     CHECK(rz.full_head_steps == rc.full_head_steps && rz.sparse_head_steps == rc.sparse_head_steps &&
           rz.forced_tokens == rc.forced_tokens);

@@ -889,6 +889,23 @@ static void test_stop_rule(void) {
   CHECK_EQ_INT(feed_all(&s, eos, &at), FG_NLU_STOP_EOS);
 }
 
+/* fg_nlu_result.stop: every reason has its own non-empty name (the JSON outputs carry these), and a
+ * value outside the enum gets "unknown" */
+static void test_stop_names(void) {
+  static const char *const want[] = {"continue",   "end_function_call", "end_of_turn",  "eos",          "start_function_response",
+                                     "prose_limit", "max_tokens",        "context_full", "start_of_turn"};
+  const int n = (int)(sizeof want / sizeof want[0]);
+  CHECK_EQ_INT(FG_NLU_STOP_START_OF_TURN + 1, n);
+  for (int i = 0; i < n; i++) {
+    const char *name = fg_nlu_stop_name((fg_nlu_stop)i);
+    CHECK_MSG(name && name[0] && streq(name, want[i]), "stop %d: \"%s\"", i, name ? name : "(null)");
+    for (int j = 0; j < i; j++) CHECK_MSG(!streq(name, fg_nlu_stop_name((fg_nlu_stop)j)), "stops %d and %d share a name", i, j);
+  }
+  CHECK(streq(fg_nlu_stop_name((fg_nlu_stop)n), "unknown"));
+  CHECK(streq(fg_nlu_stop_name((fg_nlu_stop)-1), "unknown"));
+  CHECK(streq(fg_nlu_stop_name((fg_nlu_stop)1000), "unknown"));
+}
+
 // ----------------------------------------------------------------------------
 // Allocation failures: every failure is reported, nothing leaks (ASan), later calls work
 
@@ -1000,6 +1017,7 @@ int main(void) {
   test_parse_adversarial();
   test_parse_with_catalog();
   test_stop_rule();
+  test_stop_names();
   test_alloc_failures();
   test_fuzz_corpora();
   return fg_test_finish("test_nlu");

@@ -21,9 +21,9 @@ static char *answer(fg_nlu *e, const char *utt) {
   fg_nlu_result r;
   fg_status st = fg_nlu_ask(e, utt, strlen(utt), &r);
   if (st != FG_OK) return strdup("");
-  size_t n = strlen(r.json) + strlen(r.raw) + strlen(r.stop) + 8;
+  size_t n = strlen(r.json) + strlen(r.raw) + strlen(fg_nlu_stop_name(r.stop)) + 8;
   char *s = malloc(n);
-  snprintf(s, n, "%s|%s|%s", r.json, r.raw, r.stop);
+  snprintf(s, n, "%s|%s|%s", r.json, r.raw, fg_nlu_stop_name(r.stop));
   return s;
 }
 

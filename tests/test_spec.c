@@ -359,7 +359,7 @@ static void ask(fg_nlu *e, const char *utt, answer *a) {
   if (st != FG_OK) return;
   snprintf(a->json, sizeof a->json, "%s", a->r.json);
   snprintf(a->raw, sizeof a->raw, "%s", a->r.raw);
-  snprintf(a->stop, sizeof a->stop, "%s", a->r.stop);
+  snprintf(a->stop, sizeof a->stop, "%s", fg_nlu_stop_name(a->r.stop));
 }
 
 /* the parts of an answer that speculation must not change */

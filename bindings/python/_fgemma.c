@@ -1398,7 +1398,7 @@ static PyObject *nlu_ask(NluObject *self, PyObject *args, PyObject *kw) {
       out = Py_NewRef(result);
   } else if (result && ms) {
     out = Py_BuildValue("{s:O,s:O,s:N,s:s,s:{s:I,s:I},s:{s:I,s:I,s:I},s:O}", "utterance", text_o, "result", result,
-                        "raw", decode(r.raw), "stop", r.stop, "tokens", "chunk", r.chunk_tokens, "decode",
+                        "raw", decode(r.raw), "stop", fg_nlu_stop_name(r.stop), "tokens", "chunk", r.chunk_tokens, "decode",
                         r.decode_tokens, "heads", "full", r.full_head_steps, "sparse", r.sparse_head_steps, "forced",
                         r.forced_tokens, "ms", ms);
   }

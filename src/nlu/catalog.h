@@ -169,19 +169,9 @@ fg_status fg_call_parse(const fg_catalog *c, const char *gen, size_t len, char *
  * e.g. "<end_function_call>"); the piece that triggers a stop belongs to the generation (the parser
  * copes with it).
  */
-typedef enum fg_nlu_stop {
-  FG_NLU_CONTINUE = 0,
-  FG_NLU_STOP_END_CALL = 1,      /* <end_function_call> */
-  FG_NLU_STOP_END_TURN = 2,      /* <end_of_turn> */
-  FG_NLU_STOP_EOS = 3,           /* <eos> */
-  FG_NLU_STOP_RESPONSE = 4,      /* <start_function_response> */
-  FG_NLU_STOP_PROSE = 5,         /* max_prose_tokens of prose without a call */
-  FG_NLU_STOP_MAX_TOKENS = 6     /* max_tokens pieces fed */
-} fg_nlu_stop;
-
+/* The reasons are fg_nlu_stop (fgemma.h); fg_nlu_stop_name is public too. */
 /* The stop reason if piece is exactly one of the stop tokens, else FG_NLU_CONTINUE. */
 fg_nlu_stop fg_nlu_stop_piece(const char *piece, size_t len);
-const char *fg_nlu_stop_name(fg_nlu_stop s);
 
 #ifndef FG_NLU_MULTI_CALL /* also in fgemma.h */
 #define FG_NLU_MULTI_CALL 0x1u /* after <end_function_call>, go on if the next piece is <start_function_call> */

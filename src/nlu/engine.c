@@ -384,7 +384,7 @@ static fg_status head_pick(fg_nlu *e, const fg_callowed *al, const float *hidden
 
 /* The utterance ids are in e->ids (n_ids). Chosen tokens wait in e->pending until a head is needed:
  * a forced run is appended together with the next evaluation as one chunk. */
-static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const char **why, double *t_chunk) {
+static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu_stop *why, double *t_chunk) {
   const fg_vocab *v = e->model->vocab;
   if (grow((void **)&e->pending, &e->pending_cap, n_ids + 64, sizeof(int32_t)) != FG_OK)
     return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
@@ -392,7 +392,7 @@ static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out,
   size_t n_pending = n_ids;
   bool first_append = true;
   fg_cmatch_reset(e->match);
-  *why = "max_tokens";
+  *why = FG_NLU_STOP_MAX_TOKENS;
   fg_status st;
   for (;;) {
     if (fg_cmatch_done(e->match)) break;
@@ -406,12 +406,12 @@ static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out,
       out->forced_tokens++;
     } else {
       if (fg_session_position(e->session) + n_pending > e->session->n_ctx) {
-        *why = "context_full";
+        *why = FG_NLU_STOP_CONTEXT_FULL;
         break;
       }
       st = fg_session_append_hidden(e->session, e->pending, n_pending, e->hidden);
       if (st == FG_ERR_CONTEXT_FULL) {
-        *why = "context_full";
+        *why = FG_NLU_STOP_CONTEXT_FULL;
         break;
       }
       if (st != FG_OK) return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
@@ -436,7 +436,7 @@ static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out,
     if (fg_cmatch_done(e->match)) {
       fg_nlu_stop r = fg_nlu_stop_piece(piece, pl);
       if (tok == fg_vocab_eos(v)) r = FG_NLU_STOP_EOS;
-      *why = r != FG_NLU_CONTINUE ? fg_nlu_stop_name(r) : "start_of_turn"; /* the one stop without a name */
+      *why = r != FG_NLU_CONTINUE ? r : FG_NLU_STOP_START_OF_TURN; /* the stop token the rule does not name */
       break;
     }
     if (grow((void **)&e->pending, &e->pending_cap, n_pending + 1, sizeof(int32_t)) != FG_OK)
@@ -523,7 +523,7 @@ static void spec_trace(fg_nlu *e, size_t n_draft, size_t row, int32_t tok) {
  * else a new pass appends the pending tokens with a fresh draft. A disagreement ends the pass: the
  * model's own token is taken and the KV of the rest of the draft is dropped. At the end the session is
  * rewound to where the plain loop leaves it: the position whose state chose the last token with a head. */
-static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const char **why, double *t_chunk) {
+static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu_stop *why, double *t_chunk) {
   fg_session *s = e->session;
   const fg_model *m = e->model;
   const fg_vocab *v = m->vocab;
@@ -542,7 +542,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const 
   bool ahead = false, first = true;
   uint32_t base = 0, last_pos = UINT32_MAX;
   fg_status st;
-  *why = "max_tokens";
+  *why = FG_NLU_STOP_MAX_TOKENS;
   for (;;) {
     int32_t tok = -1;
     bool forced = false;
@@ -562,7 +562,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const 
       if (!ahead) { /* a new pass */
         const uint32_t pos = fg_session_position(s);
         if (cons && pos + n_pend > s->n_ctx) {
-          *why = "context_full";
+          *why = FG_NLU_STOP_CONTEXT_FULL;
           break;
         }
         const size_t room = pos + n_pend < s->n_ctx ? s->n_ctx - pos - n_pend : 0;
@@ -571,7 +571,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const 
           return fg_err(&e->err, st, "draft: %s", fg_status_str(st));
         st = spec_pass(e, cons, n_pend, n_draft, out);
         if (st == FG_ERR_CONTEXT_FULL && cons) {
-          *why = "context_full";
+          *why = FG_NLU_STOP_CONTEXT_FULL;
           break;
         }
         if (st != FG_OK) {
@@ -632,17 +632,17 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, const 
       if (fg_cmatch_done(cm)) {
         fg_nlu_stop r = fg_nlu_stop_piece(piece, pl);
         if (tok == fg_vocab_eos(v)) r = FG_NLU_STOP_EOS;
-        *why = r != FG_NLU_CONTINUE ? fg_nlu_stop_name(r) : "start_of_turn";
+        *why = r != FG_NLU_CONTINUE ? r : FG_NLU_STOP_START_OF_TURN;
         end = true;
       }
     } else {
       fg_nlu_stop r = fg_nlu_stopper_feed(&stop, piece, pl);
       if (tok == fg_vocab_eos(v) && r == FG_NLU_CONTINUE) r = FG_NLU_STOP_EOS;
       if (r != FG_NLU_CONTINUE) {
-        *why = fg_nlu_stop_name(r);
+        *why = r;
         end = true;
       } else if (last_pos >= s->n_ctx) {
-        *why = "context_full";
+        *why = FG_NLU_STOP_CONTEXT_FULL;
         end = true;
       }
     }
@@ -715,7 +715,7 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
                   n_ids, e->session->n_ctx, fg_session_position(e->session));
   double t1 = fg_time_s();
   double t2 = t1, t3;
-  const char *why = "max_tokens";
+  fg_nlu_stop why = FG_NLU_STOP_MAX_TOKENS;
   e->raw_len = 0;
   if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
   if (e->spec) {
@@ -749,11 +749,11 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
     fg_nlu_stop r = fg_nlu_stopper_feed(&stop, piece, pl);
     if (next == fg_vocab_eos(v) && r == FG_NLU_CONTINUE) r = FG_NLU_STOP_EOS;
     if (r != FG_NLU_CONTINUE) {
-      why = fg_nlu_stop_name(r);
+      why = r;
       break;
     }
     if (fg_session_position(e->session) >= e->session->n_ctx) {
-      why = "context_full";
+      why = FG_NLU_STOP_CONTEXT_FULL;
       break;
     }
     if ((st = fg_session_step(e->session, next, &next)) != FG_OK)

@@ -767,8 +767,10 @@ const char *fg_nlu_stop_name(fg_nlu_stop s) {
     case FG_NLU_STOP_RESPONSE: return "start_function_response";
     case FG_NLU_STOP_PROSE: return "prose_limit";
     case FG_NLU_STOP_MAX_TOKENS: return "max_tokens";
+    case FG_NLU_STOP_CONTEXT_FULL: return "context_full";
+    case FG_NLU_STOP_START_OF_TURN: return "start_of_turn";
   }
-  return "?";
+  return "unknown";
 }
 
 /* state: low byte = phase, next byte = stop reason once stopped */

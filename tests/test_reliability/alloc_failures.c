@@ -445,7 +445,7 @@ void make_references(void) {
   fg_nlu_result r;
   CHECK_OK(fg_nlu_ask(e, "turn the lamp on", 16, &r));
   snprintf(ref.ask_ref, sizeof ref.ask_ref, "%s", r.json ? r.json : "");
-  printf("references: NLU prefix %u tokens, answer %s, stop %s\n", info.prefix_tokens, ref.ask_ref, r.stop);
+  printf("references: NLU prefix %u tokens, answer %s, stop %s\n", info.prefix_tokens, ref.ask_ref, fg_nlu_stop_name(r.stop));
   fg_nlu_free(e);
   fg_catalog_free(c);
 }

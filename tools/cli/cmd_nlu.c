@@ -224,7 +224,7 @@ int cmd_call(int argc, char **argv) {
     printf(",\"stop\":\"%s\",\"tokens\":{\"chunk\":%u,\"decode\":%u},"
            "\"heads\":{\"full\":%u,\"sparse\":%u,\"forced\":%u},\"passes\":{\"weight\":%u,\"head\":%u},"
            "\"drafts\":{",
-           r.stop, r.chunk_tokens, r.decode_tokens, r.full_head_steps, r.sparse_head_steps, r.forced_tokens,
+           fg_nlu_stop_name(r.stop), r.chunk_tokens, r.decode_tokens, r.full_head_steps, r.sparse_head_steps, r.forced_tokens,
            r.weight_passes, r.head_passes);
     for (unsigned k = 0; k < FG_NLU_DRAFT_SOURCES; k++)
       printf("%s\"%s\":[%u,%u]", k ? "," : "", cli_draft_names[k], r.drafted[k], r.accepted[k]);

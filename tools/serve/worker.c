@@ -16,7 +16,7 @@ static void answer_nlu(job *j, const fg_nlu_result *r, double ask_ms) {
   sb_printf(&b,
             ",\"stop\":\"%s\",\"tokens\":{\"chunk\":%u,\"decode\":%u},"
             "\"heads\":{\"full\":%u,\"sparse\":%u,\"forced\":%u},\"passes\":{\"weight\":%u,\"head\":%u},\"drafts\":{",
-            r->stop, r->chunk_tokens, r->decode_tokens, r->full_head_steps, r->sparse_head_steps, r->forced_tokens,
+            fg_nlu_stop_name(r->stop), r->chunk_tokens, r->decode_tokens, r->full_head_steps, r->sparse_head_steps, r->forced_tokens,
             r->weight_passes, r->head_passes);
   for (unsigned k = 0; k < FG_NLU_DRAFT_SOURCES; k++)
     sb_printf(&b, "%s\"%s\":[%u,%u]", k ? "," : "", k_draft_names[k], r->drafted[k], r->accepted[k]);
@@ -86,7 +86,7 @@ static void answer_chat(server *s, job *j, const fg_nlu_result *r, const cat_ent
   cJSON *text = cJSON_GetObjectItemCaseSensitive(res, "text");
   const char *content = cJSON_IsString(text) ? text->valuestring : "";
   const int n_calls = j->tool_choice == TC_NONE ? 0 : cJSON_GetArraySize(calls);
-  const bool length = strcmp(r->stop, "max_tokens") == 0 || strcmp(r->stop, "context_full") == 0;
+  const bool length = r->stop == FG_NLU_STOP_MAX_TOKENS || r->stop == FG_NLU_STOP_CONTEXT_FULL;
   const char *finish = n_calls ? "tool_calls" : length ? "length" : "stop";
   char id[48];
   const unsigned long long serial = atomic_fetch_add(&s->next_id, 1);
@@ -119,7 +119,7 @@ static void answer_chat(server *s, job *j, const fg_nlu_result *r, const cat_ent
   cJSON_AddNumberToObject(ext, "prefix_tokens", e->prefix_tokens);
   cJSON_AddNumberToObject(ext, "chunk_tokens", r->chunk_tokens);
   cJSON_AddNumberToObject(ext, "decode_tokens", r->decode_tokens);
-  cJSON_AddStringToObject(ext, "stop", r->stop);
+  cJSON_AddStringToObject(ext, "stop", fg_nlu_stop_name(r->stop));
   cJSON_AddStringToObject(ext, "raw", r->raw);
   cJSON *passes = add_obj(ext, "passes");
   cJSON_AddNumberToObject(passes, "weight", r->weight_passes);

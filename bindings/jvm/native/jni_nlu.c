@@ -113,7 +113,7 @@ JNIEXPORT void JNICALL JFG(ask)(JNIEnv *env, jclass cls, jlong h, jbyteArray utt
                         r.decode_ms,    r.full_head_steps, r.sparse_head_steps, r.forced_tokens};
   (*env)->SetDoubleArrayRegion(env, nums, 0, 8, v);
   if (jfg_set_str(env, strs, 0, r.json) || jfg_set_str(env, strs, 1, r.raw)) return;
-  jfg_set_str(env, strs, 2, r.stop);
+  jfg_set_str(env, strs, 2, fg_nlu_stop_name(r.stop));
 }
 
 /* nums: prefix_tokens prefix_ms prefix_from_file snapshot_written snapshot_refused constrained speculate;

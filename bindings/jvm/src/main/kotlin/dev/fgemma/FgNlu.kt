@@ -100,7 +100,8 @@ class NluResult internal constructor(
     val json: String,
     /** the generated text, control tokens by name */
     val raw: String,
-    /** why decoding stopped: "end_function_call", "end_of_turn", "eos", "max_tokens", ... */
+    /** why decoding stopped, the name of the C API's fg_nlu_stop (fg_nlu_stop_name): "end_function_call",
+     *  "end_of_turn", "eos", "start_function_response", "max_tokens", "context_full", "start_of_turn", ... */
     val stop: String,
     nums: DoubleArray,
     /** milliseconds of the whole ask in this binding, as measured around the native call */
