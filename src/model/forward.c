@@ -3,6 +3,7 @@
  * softmax, P·V and GELU kernels of kernels/attn.h. */
 #include "model/forward.h"
 
+#include "model/head.h"
 #include "model/lora.h"
 
 #include <math.h>
@@ -536,8 +537,7 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
   if (a->logits) rmsnorm(sc->x + (nb - 1) * d, m->output_norm, d, hp->rms_eps, sc->xn);
   if (a->logits) {
     if ((st = fg_model_head(ops, m, sc->xn, d, 1, a->logits, hp->n_vocab)) != FG_OK) goto fail;
-    if (hp->final_softcap > 0.0f)
-      for (uint32_t j = 0; j < hp->n_vocab; j++) a->logits[j] = hp->final_softcap * tanhf(a->logits[j] / hp->final_softcap);
+    fg_head_softcap_rows(m, a->logits, hp->n_vocab);
   }
   return FG_OK;
 fail:

@@ -406,31 +406,6 @@ static fg_status find_head_rows(fg_model *m, fg_error *err) {
   return FG_OK;
 }
 
-fg_status fg_model_head(fg_ops *ops, const fg_model *m, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
-  const uint32_t nv = m->output.rows;
-  if (!m->head_rows) return fg_ops_matmul(ops, &m->output, X, ldx, nb, Y, ldy);
-  if (ldy < nv) return FG_ERR_INVALID_ARG;
-  const uint32_t k = m->n_head_rows;
-  /* each column's k values go to the end of its own logits row, then move down to their ids: ids are
-   * ascending and id[i] <= nv - k + i, so a value never lands on one not yet moved */
-  fg_status st = fg_ops_matmul_rows(ops, &m->output, m->head_rows, k, X, ldx, nb, Y + (nv - k), ldy);
-  if (st != FG_OK) return st;
-  for (size_t b = 0; b < nb; b++) {
-    float *y = Y + b * ldy;
-    const float *packed = y + (nv - k);
-    uint32_t next = 0; /* first id not yet zero-filled */
-    for (uint32_t i = 0; i < k; i++) {
-      const uint32_t id = (uint32_t)m->head_rows[i];
-      const float v = packed[i];
-      for (; next < id; next++) y[next] = 0.0f;
-      y[id] = v;
-      next = id + 1;
-    }
-    for (; next < nv; next++) y[next] = 0.0f;
-  }
-  return FG_OK;
-}
-
 /* Whether W's weights are the file's: a replacement head or a merged adapter's copy is not packed (a second
  * copy would only double it; its pages cannot be handed back) */
 static bool in_file(const fg_model *m, const fg_mat *W) {

@@ -67,7 +67,7 @@ struct fg_model {
   uint8_t *packed;          /* the matrices' copies in the kernel table's layout (fg_mat.packed), or NULL */
   float *norms;             /* the norm vectors' copies where the file is mapped and matrices are packed (settle_pages), or NULL */
   int32_t *head_rows;       /* (n_head_rows) ascending ids of the output rows that are not all zero, when
-                               most rows are (a trimmed vocabulary); NULL = every row (fg_model_head) */
+                               most rows are (a trimmed vocabulary); NULL = every row (fg_model_head, head.h) */
   uint32_t n_head_rows;
   const float *output_norm; /* (n_embd) */
   fg_layer *layers;         /* (n_layer) */
@@ -84,11 +84,6 @@ struct fg_model {
  * fg_model_free for internal holders. */
 const fg_model *fg_model_retain(const fg_model *m);
 void fg_model_release(const fg_model *m);
-
-/* The LM head over nb normalized hidden rows: Y[b*ldy + v] = output[v] · X[b*ldx] for every v < n_vocab
- * (ldy >= n_vocab). With head_rows, only those rows are computed (bit for bit what fg_ops_matmul gives
- * them) and the all-zero rows get +0. */
-fg_status fg_model_head(fg_ops *ops, const fg_model *m, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy);
 
 /* Loads hyper-parameters from metadata (exposed for tests). */
 fg_status fg_hparams_load(const fg_gguf *g, fg_hparams *hp, fg_error *err);

@@ -5,10 +5,9 @@
 #include "nlu/constrain.h"
 #include "nlu/draft.h"
 #include "nlu/spec.h"
-#include "session/session.h"
+#include "session/session_api.h"
 #include "tokenizer/tokenizer.h"
 
-#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -81,7 +80,7 @@ static fg_status grow(void **buf, size_t *cap, size_t need, size_t elem) {
 
 /* Tokenizes text (special tokens parsed) into *ids; bos prepends BOS. */
 static fg_status tokenize(fg_nlu *e, const char *text, size_t len, bool bos, int32_t **ids, size_t *cap, size_t *n) {
-  const fg_vocab *v = e->model->vocab;
+  const fg_vocab *v = fg_model_vocab(e->model);
   uint32_t flags = bos ? FG_TOKENIZE_ADD_BOS : 0;
   fg_status st = fg_vocab_encode(v, text, len, flags, *ids, *cap, n, &e->err);
   if (st == FG_ERR_BUFFER_TOO_SMALL) {
@@ -93,7 +92,8 @@ static fg_status tokenize(fg_nlu *e, const char *text, size_t len, bool bos, int
 
 /* The file holds exactly this prefix, in the KV type the engine's session uses. */
 static bool snapshot_matches(const fg_snapshot *snap, const fg_session *s, const int32_t *ids, size_t n) {
-  return snap->pos == n && snap->kv.type == s->kv.type && memcmp(snap->tokens, ids, n * sizeof(int32_t)) == 0;
+  return fg_snapshot_position(snap) == n && fg_snapshot_kv_type(snap) == fg_session_kv_type(s) &&
+         memcmp(fg_snapshot_tokens(snap), ids, n * sizeof(int32_t)) == 0;
 }
 
 /* The file of this prefix in params.snapshot_dir: "<fingerprint>-<kv type>-<hash of the prefix ids>.fgsnap"
@@ -106,10 +106,12 @@ static fg_status snapshot_dir_path(fg_nlu *e) {
   for (size_t i = 0; i < e->n_prefix; i++)
     for (int b = 0; b < 4; b++) h = (h ^ (uint8_t)((uint32_t)e->prefix_ids[i] >> (8 * b))) * 0x100000001b3ull;
   char fp[33];
-  for (int k = 0; k < 16; k++) snprintf(fp + 2 * k, 3, "%02x", e->model->info.fingerprint[k]);
+  fg_model_info mi;
+  fg_model_get_info(e->model, &mi);
+  for (int k = 0; k < 16; k++) snprintf(fp + 2 * k, 3, "%02x", mi.fingerprint[k]);
   const uint32_t kv = e->params.session.kv_type;
   snprintf(e->info.snapshot_name, sizeof e->info.snapshot_name, "%s-%s-%016llx.fgsnap", fp,
-           kv == FG_TYPE_F16 ? "f16" : "f32", (unsigned long long)h);
+           kv == FG_SESSION_KV_F16 ? "f16" : "f32", (unsigned long long)h);
   const size_t n = strlen(dir) + 1 + strlen(e->info.snapshot_name) + 1;
   e->snap_path = fg_malloc(n);
   if (!e->snap_path) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
@@ -119,7 +121,7 @@ static fg_status snapshot_dir_path(fg_nlu *e) {
 }
 
 static fg_status prefill_prefix(fg_nlu *e) {
-  const size_t step = e->session->params.n_batch; /* one internal batch per progress report */
+  const size_t step = fg_session_n_batch(e->session); /* one internal batch per progress report */
   for (size_t done = 0; done < e->n_prefix;) {
     size_t k = FG_MIN(step, e->n_prefix - done);
     fg_status st = fg_session_prefill(e->session, e->prefix_ids + done, k, NULL);
@@ -173,14 +175,14 @@ static fg_status spec_create(fg_nlu *e, const fg_constrain *shared) {
     if (shared)
       e->shadow_k = fg_constrain_retain(shared);
     else
-      st = fg_constrain_create(e->catalog, m->vocab, &e->shadow_k, &ignored);
+      st = fg_constrain_create(e->catalog, fg_model_vocab(m), &e->shadow_k, &ignored);
     if (st == FG_OK) st = fg_cmatch_create(e->shadow_k, FG_NLU_CONSTRAIN_CALL_OR_TEXT, e->params.flags, &e->shadow);
     else if (st != FG_ERR_NOMEM) st = FG_OK;
     k = e->shadow_k;
   }
-  if (st == FG_OK) st = fg_drafter_create(k, m->vocab, !(e->params.flags & FG_NLU_NO_ANSWER_CACHE), &e->drafter);
+  if (st == FG_OK) st = fg_drafter_create(k, fg_model_vocab(m), !(e->params.flags & FG_NLU_NO_ANSWER_CACHE), &e->drafter);
   if (st != FG_OK) return st;
-  const size_t rows = (size_t)e->max_draft + 1, d = m->hp.n_embd;
+  const size_t rows = (size_t)e->max_draft + 1, d = fg_model_n_embd(m);
   e->draft = fg_malloc_array(e->max_draft, sizeof *e->draft);
   e->dsrc = fg_malloc_array(e->max_draft, 1);
   e->dkind = fg_malloc_array(rows, 1);
@@ -189,7 +191,7 @@ static fg_status spec_create(fg_nlu *e, const fg_constrain *shared) {
   e->hfull = fg_malloc_array(rows * d, sizeof(float));
   uint64_t nl = 0;
   size_t nls = 0;
-  if (fg_mul_u64((uint64_t)rows, m->hp.n_vocab, &nl) && fg_u64_to_size(nl, &nls)) e->lrows = fg_malloc_array(nls, sizeof(float));
+  if (fg_mul_u64((uint64_t)rows, fg_model_n_vocab(m), &nl) && fg_u64_to_size(nl, &nls)) e->lrows = fg_malloc_array(nls, sizeof(float));
   if (!e->draft || !e->dsrc || !e->dkind || !e->full_at || !e->hrows || !e->hfull || !e->lrows) return FG_ERR_NOMEM;
   return FG_OK;
 }
@@ -204,7 +206,7 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   fg_err_clear(err);
   if (out) *out = NULL;
   if (!m || !c || !out) return fg_err(err, FG_ERR_INVALID_ARG, "fg_nlu_create: model, catalog and out are required");
-  if (!m->vocab) return fg_err(err, FG_ERR_UNSUPPORTED, "the model has no tokenizer metadata");
+  if (!fg_model_vocab(m)) return fg_err(err, FG_ERR_UNSUPPORTED, "the model has no tokenizer metadata");
   if (params && params->constrained > FG_NLU_CONSTRAIN_OFF)
     return fg_err(err, FG_ERR_INVALID_ARG,
                   "constrained = %u: use FG_NLU_CONSTRAIN_DEFAULT (0), _CALL_ONLY (1), _CALL_OR_TEXT (2) or _OFF (3)",
@@ -224,7 +226,7 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   if (from) { /* the prefix comes from `from`: no file, no prefill, its KV type */
     e->params.snapshot_path = NULL;
     e->params.progress = NULL;
-    e->params.session.kv_type = from->kv.type;
+    e->params.session.kv_type = fg_snapshot_kv_type(from);
   }
   if (e->params.max_tokens == 0) e->params.max_tokens = 64;
   /* the library's choices, resolved once: params (and a fork with NULL params) hold the mode in effect */
@@ -245,20 +247,20 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
   }
   if (st == FG_OK) st = tokenize(e, e->text, n, true, &e->prefix_ids, &cap, &e->n_prefix);
   if (st == FG_OK) st = fg_session_create(m, &e->params.session, &e->session, &e->err);
-  if (st == FG_OK && e->n_prefix >= fg_session_position(e->session) + e->session->n_ctx)
+  if (st == FG_OK && e->n_prefix >= fg_session_position(e->session) + fg_session_n_ctx(e->session))
     st = fg_err(&e->err, FG_ERR_CONTEXT_FULL, "the catalog prefix (%zu tokens) does not fit the context (%u)",
-                e->n_prefix, e->session->n_ctx);
+                e->n_prefix, fg_session_n_ctx(e->session));
   e->info.prefix_tokens = (uint32_t)e->n_prefix;
   if (st == FG_OK && e->params.constrained != FG_NLU_CONSTRAIN_OFF) {
     double tc = fg_time_s();
     if (shared)
       e->cons = fg_constrain_retain(shared);
     else
-      st = fg_constrain_create(c, m->vocab, &e->cons, &e->err);
+      st = fg_constrain_create(c, fg_model_vocab(m), &e->cons, &e->err);
     if (st == FG_OK) st = fg_cmatch_create(e->cons, e->params.constrained, e->params.flags, &e->match);
     if (st == FG_OK) {
-      e->hidden = fg_malloc_array(m->hp.n_embd, sizeof(float));
-      e->logits = fg_malloc_array(m->hp.n_vocab, sizeof(float));
+      e->hidden = fg_malloc_array(fg_model_n_embd(m), sizeof(float));
+      e->logits = fg_malloc_array(fg_model_n_vocab(m), sizeof(float));
       if (!e->hidden || !e->logits) st = FG_ERR_NOMEM;
     }
     if (st != FG_OK && e->err.code != st) fg_err(&e->err, st, "constrained decoding: %s", fg_status_str(st));
@@ -290,7 +292,8 @@ static fg_status create(const fg_model *m, const fg_catalog *c, const fg_nlu_par
     }
   }
   if (st == FG_OK && from) {
-    if (from->pos != e->n_prefix || memcmp(from->tokens, e->prefix_ids, e->n_prefix * sizeof(int32_t)) != 0)
+    if (fg_snapshot_position(from) != e->n_prefix ||
+        memcmp(fg_snapshot_tokens(from), e->prefix_ids, e->n_prefix * sizeof(int32_t)) != 0)
       st = fg_err(&e->err, FG_ERR_INTERNAL, "fg_nlu_fork: the source's prefix state is not this catalog's prefix");
     if (st == FG_OK) st = fg_session_restore(e->session, from);
     if (st == FG_OK) st = fg_session_snapshot(e->session, &e->prefix);
@@ -351,29 +354,26 @@ static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {
  * masked to -inf). A list is computed row by row (sparse head); a mask uses the full head. */
 static fg_status head_pick(fg_nlu *e, const fg_callowed *al, const float *hidden, const float *full, int32_t *pick,
                            bool *sparse) {
-  const fg_model *m = e->model;
-  const size_t d = m->hp.n_embd;
-  const float cap = m->hp.final_softcap;
-  fg_ops *ops = e->session->ops;
+  fg_session *s = e->session;
   float *lg = e->logits; /* (n_vocab) */
   int32_t best = -1;
   float bv = 0.0f;
   fg_status st;
   if (!al->mask) {
     *sparse = true;
-    if ((st = fg_ops_matmul_rows(ops, &m->output, al->ids, al->n, hidden, d, 1, lg, al->n)) != FG_OK) return st;
+    if ((st = fg_session_head_rows(s, al->ids, al->n, hidden, lg)) != FG_OK) return st; /* softcapped */
     for (uint32_t i = 0; i < al->n; i++) {
-      const float v = cap > 0.0f ? cap * tanhf(lg[i] / cap) : lg[i];
+      const float v = lg[i];
       if (best < 0 || v > bv) best = al->ids[i], bv = v;
     }
   } else {
     *sparse = false;
-    const uint32_t nv = m->hp.n_vocab;
+    const uint32_t nv = fg_model_n_vocab(e->model);
     if (full) lg = (float *)full; /* computed with other rows of a verification pass (only read) */
-    else if ((st = fg_model_head(ops, m, hidden, d, 1, lg, nv)) != FG_OK) return st;
+    else if ((st = fg_session_head_full(s, hidden, 1, lg, false)) != FG_OK) return st;
     for (uint32_t id = 0; id < nv; id++) {
       if (!al->mask[id]) continue;
-      const float v = cap > 0.0f ? cap * tanhf(lg[id] / cap) : lg[id];
+      const float v = fg_session_softcap(s, lg[id]);
       if (best < 0 || v > bv) best = (int32_t)id, bv = v;
     }
   }
@@ -385,7 +385,7 @@ static fg_status head_pick(fg_nlu *e, const fg_callowed *al, const float *hidden
 /* The utterance ids are in e->ids (n_ids). Chosen tokens wait in e->pending until a head is needed:
  * a forced run is appended together with the next evaluation as one chunk. */
 static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu_stop *why, double *t_chunk) {
-  const fg_vocab *v = e->model->vocab;
+  const fg_vocab *v = fg_model_vocab(e->model);
   if (grow((void **)&e->pending, &e->pending_cap, n_ids + 64, sizeof(int32_t)) != FG_OK)
     return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
   memcpy(e->pending, e->ids, n_ids * sizeof(int32_t));
@@ -405,7 +405,7 @@ static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out,
       tok = al.ids[0];
       out->forced_tokens++;
     } else {
-      if (fg_session_position(e->session) + n_pending > e->session->n_ctx) {
+      if (fg_session_position(e->session) + n_pending > fg_session_n_ctx(e->session)) {
         *why = FG_NLU_STOP_CONTEXT_FULL;
         break;
       }
@@ -472,8 +472,7 @@ void fg_nlu_set_draft_hook(fg_nlu *e, fg_draft_hook fn, void *user_data) {
  * of the head for all of them). Row r's hidden state is the model's state after base + r positions. */
 static fg_status spec_pass(fg_nlu *e, bool cons, size_t n_pend, size_t n_draft, fg_nlu_result *out) {
   fg_session *s = e->session;
-  const fg_model *m = e->model;
-  const size_t d = m->hp.n_embd, nv = m->hp.n_vocab;
+  const size_t d = fg_model_n_embd(e->model);
   if (grow((void **)&e->pending, &e->pending_cap, n_pend + n_draft, sizeof(int32_t)) != FG_OK) return FG_ERR_NOMEM;
   memcpy(e->pending + n_pend, e->draft, n_draft * sizeof(int32_t));
   fg_status st = fg_session_append_rows(s, e->pending, n_pend + n_draft, n_draft + 1, e->hrows);
@@ -489,12 +488,8 @@ static fg_status spec_pass(fg_nlu *e, bool cons, size_t n_pend, size_t n_draft, 
   if (n_full == 0) return FG_OK;
   out->head_passes++;
   if (e->teacher) return FG_OK; /* a simulation: the teacher chooses */
-  /* rows of one product: the same kernels and operations per row as a single row (batch invariance) */
-  if ((st = fg_model_head(s->ops, m, cons ? e->hfull : e->hrows, d, n_full, e->lrows, nv)) != FG_OK) return st;
-  const float cap = m->hp.final_softcap;
-  if (!cons && cap > 0.0f) /* as the forward does for the session's logits */
-    for (size_t i = 0; i < n_full * nv; i++) e->lrows[i] = cap * tanhf(e->lrows[i] / cap);
-  return FG_OK;
+  /* rows of one product (batch invariance); unconstrained, softcapped as the session's logits are */
+  return fg_session_head_full(s, cons ? e->hfull : e->hrows, n_full, e->lrows, !cons);
 }
 
 /* Debug log of a pass that ends: its draft, how much of it the model took, the model's own token. */
@@ -505,13 +500,13 @@ static void spec_trace(fg_nlu *e, size_t n_draft, size_t row, int32_t tok) {
     if (i == row) n += (size_t)snprintf(txt + n, sizeof txt - n, i < n_draft ? " | " : " |");
     if (i == n_draft) break;
     char piece[48];
-    size_t pl = fg_vocab_token_to_text(e->model->vocab, e->draft[i], piece, sizeof piece);
+    size_t pl = fg_vocab_token_to_text(fg_model_vocab(e->model), e->draft[i], piece, sizeof piece);
     if (pl > sizeof piece) pl = sizeof piece;
     n += (size_t)snprintf(txt + n, sizeof txt - n, "%s[%.*s]", i ? "" : "", (int)pl, piece);
     n += (size_t)snprintf(txt + n, sizeof txt - n, "%c", "fxcC"[e->dsrc[i] % 4]);
   }
   char own[48];
-  size_t ol = fg_vocab_token_to_text(e->model->vocab, tok, own, sizeof own);
+  size_t ol = fg_vocab_token_to_text(fg_model_vocab(e->model), tok, own, sizeof own);
   if (ol > sizeof own) ol = sizeof own;
   fg_log(FG_LOG_DEBUG, "speculation: %zu of %zu drafted tokens taken:%s then [%.*s]", row, n_draft, txt, (int)ol, own);
 }
@@ -525,9 +520,8 @@ static void spec_trace(fg_nlu *e, size_t n_draft, size_t row, int32_t tok) {
  * rewound to where the plain loop leaves it: the position whose state chose the last token with a head. */
 static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu_stop *why, double *t_chunk) {
   fg_session *s = e->session;
-  const fg_model *m = e->model;
-  const fg_vocab *v = m->vocab;
-  const size_t d = m->hp.n_embd, nv = m->hp.n_vocab;
+  const fg_vocab *v = fg_model_vocab(e->model);
+  const size_t d = fg_model_n_embd(e->model), nv = fg_model_n_vocab(e->model), n_ctx = fg_session_n_ctx(s);
   const bool cons = e->match != NULL;
   fg_cmatch *cm = cons ? e->match : e->shadow;
   bool track = cm != NULL; /* without a constraint: the answer is still a call in the making */
@@ -561,11 +555,11 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu
     if (!forced) {
       if (!ahead) { /* a new pass */
         const uint32_t pos = fg_session_position(s);
-        if (cons && pos + n_pend > s->n_ctx) {
+        if (cons && pos + n_pend > n_ctx) {
           *why = FG_NLU_STOP_CONTEXT_FULL;
           break;
         }
-        const size_t room = pos + n_pend < s->n_ctx ? s->n_ctx - pos - n_pend : 0;
+        const size_t room = pos + n_pend < n_ctx ? n_ctx - pos - n_pend : 0;
         if ((st = fg_drafter_propose(e->drafter, track ? cm : NULL, e->gen, n_gen, !cons, FG_MIN(room, e->max_draft),
                                      e->draft, e->dsrc, e->dkind, &n_draft)) != FG_OK)
           return fg_err(&e->err, st, "draft: %s", fg_status_str(st));
@@ -577,7 +571,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu
         if (st != FG_OK) {
           if (first && !cons)
             return fg_err(&e->err, st, "utterance of %zu tokens: %s", n_ids, fg_session_errmsg(s));
-          return fg_err(&e->err, st, "decode: %s", s->err.msg[0] ? s->err.msg : fg_status_str(st));
+          return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(s)[0] ? fg_session_errmsg(s) : fg_status_str(st));
         }
         if (first) *t_chunk = fg_time_s();
         first = false;
@@ -606,7 +600,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu
         else
           out->full_head_steps++;
       } else {
-        tok = (int32_t)fg_ops_argmax(s->ops, e->lrows + row * nv, nv);
+        tok = (int32_t)fg_session_argmax(s, e->lrows + row * nv, nv);
         out->full_head_steps++;
       }
       last_pos = base + (uint32_t)row;
@@ -641,7 +635,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu
       if (r != FG_NLU_CONTINUE) {
         *why = r;
         end = true;
-      } else if (last_pos >= s->n_ctx) {
+      } else if (last_pos >= n_ctx) {
         *why = FG_NLU_STOP_CONTEXT_FULL;
         end = true;
       }
@@ -661,7 +655,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu
       ahead = false;
       if (!end) { /* drop the draft's KV from this row on; the sliding window only up to the last head row */
         if ((st = fg_session_rewind(s, base + (uint32_t)row, last_pos)) != FG_OK)
-          return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", s->err.msg);
+          return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", fg_session_errmsg(s));
         e->pending[0] = tok;
         n_pend = 1;
       }
@@ -675,7 +669,7 @@ static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu
   if (first) *t_chunk = fg_time_s(); /* every token was forced: nothing was appended */
   if (last_pos != UINT32_MAX) {
     if ((st = fg_session_rewind(s, last_pos, last_pos)) != FG_OK)
-      return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", s->err.msg);
+      return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", fg_session_errmsg(s));
     if (!cons && !e->teacher && (st = fg_session_set_logits(s, e->lrows + last_row * nv)) != FG_OK)
       return fg_err(&e->err, st, "out of memory");
   }
@@ -691,7 +685,7 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   fg_err_clear(&e->err);
   if (!out || (!utt && len)) return fg_err(&e->err, FG_ERR_INVALID_ARG, "NULL argument");
   memset(out, 0, sizeof *out);
-  const fg_vocab *v = e->model->vocab;
+  const fg_vocab *v = fg_model_vocab(e->model);
 
   /* render + tokenize the utterance part */
   size_t n = 0;
@@ -709,10 +703,10 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
     return fg_err(&e->err, st, "restore: %s", fg_session_errmsg(e->session));
   /* an utterance that does not fit is an error in every mode, never a truncated prompt (the constrained
    * loops would otherwise stop with "context_full" before appending it) */
-  if ((uint64_t)fg_session_position(e->session) + n_ids > e->session->n_ctx)
+  if ((uint64_t)fg_session_position(e->session) + n_ids > fg_session_n_ctx(e->session))
     return fg_err(&e->err, FG_ERR_CONTEXT_FULL,
                   "utterance of %zu tokens: the tokens do not fit the context (%u positions, %u taken by the catalog prefix)",
-                  n_ids, e->session->n_ctx, fg_session_position(e->session));
+                  n_ids, fg_session_n_ctx(e->session), fg_session_position(e->session));
   double t1 = fg_time_s();
   double t2 = t1, t3;
   fg_nlu_stop why = FG_NLU_STOP_MAX_TOKENS;
@@ -720,7 +714,7 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
   if (e->spec) {
     if ((st = fg_drafter_begin(e->drafter, utt ? utt : "", len)) != FG_OK ||
-        (st = fg_drafter_context(e->drafter, e->session->tokens, fg_session_position(e->session), e->ids, n_ids)) != FG_OK)
+        (st = fg_drafter_context(e->drafter, fg_session_tokens(e->session), fg_session_position(e->session), e->ids, n_ids)) != FG_OK)
       return fg_err(&e->err, st, "out of memory");
     if ((st = decode_spec(e, n_ids, out, &why, &t2)) != FG_OK) return st;
     t3 = fg_time_s();
@@ -752,7 +746,7 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
       why = r;
       break;
     }
-    if (fg_session_position(e->session) >= e->session->n_ctx) {
+    if (fg_session_position(e->session) >= fg_session_n_ctx(e->session)) {
       why = FG_NLU_STOP_CONTEXT_FULL;
       break;
     }

@@ -4,7 +4,7 @@
 #define FG_NLU_SPEC_H
 
 #include "nlu/draft.h"
-#include "session/session.h"
+#include "session/session_api.h"
 
 #define FG_NLU_DEFAULT_DRAFT 8u /* fg_nlu_params.max_draft = 0 */
 #define FG_NLU_MAX_DRAFT 32u

@@ -2,6 +2,8 @@
  * blocks. Every call either succeeds or leaves the session exactly as it was. */
 #include "session/session.h"
 
+#include "model/head.h"
+
 #include <string.h>
 
 #define FG_DEFAULT_BATCH 256u
@@ -418,3 +420,35 @@ fg_status fg_session_fork(const fg_snapshot *snap, const fg_session_params *para
   *out = s;
   return FG_OK;
 }
+
+// ----------------------------------------------------------------------------------------------
+// The interface of the layers above (session_api.h): model and session state, the LM head
+
+static_assert((int)FG_SESSION_KV_F32 == (int)FG_TYPE_F32 && (int)FG_SESSION_KV_F16 == (int)FG_TYPE_F16, "session_api.h's KV types");
+
+const fg_vocab *fg_model_vocab(const fg_model *m) { return m->vocab; }
+uint32_t fg_model_n_embd(const fg_model *m) { return m->hp.n_embd; }
+uint32_t fg_model_n_vocab(const fg_model *m) { return m->hp.n_vocab; }
+
+uint32_t fg_session_n_ctx(const fg_session *s) { return s->n_ctx; }
+uint32_t fg_session_n_batch(const fg_session *s) { return s->params.n_batch; }
+uint32_t fg_session_kv_type(const fg_session *s) { return s->kv.type; }
+const int32_t *fg_session_tokens(const fg_session *s) { return s->tokens; }
+const int32_t *fg_snapshot_tokens(const fg_snapshot *snap) { return snap->tokens; }
+
+fg_status fg_session_head_full(fg_session *s, const float *X, size_t nb, float *Y, bool softcap) {
+  const fg_model *m = s->model;
+  const size_t nv = m->hp.n_vocab;
+  /* rows of one product: the same kernels and operations per row as a single row (batch invariance) */
+  fg_status st = fg_model_head(s->ops, m, X, m->hp.n_embd, nb, Y, nv);
+  if (st == FG_OK && softcap) fg_head_softcap_rows(m, Y, nb * nv);
+  return st;
+}
+
+fg_status fg_session_head_rows(fg_session *s, const int32_t *ids, uint32_t n, const float *x, float *y) {
+  return fg_head_rows(s->ops, s->model, ids, n, x, y);
+}
+
+float fg_session_softcap(const fg_session *s, float logit) { return fg_head_softcap(s->model, logit); }
+
+size_t fg_session_argmax(fg_session *s, const float *x, size_t n) { return fg_ops_argmax(s->ops, x, n); }
