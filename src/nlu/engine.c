@@ -348,6 +348,70 @@ static fg_status append_raw(fg_nlu *e, const char *s, size_t n) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// Decoding: one loop (decode, below) over three token sources: plain greedy (the session's own head),
+// constrained (sparse head and jump-forward) and speculation (drafted tokens verified in batches)
+
+/* One answer being decoded: what the loop and its token source share. */
+typedef struct decoder {
+  fg_nlu_result *out;
+  size_t n_ids;           /* utterance ids (e->ids): the first chunk */
+  fg_cmatch *cm;          /* the constraint's automaton (cons), or speculation's shadow automaton, or NULL */
+  bool cons;              /* cm constrains the answer */
+  bool track;             /* without a constraint: the answer still follows cm (grammar drafts) */
+  bool keep_gen;          /* the answer's tokens go to e->gen (speculation) */
+  bool first;             /* nothing has been appended to the session since the restore */
+  bool forced;            /* this step's token is the only one the constraint allows (no head) */
+  fg_callowed al;         /* with a constraint: this step's allowed set */
+  fg_nlu_stopper stop;    /* without a constraint: the stop rule */
+  fg_nlu_stop why;
+  uint32_t last_pos;      /* the position whose state chose the last token with a head; UINT32_MAX: none */
+  double *t_chunk;        /* set when the first chunk (utterance + pending tokens) is in */
+  int32_t next;           /* plain greedy: the session's choice after its last position */
+  size_t n_pend;          /* e->pending: chosen tokens not yet appended to the session */
+  size_t n_gen;           /* e->gen: the answer's tokens (keep_gen) */
+  /* speculation: the verification pass being read */
+  size_t row, n_draft, last_row;
+  uint32_t base;          /* the position whose state row 0 holds */
+  bool ahead;             /* the pass's draft so far agrees with the answer */
+} decoder;
+
+/* A token source. pick: the next token from a head (a step the constraint does not force), or *full
+ * when the context has no room for the pass it needs; taken: after the loop took tok (end: the answer
+ * ends with it), what to append next; finish: after the loop (NULL: nothing). */
+typedef struct decode_source {
+  fg_status (*pick)(fg_nlu *e, decoder *d, int32_t *tok, bool *full);
+  fg_status (*taken)(fg_nlu *e, decoder *d, int32_t tok, bool end);
+  fg_status (*finish)(fg_nlu *e, decoder *d);
+} decode_source;
+
+static fg_status push_pending(fg_nlu *e, decoder *d, int32_t tok) {
+  if (grow((void **)&e->pending, &e->pending_cap, d->n_pend + 1, sizeof(int32_t)) != FG_OK)
+    return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  e->pending[d->n_pend++] = tok;
+  return FG_OK;
+}
+
+/* Plain greedy: the utterance as one chunk, then one step per token; the session's head chooses. */
+static fg_status greedy_pick(fg_nlu *e, decoder *d, int32_t *tok, bool *full) {
+  fg_status st;
+  if (d->first) {
+    st = fg_session_prefill(e->session, e->ids, d->n_ids, &d->next);
+    if (st != FG_OK) return fg_err(&e->err, st, "utterance of %zu tokens: %s", d->n_ids, fg_session_errmsg(e->session));
+    *d->t_chunk = fg_time_s();
+    d->first = false;
+  } else if ((st = fg_session_step(e->session, d->next, &d->next)) != FG_OK) {
+    return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
+  }
+  *tok = d->next;
+  d->last_pos = fg_session_position(e->session);
+  d->out->full_head_steps++;
+  d->out->weight_passes++, d->out->head_passes++; /* the chunk gave the first token, each step one more */
+  return FG_OK;
+}
+
+static fg_status greedy_taken(fg_nlu *e, decoder *d, int32_t tok, bool end) { return FG_OK; }
+
+// ----------------------------------------------------------------------------------------------
 // Constrained decoding (docs/CONSTRAINED.md)
 
 /* Argmax of the LM head over the allowed tokens, ties to the lowest id (as fg_argmax over logits
@@ -382,69 +446,36 @@ static fg_status head_pick(fg_nlu *e, const fg_callowed *al, const float *hidden
   return FG_OK;
 }
 
-/* The utterance ids are in e->ids (n_ids). Chosen tokens wait in e->pending until a head is needed:
- * a forced run is appended together with the next evaluation as one chunk. */
-static fg_status decode_constrained(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu_stop *why, double *t_chunk) {
-  const fg_vocab *v = fg_model_vocab(e->model);
-  if (grow((void **)&e->pending, &e->pending_cap, n_ids + 64, sizeof(int32_t)) != FG_OK)
-    return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-  memcpy(e->pending, e->ids, n_ids * sizeof(int32_t));
-  size_t n_pending = n_ids;
-  bool first_append = true;
-  fg_cmatch_reset(e->match);
-  *why = FG_NLU_STOP_MAX_TOKENS;
-  fg_status st;
-  for (;;) {
-    if (fg_cmatch_done(e->match)) break;
-    if (out->decode_tokens >= e->params.max_tokens && fg_cmatch_between_calls(e->match)) break;
-    fg_callowed al;
-    fg_cmatch_allowed(e->match, &al);
-    if (al.n == 0) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint allows no token");
-    int32_t tok;
-    if (al.n == 1 && !al.mask) {
-      tok = al.ids[0];
-      out->forced_tokens++;
-    } else {
-      if (fg_session_position(e->session) + n_pending > fg_session_n_ctx(e->session)) {
-        *why = FG_NLU_STOP_CONTEXT_FULL;
-        break;
-      }
-      st = fg_session_append_hidden(e->session, e->pending, n_pending, e->hidden);
-      if (st == FG_ERR_CONTEXT_FULL) {
-        *why = FG_NLU_STOP_CONTEXT_FULL;
-        break;
-      }
-      if (st != FG_OK) return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
-      out->weight_passes++;
-      if (first_append) *t_chunk = fg_time_s();
-      first_append = false;
-      n_pending = 0;
-      bool sparse;
-      if ((st = head_pick(e, &al, e->hidden, NULL, &tok, &sparse)) != FG_OK)
-        return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
-      if (sparse)
-        out->sparse_head_steps++;
-      else
-        out->full_head_steps++, out->head_passes++;
-    }
-    if (fg_cmatch_accept(e->match, tok) != FG_OK) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint refused its own pick");
-    char piece[1024];
-    size_t pl = fg_vocab_token_to_text(v, tok, piece, sizeof piece);
-    if (pl > sizeof piece) pl = sizeof piece;
-    if (append_raw(e, piece, pl) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-    out->decode_tokens++;
-    if (fg_cmatch_done(e->match)) {
-      fg_nlu_stop r = fg_nlu_stop_piece(piece, pl);
-      if (tok == fg_vocab_eos(v)) r = FG_NLU_STOP_EOS;
-      *why = r != FG_NLU_CONTINUE ? r : FG_NLU_STOP_START_OF_TURN; /* the stop token the rule does not name */
-      break;
-    }
-    if (grow((void **)&e->pending, &e->pending_cap, n_pending + 1, sizeof(int32_t)) != FG_OK)
-      return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-    e->pending[n_pending++] = tok;
+/* Chosen tokens wait in e->pending (the utterance ids first) until a head is needed: a forced run is
+ * appended together with the next evaluation as one chunk. */
+static fg_status constrained_pick(fg_nlu *e, decoder *d, int32_t *tok, bool *full) {
+  fg_session *s = e->session;
+  if (fg_session_position(s) + d->n_pend > fg_session_n_ctx(s)) {
+    *full = true;
+    return FG_OK;
   }
-  if (first_append) *t_chunk = fg_time_s(); /* every token was forced: nothing was appended */
+  fg_status st = fg_session_append_hidden(s, e->pending, d->n_pend, e->hidden);
+  if (st == FG_ERR_CONTEXT_FULL) {
+    *full = true;
+    return FG_OK;
+  }
+  if (st != FG_OK) return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(s));
+  d->out->weight_passes++;
+  if (d->first) *d->t_chunk = fg_time_s();
+  d->first = false;
+  d->n_pend = 0;
+  bool sparse;
+  if ((st = head_pick(e, &d->al, e->hidden, NULL, tok, &sparse)) != FG_OK)
+    return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
+  if (sparse)
+    d->out->sparse_head_steps++;
+  else
+    d->out->full_head_steps++, d->out->head_passes++;
   return FG_OK;
+}
+
+static fg_status constrained_taken(fg_nlu *e, decoder *d, int32_t tok, bool end) {
+  return end ? FG_OK : push_pending(e, d, tok);
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -511,170 +542,226 @@ static void spec_trace(fg_nlu *e, size_t n_draft, size_t row, int32_t tok) {
   fg_log(FG_LOG_DEBUG, "speculation: %zu of %zu drafted tokens taken:%s then [%.*s]", row, n_draft, txt, (int)ol, own);
 }
 
-/* Greedy decoding with drafted tokens verified in batches. Each token is taken exactly as the plain
- * loops take it (decode_constrained, or the unconstrained loop of fg_nlu_ask): same allowed sets, same
- * head rows, same stop rules; only where its hidden state comes from differs. A token that needs a head
+/* Speculation: each token is taken exactly as the plain sources take it (same allowed sets, same head
+ * rows, same stop rules); only where its hidden state comes from differs. A token that needs a head
  * reads the row of the current pass when the pass's draft so far agrees with the answer ("ahead"),
  * else a new pass appends the pending tokens with a fresh draft. A disagreement ends the pass: the
- * model's own token is taken and the KV of the rest of the draft is dropped. At the end the session is
- * rewound to where the plain loop leaves it: the position whose state chose the last token with a head. */
-static fg_status decode_spec(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu_stop *why, double *t_chunk) {
+ * model's own token is taken and the KV of the rest of the draft is dropped (spec_taken). At the end
+ * the session is rewound to where the plain sources leave it: the position whose state chose the last
+ * token with a head (spec_finish). */
+static fg_status spec_pick(fg_nlu *e, decoder *d, int32_t *tok, bool *full) {
   fg_session *s = e->session;
-  const fg_vocab *v = fg_model_vocab(e->model);
-  const size_t d = fg_model_n_embd(e->model), nv = fg_model_n_vocab(e->model), n_ctx = fg_session_n_ctx(s);
-  const bool cons = e->match != NULL;
-  fg_cmatch *cm = cons ? e->match : e->shadow;
-  bool track = cm != NULL; /* without a constraint: the answer is still a call in the making */
-  if (cm) fg_cmatch_reset(cm);
-  fg_nlu_stopper stop;
-  fg_nlu_stopper_init(&stop, e->params.max_tokens, 0, e->params.flags);
-  if (grow((void **)&e->pending, &e->pending_cap, n_ids + 1, sizeof(int32_t)) != FG_OK)
-    return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-  memcpy(e->pending, e->ids, n_ids * sizeof(int32_t));
-  size_t n_pend = n_ids, n_gen = 0, row = 0, n_draft = 0, last_row = 0;
-  e->n_gen = 0;
-  bool ahead = false, first = true;
-  uint32_t base = 0, last_pos = UINT32_MAX;
+  fg_nlu_result *out = d->out;
+  const size_t dim = fg_model_n_embd(e->model), nv = fg_model_n_vocab(e->model), n_ctx = fg_session_n_ctx(s);
+  const bool cons = d->cons;
   fg_status st;
-  *why = FG_NLU_STOP_MAX_TOKENS;
+  if (!d->ahead) { /* a new pass */
+    const uint32_t pos = fg_session_position(s);
+    if (cons && pos + d->n_pend > n_ctx) {
+      *full = true;
+      return FG_OK;
+    }
+    const size_t room = pos + d->n_pend < n_ctx ? n_ctx - pos - d->n_pend : 0;
+    if ((st = fg_drafter_propose(e->drafter, d->track ? d->cm : NULL, e->gen, d->n_gen, !cons, FG_MIN(room, e->max_draft),
+                                 e->draft, e->dsrc, e->dkind, &d->n_draft)) != FG_OK)
+      return fg_err(&e->err, st, "draft: %s", fg_status_str(st));
+    st = spec_pass(e, cons, d->n_pend, d->n_draft, out);
+    if (st == FG_ERR_CONTEXT_FULL && cons) {
+      *full = true;
+      return FG_OK;
+    }
+    if (st != FG_OK) {
+      if (d->first && !cons)
+        return fg_err(&e->err, st, "utterance of %zu tokens: %s", d->n_ids, fg_session_errmsg(s));
+      return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(s)[0] ? fg_session_errmsg(s) : fg_status_str(st));
+    }
+    if (d->first) *d->t_chunk = fg_time_s();
+    d->first = false;
+    for (size_t i = 0; i < d->n_draft; i++)
+      if (!cons || e->dkind[i] != FG_DRAFT_KIND_FORCED) out->drafted[e->dsrc[i]]++;
+    d->base = pos + (uint32_t)d->n_pend;
+    d->n_pend = 0;
+    d->row = 0;
+    d->ahead = true;
+  }
+  /* the model's token after base + row positions */
+  const float *h = e->hrows + d->row * dim;
+  if (e->teacher) {
+    *tok = e->teacher(e->teacher_ud, e->gen, d->n_gen);
+    if (*tok < 0 || (uint32_t)*tok >= nv) return fg_err(&e->err, FG_ERR_INVALID_ARG, "the teacher chose no token");
+    if (d->al.mask || !cons) out->full_head_steps++;
+    else out->sparse_head_steps++;
+  } else if (cons) {
+    bool sparse;
+    if (d->al.mask && e->full_at[d->row] < 0) return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: no head row");
+    const float *full_row = d->al.mask ? e->lrows + (size_t)e->full_at[d->row] * nv : NULL;
+    if ((st = head_pick(e, &d->al, h, full_row, tok, &sparse)) != FG_OK)
+      return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
+    if (sparse)
+      out->sparse_head_steps++;
+    else
+      out->full_head_steps++;
+  } else {
+    *tok = (int32_t)fg_session_argmax(s, e->lrows + d->row * nv, nv);
+    out->full_head_steps++;
+  }
+  d->last_pos = d->base + (uint32_t)d->row;
+  d->last_row = d->row;
+  return FG_OK;
+}
+
+/* The draft agreed (the token is in the KV already), or the pass ends here. */
+static fg_status spec_taken(fg_nlu *e, decoder *d, int32_t tok, bool end) {
+  fg_status st;
+  const bool decided = !(d->cons && d->forced); /* a head chose it, not the constraint */
+  const size_t row = d->row, n_draft = d->n_draft;
+  if (d->ahead && fg_log_active() && (end || row >= n_draft || e->draft[row] != tok))
+    spec_trace(e, n_draft, row + (row < n_draft && e->draft[row] == tok), tok);
+  if (d->ahead && row < n_draft && e->draft[row] == tok) {
+    if (decided) {
+      d->out->accepted[e->dsrc[row]]++;
+      fg_drafter_feedback(e->drafter, e->dsrc[row], true);
+    }
+    d->row++;
+  } else if (d->ahead) {
+    if (row < n_draft && decided) fg_drafter_feedback(e->drafter, e->dsrc[row], false);
+    d->ahead = false;
+    if (!end) { /* drop the draft's KV from this row on; the sliding window only up to the last head row */
+      if ((st = fg_session_rewind(e->session, d->base + (uint32_t)row, d->last_pos)) != FG_OK)
+        return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", fg_session_errmsg(e->session));
+      e->pending[0] = tok;
+      d->n_pend = 1;
+    }
+  } else if (!end) {
+    return push_pending(e, d, tok);
+  }
+  return FG_OK;
+}
+
+static fg_status spec_finish(fg_nlu *e, decoder *d) {
+  fg_session *s = e->session;
+  fg_status st;
+  if (d->last_pos != UINT32_MAX) {
+    if ((st = fg_session_rewind(s, d->last_pos, d->last_pos)) != FG_OK)
+      return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", fg_session_errmsg(s));
+    if (!d->cons && !e->teacher &&
+        (st = fg_session_set_logits(s, e->lrows + d->last_row * fg_model_n_vocab(e->model))) != FG_OK)
+      return fg_err(&e->err, st, "out of memory");
+  }
+  fg_drafter_end(e->drafter, e->gen, d->n_gen);
+  return FG_OK;
+}
+
+// ----------------------------------------------------------------------------------------------
+// The decode loop: the constraint's checks and forced tokens, a token from the source, then the same
+// bookkeeping and stop checks for every source
+
+/* Whether the answer ends with tok (whose text is piece), and why (d->why). With a constraint: when the
+ * automaton is done; without: the stop rule (stop tokens, max_tokens), <eos>, or no room for tok. */
+static bool stop_check(fg_nlu *e, decoder *d, int32_t tok, const char *piece, size_t pl) {
+  const fg_vocab *v = fg_model_vocab(e->model);
+  if (d->cons) {
+    if (!fg_cmatch_done(d->cm)) return false;
+    fg_nlu_stop r = fg_nlu_stop_piece(piece, pl);
+    if (tok == fg_vocab_eos(v)) r = FG_NLU_STOP_EOS;
+    d->why = r != FG_NLU_CONTINUE ? r : FG_NLU_STOP_START_OF_TURN; /* the stop token the rule does not name */
+    return true;
+  }
+  fg_nlu_stop r = fg_nlu_stopper_feed(&d->stop, piece, pl);
+  if (tok == fg_vocab_eos(v) && r == FG_NLU_CONTINUE) r = FG_NLU_STOP_EOS;
+  if (r != FG_NLU_CONTINUE) {
+    d->why = r;
+    return true;
+  }
+  if (d->last_pos >= fg_session_n_ctx(e->session)) {
+    d->why = FG_NLU_STOP_CONTEXT_FULL;
+    return true;
+  }
+  return false;
+}
+
+/* Takes tok into the answer: the automaton, the answer's ids, the raw text, the count; *end from the
+ * stop checks. */
+static fg_status take(fg_nlu *e, decoder *d, int32_t tok, bool *end) {
+  if (d->cons) {
+    if (fg_cmatch_accept(d->cm, tok) != FG_OK) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint refused its own pick");
+  } else if (d->track && fg_cmatch_accept(d->cm, tok) != FG_OK) {
+    d->track = false; /* the free answer left the call grammar: no more grammar drafts */
+  }
+  if (d->keep_gen) {
+    if (grow((void **)&e->gen, &e->gen_cap, d->n_gen + 1, sizeof(int32_t)) != FG_OK)
+      return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    e->gen[d->n_gen++] = tok;
+    e->n_gen = d->n_gen;
+  }
+  char piece[1024];
+  size_t pl = fg_vocab_token_to_text(fg_model_vocab(e->model), tok, piece, sizeof piece);
+  if (pl > sizeof piece) pl = sizeof piece;
+  if (append_raw(e, piece, pl) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+  d->out->decode_tokens++;
+  *end = stop_check(e, d, tok, piece, pl);
+  return FG_OK;
+}
+
+static fg_status decode(fg_nlu *e, const decode_source *src, decoder *d) {
+  fg_nlu_result *out = d->out;
+  fg_status st;
+  d->why = FG_NLU_STOP_MAX_TOKENS;
   for (;;) {
     int32_t tok = -1;
-    bool forced = false;
-    fg_callowed al = {0};
-    if (cons) {
-      if (fg_cmatch_done(cm)) break;
-      if (out->decode_tokens >= e->params.max_tokens && fg_cmatch_between_calls(cm)) break;
-      fg_cmatch_allowed(cm, &al);
-      if (al.n == 0) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint allows no token");
-      if (al.n == 1 && !al.mask) {
-        tok = al.ids[0];
-        forced = true;
+    d->forced = false;
+    d->al = (fg_callowed){0};
+    if (d->cons) { /* max_tokens only between calls; a token the constraint forces needs no head */
+      if (fg_cmatch_done(d->cm)) break;
+      if (out->decode_tokens >= e->params.max_tokens && fg_cmatch_between_calls(d->cm)) break;
+      fg_cmatch_allowed(d->cm, &d->al);
+      if (d->al.n == 0) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint allows no token");
+      if (d->al.n == 1 && !d->al.mask) {
+        tok = d->al.ids[0];
+        d->forced = true;
         out->forced_tokens++;
       }
     }
-    if (!forced) {
-      if (!ahead) { /* a new pass */
-        const uint32_t pos = fg_session_position(s);
-        if (cons && pos + n_pend > n_ctx) {
-          *why = FG_NLU_STOP_CONTEXT_FULL;
-          break;
-        }
-        const size_t room = pos + n_pend < n_ctx ? n_ctx - pos - n_pend : 0;
-        if ((st = fg_drafter_propose(e->drafter, track ? cm : NULL, e->gen, n_gen, !cons, FG_MIN(room, e->max_draft),
-                                     e->draft, e->dsrc, e->dkind, &n_draft)) != FG_OK)
-          return fg_err(&e->err, st, "draft: %s", fg_status_str(st));
-        st = spec_pass(e, cons, n_pend, n_draft, out);
-        if (st == FG_ERR_CONTEXT_FULL && cons) {
-          *why = FG_NLU_STOP_CONTEXT_FULL;
-          break;
-        }
-        if (st != FG_OK) {
-          if (first && !cons)
-            return fg_err(&e->err, st, "utterance of %zu tokens: %s", n_ids, fg_session_errmsg(s));
-          return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(s)[0] ? fg_session_errmsg(s) : fg_status_str(st));
-        }
-        if (first) *t_chunk = fg_time_s();
-        first = false;
-        for (size_t i = 0; i < n_draft; i++)
-          if (!cons || e->dkind[i] != FG_DRAFT_KIND_FORCED) out->drafted[e->dsrc[i]]++;
-        base = pos + (uint32_t)n_pend;
-        n_pend = 0;
-        row = 0;
-        ahead = true;
+    if (!d->forced) {
+      bool full = false;
+      if ((st = src->pick(e, d, &tok, &full)) != FG_OK) return st;
+      if (full) {
+        d->why = FG_NLU_STOP_CONTEXT_FULL;
+        break;
       }
-      /* the model's token after base + row positions */
-      const float *h = e->hrows + row * d;
-      if (e->teacher) {
-        tok = e->teacher(e->teacher_ud, e->gen, n_gen);
-        if (tok < 0 || (uint32_t)tok >= nv) return fg_err(&e->err, FG_ERR_INVALID_ARG, "the teacher chose no token");
-        if (al.mask || !cons) out->full_head_steps++;
-        else out->sparse_head_steps++;
-      } else if (cons) {
-        bool sparse;
-        if (al.mask && e->full_at[row] < 0) return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: no head row");
-        const float *full = al.mask ? e->lrows + (size_t)e->full_at[row] * nv : NULL;
-        if ((st = head_pick(e, &al, h, full, &tok, &sparse)) != FG_OK)
-          return fg_err(&e->err, st, "LM head: %s", fg_status_str(st));
-        if (sparse)
-          out->sparse_head_steps++;
-        else
-          out->full_head_steps++;
-      } else {
-        tok = (int32_t)fg_session_argmax(s, e->lrows + row * nv, nv);
-        out->full_head_steps++;
-      }
-      last_pos = base + (uint32_t)row;
-      last_row = row;
     }
-    /* take the token */
-    if (cons) {
-      if (fg_cmatch_accept(cm, tok) != FG_OK) return fg_err(&e->err, FG_ERR_INTERNAL, "the constraint refused its own pick");
-    } else if (track && fg_cmatch_accept(cm, tok) != FG_OK) {
-      track = false; /* the free answer left the call grammar: no more grammar drafts */
-    }
-    if (grow((void **)&e->gen, &e->gen_cap, n_gen + 1, sizeof(int32_t)) != FG_OK)
-      return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-    e->gen[n_gen++] = tok;
-    e->n_gen = n_gen;
-    char piece[1024];
-    size_t pl = fg_vocab_token_to_text(v, tok, piece, sizeof piece);
-    if (pl > sizeof piece) pl = sizeof piece;
-    if (append_raw(e, piece, pl) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-    out->decode_tokens++;
     bool end = false;
-    if (cons) {
-      if (fg_cmatch_done(cm)) {
-        fg_nlu_stop r = fg_nlu_stop_piece(piece, pl);
-        if (tok == fg_vocab_eos(v)) r = FG_NLU_STOP_EOS;
-        *why = r != FG_NLU_CONTINUE ? r : FG_NLU_STOP_START_OF_TURN;
-        end = true;
-      }
-    } else {
-      fg_nlu_stop r = fg_nlu_stopper_feed(&stop, piece, pl);
-      if (tok == fg_vocab_eos(v) && r == FG_NLU_CONTINUE) r = FG_NLU_STOP_EOS;
-      if (r != FG_NLU_CONTINUE) {
-        *why = r;
-        end = true;
-      } else if (last_pos >= n_ctx) {
-        *why = FG_NLU_STOP_CONTEXT_FULL;
-        end = true;
-      }
-    }
-    /* the draft agreed (the token is in the KV already), or the pass ends here */
-    const bool decided = !(cons && forced); /* a head chose it, not the constraint */
-    if (ahead && fg_log_active() && (end || row >= n_draft || e->draft[row] != tok))
-      spec_trace(e, n_draft, row + (row < n_draft && e->draft[row] == tok), tok);
-    if (ahead && row < n_draft && e->draft[row] == tok) {
-      if (decided) {
-        out->accepted[e->dsrc[row]]++;
-        fg_drafter_feedback(e->drafter, e->dsrc[row], true);
-      }
-      row++;
-    } else if (ahead) {
-      if (row < n_draft && decided) fg_drafter_feedback(e->drafter, e->dsrc[row], false);
-      ahead = false;
-      if (!end) { /* drop the draft's KV from this row on; the sliding window only up to the last head row */
-        if ((st = fg_session_rewind(s, base + (uint32_t)row, last_pos)) != FG_OK)
-          return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", fg_session_errmsg(s));
-        e->pending[0] = tok;
-        n_pend = 1;
-      }
-    } else if (!end) {
-      if (grow((void **)&e->pending, &e->pending_cap, n_pend + 1, sizeof(int32_t)) != FG_OK)
-        return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-      e->pending[n_pend++] = tok;
-    }
+    if ((st = take(e, d, tok, &end)) != FG_OK || (st = src->taken(e, d, tok, end)) != FG_OK) return st;
     if (end) break;
   }
-  if (first) *t_chunk = fg_time_s(); /* every token was forced: nothing was appended */
-  if (last_pos != UINT32_MAX) {
-    if ((st = fg_session_rewind(s, last_pos, last_pos)) != FG_OK)
-      return fg_err(&e->err, FG_ERR_INTERNAL, "speculation: %s", fg_session_errmsg(s));
-    if (!cons && !e->teacher && (st = fg_session_set_logits(s, e->lrows + last_row * nv)) != FG_OK)
-      return fg_err(&e->err, st, "out of memory");
+  if (d->first) *d->t_chunk = fg_time_s(); /* every token was forced: nothing was appended */
+  return src->finish ? src->finish(e, d) : FG_OK;
+}
+
+/* Decodes the answer to the utterance ids in e->ids (n_ids) with the engine's source; *t_chunk: when
+ * the first chunk was in. */
+static fg_status decode_answer(fg_nlu *e, size_t n_ids, fg_nlu_result *out, fg_nlu_stop *why, double *t_chunk) {
+  static const decode_source greedy = {greedy_pick, greedy_taken, NULL};
+  static const decode_source constrained = {constrained_pick, constrained_taken, NULL};
+  static const decode_source spec = {spec_pick, spec_taken, spec_finish};
+  decoder d = {.out = out, .n_ids = n_ids, .first = true, .last_pos = UINT32_MAX, .t_chunk = t_chunk};
+  d.cons = e->match != NULL;
+  d.cm = d.cons ? e->match : e->spec ? e->shadow : NULL;
+  d.track = d.cm != NULL;
+  d.keep_gen = e->spec;
+  fg_nlu_stopper_init(&d.stop, e->params.max_tokens, 0, e->params.flags);
+  const decode_source *src = e->spec ? &spec : d.cons ? &constrained : &greedy;
+  if (src != &greedy) { /* the utterance is the first pending chunk */
+    if (d.cm) fg_cmatch_reset(d.cm);
+    if (grow((void **)&e->pending, &e->pending_cap, n_ids + (e->spec ? 1 : 64), sizeof(int32_t)) != FG_OK)
+      return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
+    memcpy(e->pending, e->ids, n_ids * sizeof(int32_t));
+    d.n_pend = n_ids;
   }
-  fg_drafter_end(e->drafter, e->gen, n_gen);
-  return FG_OK;
+  if (e->spec) e->n_gen = 0;
+  fg_status st = decode(e, src, &d);
+  *why = d.why;
+  return st;
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -685,7 +772,6 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   fg_err_clear(&e->err);
   if (!out || (!utt && len)) return fg_err(&e->err, FG_ERR_INVALID_ARG, "NULL argument");
   memset(out, 0, sizeof *out);
-  const fg_vocab *v = fg_model_vocab(e->model);
 
   /* render + tokenize the utterance part */
   size_t n = 0;
@@ -702,7 +788,7 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   if ((st = fg_session_restore(e->session, e->prefix)) != FG_OK)
     return fg_err(&e->err, st, "restore: %s", fg_session_errmsg(e->session));
   /* an utterance that does not fit is an error in every mode, never a truncated prompt (the constrained
-   * loops would otherwise stop with "context_full" before appending it) */
+   * sources would otherwise stop with "context_full" before appending it) */
   if ((uint64_t)fg_session_position(e->session) + n_ids > fg_session_n_ctx(e->session))
     return fg_err(&e->err, FG_ERR_CONTEXT_FULL,
                   "utterance of %zu tokens: the tokens do not fit the context (%u positions, %u taken by the catalog prefix)",
@@ -712,53 +798,13 @@ fg_status fg_nlu_ask(fg_nlu *e, const char *utt, size_t len, fg_nlu_result *out)
   fg_nlu_stop why = FG_NLU_STOP_MAX_TOKENS;
   e->raw_len = 0;
   if (append_raw(e, "", 0) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-  if (e->spec) {
-    if ((st = fg_drafter_begin(e->drafter, utt ? utt : "", len)) != FG_OK ||
-        (st = fg_drafter_context(e->drafter, fg_session_tokens(e->session), fg_session_position(e->session), e->ids, n_ids)) != FG_OK)
-      return fg_err(&e->err, st, "out of memory");
-    if ((st = decode_spec(e, n_ids, out, &why, &t2)) != FG_OK) return st;
-    t3 = fg_time_s();
-    goto parse;
-  }
-  if (e->match) {
-    if ((st = decode_constrained(e, n_ids, out, &why, &t2)) != FG_OK) return st;
-    t3 = fg_time_s();
-    goto parse;
-  }
-  int32_t next = -1;
-  st = fg_session_prefill(e->session, e->ids, n_ids, &next);
-  if (st != FG_OK) return fg_err(&e->err, st, "utterance of %zu tokens: %s", n_ids, fg_session_errmsg(e->session));
-  t2 = fg_time_s();
-
-  /* decode until a stop */
-  fg_nlu_stopper stop;
-  fg_nlu_stopper_init(&stop, e->params.max_tokens, 0, e->params.flags);
-  uint32_t decoded = 0;
-  for (;;) {
-    char piece[1024];
-    size_t pl = fg_vocab_token_to_text(v, next, piece, sizeof piece);
-    if (pl > sizeof piece) pl = sizeof piece;
-    decoded++;
-    if (append_raw(e, piece, pl) != FG_OK) return fg_err(&e->err, FG_ERR_NOMEM, "out of memory");
-    fg_nlu_stop r = fg_nlu_stopper_feed(&stop, piece, pl);
-    if (next == fg_vocab_eos(v) && r == FG_NLU_CONTINUE) r = FG_NLU_STOP_EOS;
-    if (r != FG_NLU_CONTINUE) {
-      why = r;
-      break;
-    }
-    if (fg_session_position(e->session) >= fg_session_n_ctx(e->session)) {
-      why = FG_NLU_STOP_CONTEXT_FULL;
-      break;
-    }
-    if ((st = fg_session_step(e->session, next, &next)) != FG_OK)
-      return fg_err(&e->err, st, "decode: %s", fg_session_errmsg(e->session));
-  }
+  if (e->spec && ((st = fg_drafter_begin(e->drafter, utt ? utt : "", len)) != FG_OK ||
+                  (st = fg_drafter_context(e->drafter, fg_session_tokens(e->session), fg_session_position(e->session),
+                                           e->ids, n_ids)) != FG_OK))
+    return fg_err(&e->err, st, "out of memory");
+  if ((st = decode_answer(e, n_ids, out, &why, &t2)) != FG_OK) return st;
   t3 = fg_time_s();
-  out->decode_tokens = decoded;
-  out->full_head_steps = decoded;
-  out->weight_passes = out->head_passes = decoded; /* the chunk gave the first token, each step one more */
 
-parse:;
   /* byte-fallback tokens can leave half a character or a lone byte: the text handed out is UTF-8 */
   if (!fg_utf8_valid(e->raw, e->raw_len, NULL)) {
     const size_t need = fg_utf8_repair(e->raw, e->raw_len, NULL, 0);
