@@ -16,7 +16,8 @@
 // ----------------------------------------------------------------------------------------------
 // The model, as the engine needs it
 
-/* Reference counting (model.c; the same declarations as model/model.h's). */
+/* Reference counting (model.c; the same declarations as model/model.h's). The three readers below are
+ * defined in session.c, which sees the model's struct. */
 const fg_model *fg_model_retain(const fg_model *m);
 void fg_model_release(const fg_model *m);
 const fg_vocab *fg_model_vocab(const fg_model *m); /* NULL when the file has no tokenizer metadata */
