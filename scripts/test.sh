@@ -3,7 +3,7 @@
 #   1. installs what the project needs (scripts/setup.sh: Debian packages, npm oracles; with the ARM
 #      step also the cross compilers, qemu-user and the targets' cJSON: FG_SETUP_ARM=1),
 #   2. a release build, the docs check (scripts/check-docs.py: dead links and paths, the README's
-#      command table against --help), and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
+#      command table against --help), the layer check (scripts/check-layers.py), and every ctest test (unit, session, tokenizer, llama.cpp parity, and the tv-mini
 #      call-accuracy gates: the trained test model unpacked from models/tv-mini.gguf.xz, docs/TV-MINI.md), then the
 #      manylinux wheel built from a clean clone, its pytest suite in a fresh venv, and the wheel run with
 #      the system's cJSON and libmicrohttpd hidden (scripts/test-python.sh),
@@ -58,6 +58,8 @@ cmake --build build -j "$jobs"
 
 step "docs: links, paths and the README's command table (scripts/check-docs.py)"
 python3 scripts/check-docs.py --fgemma build/fgemma
+step "layers: every #include follows docs/ARCHITECTURE.md's one-way table (scripts/check-layers.py)"
+python3 scripts/check-layers.py
 
 step "tests (release)"
 ctest --test-dir build -j "$jobs" --output-on-failure --timeout 1800
