@@ -59,6 +59,14 @@ char *fg_strndup(const char *s, size_t n);
 uint64_t fg_alloc_fail_after(uint64_t k);
 
 /* Overflow-safe size arithmetic: return false on overflow. */
+/* 64-bit FNV-1a: folds n bytes into the hash h; a hash starts at FG_FNV1A_INIT. */
+#define FG_FNV1A_INIT 0xcbf29ce484222325ull
+static inline uint64_t fg_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+
 static inline int fg_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
   if (a != 0 && b > UINT64_MAX / a) return 0;
   *out = a * b;

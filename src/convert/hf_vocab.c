@@ -51,15 +51,7 @@ void fg_hf_vocab_put(fg_hf_vocab *v, uint32_t id, const char *s, size_t n, int32
   v->score[id] = score;
 }
 
-static uint64_t fnv1a(const void *data, size_t n) {
-  const unsigned char *p = data;
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
+static uint64_t fnv1a(const void *data, size_t n) { return fg_fnv1a(FG_FNV1A_INIT, data, n); }
 
 fg_status fg_hf_vocab_index(fg_hf_vocab *v, fg_error *err) {
   fg_free(v->slot);

@@ -21,21 +21,12 @@ static uint64_t gen_splitmix64(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-static uint64_t gen_fnv1a(const void *data, size_t n) {
-  const unsigned char *p = data;
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (size_t i = 0; i < n; i++) {
-    h ^= p[i];
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
 
 static inline uint64_t gen_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 /* One stream per (seed, tensor name). */
 void fg_gen_rng_seed(fg_gen_rng *r, uint64_t seed, const char *name) {
-  uint64_t st = seed ^ gen_fnv1a(name, strlen(name));
+  uint64_t st = seed ^ fg_fnv1a(FG_FNV1A_INIT, name, strlen(name));
   for (int i = 0; i < 4; i++) r->s[i] = gen_splitmix64(&st);
   if ((r->s[0] | r->s[1] | r->s[2] | r->s[3]) == 0) r->s[0] = 1; /* practically unreachable */
   r->spare = 0.0;

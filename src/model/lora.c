@@ -24,13 +24,7 @@ static fg_mat *layer_mat(fg_layer *L, uint32_t k) {
   return mats[k];
 }
 
-static void fnv(uint64_t *h, const void *p, size_t n) {
-  const uint8_t *b = p;
-  for (size_t i = 0; i < n; i++) {
-    *h ^= b[i];
-    *h *= 0x100000001b3ull;
-  }
-}
+static void fnv(uint64_t *h, const void *p, size_t n) { *h = fg_fnv1a(*h, p, n); }
 
 // ----------------------------------------------------------------------------------------------
 // Reading one adapter file
@@ -412,7 +406,7 @@ static fg_status keep_override(lora_ctx *c, fg_lora_set *set) {
 /* FNV-1a over what makes the adapters' effect: per file (in order) the user scale, alpha, every tensor's
  * name, shape, type and bytes, the override; then the merge mode. */
 static uint64_t hash_files(const lora_ctx *c, uint32_t merge) {
-  uint64_t h = 0xcbf29ce484222325ull;
+  uint64_t h = FG_FNV1A_INIT;
   const uint32_t head[2] = {(uint32_t)c->n_files, merge};
   fnv(&h, head, sizeof head);
   for (size_t f = 0; f < c->n_files; f++) {
