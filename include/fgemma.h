@@ -43,7 +43,7 @@ extern "C" {
 #endif
 
 #define FG_VERSION_MAJOR 0
-#define FG_VERSION_MINOR 3
+#define FG_VERSION_MINOR 4
 #define FG_VERSION_PATCH 0
 #define FG_VERSION_NUMBER (FG_VERSION_MAJOR * 10000 + FG_VERSION_MINOR * 100 + FG_VERSION_PATCH)
 
@@ -390,8 +390,8 @@ FG_API uint32_t fg_snapshot_kv_type(const fg_snapshot *snap);
 
 /* Persist a snapshot: magic, version, model fingerprint, tokens and KV. Loading refuses a file of
  * another model (FG_ERR_MISMATCH) or a damaged file (FG_ERR_FORMAT). err may be NULL; on failure it
- * receives the message, naming the file and the problem. (The thread-local fg_snapshot_errmsg() that
- * carried it before is removed; the bindings in this repository changed with it.) */
+ * receives the message, naming the file and the problem. (Since 0.4: 0.3's thread-local
+ * fg_snapshot_errmsg() is removed.) */
 FG_API fg_status fg_snapshot_save(const fg_snapshot *snap, const char *path, fg_error *err);
 FG_API fg_status fg_snapshot_load(const fg_model *model, const char *path, fg_snapshot **out, fg_error *err);
 

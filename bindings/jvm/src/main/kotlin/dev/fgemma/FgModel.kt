@@ -144,7 +144,7 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
         @JvmStatic
         fun loadFd(fd: Int, offset: Long, length: Long): FgModel = loadFd(fd, offset, length, ModelOptions())
 
-        /** The C library's version, e.g. 300 for 0.3.0 (FG_VERSION_NUMBER). */
+        /** The C library's version, e.g. 400 for 0.4.0 (FG_VERSION_NUMBER). */
         @JvmStatic
         fun libraryVersion(): Int = ModelNative.version()
     }

@@ -33,7 +33,7 @@ class ModelTest {
             assertEquals("q8_0", i.weightType)
             assertEquals(3, i.globalLayers)
         }
-        assertEquals(300, FgModel.libraryVersion())
+        assertEquals(400, FgModel.libraryVersion())
     }
 
     @Test
