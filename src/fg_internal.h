@@ -4,6 +4,7 @@
 
 #include "fgemma.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +60,10 @@ char *fg_strndup(const char *s, size_t n);
 uint64_t fg_alloc_fail_after(uint64_t k);
 
 /* Overflow-safe size arithmetic: return false on overflow. */
+/* The final logit softcap, cap * tanh(logit / cap), and no change for cap 0: the one expression the
+ * LM head (model/head.h) and the NLU engine's masked argmax apply. */
+static inline float fg_softcap(float cap, float logit) { return cap > 0.0f ? cap * tanhf(logit / cap) : logit; }
+
 /* 64-bit FNV-1a: folds n bytes into the hash h; a hash starts at FG_FNV1A_INIT. */
 #define FG_FNV1A_INIT 0xcbf29ce484222325ull
 static inline uint64_t fg_fnv1a(uint64_t h, const void *data, size_t n) {

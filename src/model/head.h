@@ -7,8 +7,6 @@
 
 #include "model/model.h"
 
-#include <math.h>
-
 /* The LM head over nb normalized hidden rows: Y[b*ldy + v] = output[v] · X[b*ldx] for every v < n_vocab
  * (ldy >= n_vocab). With head_rows, only those rows are computed (bit for bit what fg_ops_matmul gives
  * them) and the all-zero rows get +0. No softcap. */
@@ -19,10 +17,7 @@ fg_status fg_model_head(fg_ops *ops, const fg_model *m, const float *X, size_t l
 fg_status fg_head_rows(fg_ops *ops, const fg_model *m, const int32_t *ids, uint32_t n, const float *x, float *y);
 
 /* The final logit softcap (hparams final_softcap; 0 = none): cap * tanh(logit / cap). */
-static inline float fg_head_softcap(const fg_model *m, float logit) {
-  const float cap = m->hp.final_softcap;
-  return cap > 0.0f ? cap * tanhf(logit / cap) : logit;
-}
+static inline float fg_head_softcap(const fg_model *m, float logit) { return fg_softcap(m->hp.final_softcap, logit); }
 
 /* fg_head_softcap over y[0..n), in place (nothing to do without a softcap). */
 void fg_head_softcap_rows(const fg_model *m, float *y, size_t n);

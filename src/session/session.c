@@ -449,6 +449,6 @@ fg_status fg_session_head_rows(fg_session *s, const int32_t *ids, uint32_t n, co
   return fg_head_rows(s->ops, s->model, ids, n, x, y);
 }
 
-float fg_session_softcap(const fg_session *s, float logit) { return fg_head_softcap(s->model, logit); }
+float fg_session_final_softcap(const fg_session *s) { return s->model->hp.final_softcap; }
 
 size_t fg_session_argmax(fg_session *s, const float *x, size_t n) { return fg_ops_argmax(s->ops, x, n); }

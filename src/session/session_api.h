@@ -64,12 +64,13 @@ fg_status fg_session_set_logits(fg_session *s, const float *row);
 // The LM head over hidden rows (model/head.c)
 
 /* The full head over nb hidden rows X ((nb, n_embd)) into Y ((nb, n_vocab)); softcap: each logit
- * softcapped as the session's own logits are (fg_session_softcap), else left raw. */
+ * softcapped as the session's own logits are (fg_softcap with fg_session_final_softcap), else left raw. */
 fg_status fg_session_head_full(fg_session *s, const float *X, size_t nb, float *Y, bool softcap);
 /* Rows ids[0..n) of the head for one hidden row x (n_embd): y ((n)) softcapped logits of those ids. */
 fg_status fg_session_head_rows(fg_session *s, const int32_t *ids, uint32_t n, const float *x, float *y);
-/* A raw logit of fg_session_head_full softcapped (the model's final softcap; identity without one). */
-float fg_session_softcap(const fg_session *s, float logit);
+/* The model's final softcap: fg_softcap(cap, logit) turns a raw logit of fg_session_head_full into the
+ * session's logit (cap 0: no softcap). */
+float fg_session_final_softcap(const fg_session *s);
 /* Index of the largest of x[0..n), ties to the lowest index (the session's kernels, threads). */
 size_t fg_session_argmax(fg_session *s, const float *x, size_t n);
 
