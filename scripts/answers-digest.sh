@@ -3,9 +3,9 @@
 # (model, mode, utterance), then their sha256. A change meant to keep behaviour (a renovation, a
 # faster kernel) must print the same digest before and after it:
 #
-#   scripts/answers-digest.sh build/fgemma > /tmp/before.txt    # on the old commit
-#   scripts/answers-digest.sh build/fgemma > /tmp/after.txt     # on the new one
-#   diff /tmp/before.txt /tmp/after.txt
+#   scripts/answers-digest.sh build/fgemma > before.txt    # on the old commit
+#   scripts/answers-digest.sh build/fgemma > after.txt     # on the new one
+#   diff before.txt after.txt
 #
 # Models: tv-mini Q8_0 on training/tv-dev.jsonl (from the build's test models, FG_TEST_MODELS or
 # build/models), and the real Gemma 3 270M Q4_K_M with models/tv-270m-lora.gguf on
