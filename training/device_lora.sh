@@ -6,6 +6,8 @@
 #   training/device_lora.sh train [ARGS] # the last call (carries training/data/lora and the last pieces):
 #                                        # joins the pieces, checks
 #                                        # the SHA-256 inside train_lora.py, trains, writes into $OUT
+#   training/device_lora.sh tune [ARGS]  # the same for `fgemma tune`'s data (carries training/data/tune,
+#                                        # made by split_base.sh --tune DIR): data.bin, golden.json/.f32, dev.jsonl
 #
 # training/split_base.sh makes the pieces and training/data/lora (the data, the golden, the gguf package).
 # TV_BUDGET: seconds of training from the start of train_lora.py (default 330).
@@ -20,12 +22,21 @@ case "${1:-}" in
     echo "piece $k: $(stat -c %s "$store/part-$k") bytes; stored: $(ls "$store" | tr '\n' ' ')"
     nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv,noheader || true
     ;;
-  train)
+  train | tune)
+    mode=$1
     shift
     : "${OUT:?OUT must name the directory whose files come back}"
-    d=training/data/lora
-    for f in "$d/tv270m-data.bin" "$d/golden.npz" "$d/gguf/__init__.py"; do
-      [ -f "$f" ] || { echo "device_lora.sh: $f is missing (carry training/data/lora)" >&2; exit 1; }
+    if [ "$mode" = train ]; then
+      d=training/data/lora
+      files=("$d/tv270m-data.bin" "$d/golden.npz")
+      run=(--data "$d/tv270m-data.bin" --golden "$d/golden.npz" --dev-jsonl training/tv270m-dev.jsonl)
+    else
+      d=training/data/tune
+      files=("$d/data.bin" "$d/golden.json" "$d/golden.f32" "$d/dev.jsonl")
+      run=(--data "$d/data.bin" --golden "$d/golden.json" --dev-jsonl "$d/dev.jsonl")
+    fi
+    for f in "${files[@]}" "$d/gguf/__init__.py"; do
+      [ -f "$f" ] || { echo "device_lora.sh: $f is missing (carry $d)" >&2; exit 1; }
     done
     mkdir -p "$store"
     for p in training/data/base-*/part; do  # pieces carried by this call too
@@ -40,11 +51,11 @@ case "${1:-}" in
     export PYTHONPATH="$PWD/$d${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
     init=()
     [ ! -f "$d/init/adapter_config.json" ] || init=(--init-adapter "$d/init")  # training/split_base.sh --init DIR
-    exec "$PY" training/train_lora.py "${init[@]}" --base /tmp/base.gguf --data "$d/tv270m-data.bin" --golden "$d/golden.npz" \
-      --dev-jsonl training/tv270m-dev.jsonl --out "$OUT" --time-budget "${TV_BUDGET:-330}" "$@"
+    exec "$PY" training/train_lora.py "${init[@]}" --base /tmp/base.gguf "${run[@]}" \
+      --out "$OUT" --time-budget "${TV_BUDGET:-330}" "$@"
     ;;
   *)
-    echo "usage: training/device_lora.sh piece K | train [train_lora.py options]" >&2
+    echo "usage: training/device_lora.sh piece K | train [train_lora.py options] | tune [train_lora.py options]" >&2
     exit 2
     ;;
 esac

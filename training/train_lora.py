@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Teaches google/gemma-3-270m the TV catalog with a LoRA adapter (tv-270m), on the accelerator machine.
+"""Teaches google/gemma-3-270m a catalog with a LoRA adapter (tv-270m, and `fgemma tune`'s adapters), on a torch machine.
 
     python3 training/train_lora.py --base BASE.gguf --data tv270m-data.bin --golden golden.npz --out OUT
 
@@ -194,10 +194,24 @@ def load_base(path, sha256, log):
     return model
 
 
+def load_golden(golden):
+    """make_golden.sh's .npz, or `fgemma tune`'s golden.json (ids, at) with the float32 logits beside it
+    (golden.f32: len(at) rows of n_vocab, little-endian)."""
+    if not golden.endswith(".json"):
+        return np.load(golden)
+    with open(golden, encoding="utf-8") as f:
+        meta = json.load(f)
+    raw = np.fromfile(os.path.splitext(golden)[0] + ".f32", dtype="<f4")
+    if raw.size % len(meta["at"]):
+        raise SystemExit(f"{golden}: the logits file holds {raw.size} floats, not a multiple of {len(meta['at'])} rows")
+    return {"ids": np.asarray(meta["ids"], np.int32), "at": np.asarray(meta["at"], np.int32),
+            "logits": raw.reshape(len(meta["at"]), -1)}
+
+
 @torch.no_grad()
 def check_golden(model, golden, device, log, tol):
     """The base's logits against fgemma's plain-C reference forward on the same file (make_golden.sh)."""
-    g = np.load(golden)
+    g = load_golden(golden)
     ids = torch.as_tensor(g["ids"].astype(np.int64), device=device)[None, :]
     at = [int(x) for x in g["at"]]
     want = torch.as_tensor(g["logits"], device=device)  # (len(at), n_vocab)
@@ -262,9 +276,11 @@ def main():
     ap.add_argument("--base-sha256", default="a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
                     help="refuse any other file ('' skips the check: local tests on other files)")
     ap.add_argument("--data", required=True, help="make_data.py's binary data (FGTVDATA)")
-    ap.add_argument("--golden", default=None, help="fgemma's reference logits of the base (make_golden.sh)")
+    ap.add_argument("--golden", default=None, help="fgemma's reference logits of the base: make_golden.sh's .npz, "
+                    "or `fgemma tune`'s golden.json (with golden.f32 beside it)")
     ap.add_argument("--golden-tol", type=float, default=2e-3, help="relative L-inf tolerance of --golden")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--name", default="tv-270m", help="what the adapter is called in the loss plot's title")
     ap.add_argument("--time-budget", type=float, default=360.0,
                     help="seconds from start to the end of training (evaluation and saving come after)")
     ap.add_argument("--steps", type=int, default=100000, help="upper bound on optimizer steps")
@@ -438,7 +454,8 @@ def main():
     if dev_lines:
         per = {}
         for i, d in enumerate(dev_lines):
-            k = d.get("lang", "?") + "/" + d.get("intent", "?")
+            calls = d["expected"].get("calls") or [{"name": "text"}]
+            k = d.get("lang", "?") + "/" + d.get("intent", calls[0]["name"])
             a, b = per.get(k, (0, 0))
             per[k] = (a + int(ok[i]), b + 1)
         r["dev_per_group"] = {k: f"{a}/{b}" for k, (a, b) in sorted(per.items())}
@@ -451,7 +468,7 @@ def main():
         json.dump(report, f, indent=1, ensure_ascii=False)
     try:
         T.plot_loss(log_rows, os.path.join(args.out, "loss.png"),
-                    f"tv-270m: LoRA r={args.rank} on gemma-3-270m Q4_K_M, {step} steps x {args.batch}, "
+                    f"{args.name}: LoRA r={args.rank} on gemma-3-270m Q4_K_M, {step} steps x {args.batch}, "
                     f"dev exact {r['dev_exact']:.3f}")
     except ImportError:
         log({"event": "plot", "skipped": "no matplotlib"})
