@@ -173,6 +173,29 @@ FG_API fg_status fg_model_load_fd(int fd, uint64_t offset, uint64_t length, cons
  * engine is freed. */
 FG_API void fg_model_free(fg_model *model);
 
+/* A model view: base's weights with adapters of its own, without loading the base again (docs/LORA.md,
+ * "Many adapters, one base"). The view shares everything base holds (the mapped file, the tensors, the
+ * packed copies, a replacement head, the vocabulary) and owns only its adapters, kept in f32 for run time
+ * as with fg_model_params.loras (lora_merge FG_LORA_RUNTIME), and its own vocabulary when an adapter
+ * renames tokens (fgemma.vocab_override.*). Its logits are those of a model loaded from base's file with
+ * the same params and the adapters (base's own first, then loras), bit for bit, and so is its
+ * fingerprint: a snapshot of one view is refused (FG_ERR_MISMATCH) by a view with other adapters or
+ * scales and by the base. Sessions, snapshots and NLU engines are created from a view as from any model;
+ * fg_model_get_info says its adapters (n_loras counts base's and loras; lora_bytes and lora_ms are the
+ * view's own; repack_bytes and head_copy_bytes are base's, shared). The view holds a reference on base:
+ * free the two with fg_model_free in any order. Views of one base may be used from any number of threads
+ * (each view is immutable like a model).
+ *   - base a view: the new view stacks, over the same loaded base, base's adapters and then loras;
+ *   - base loaded with adapters at run time: the same (they are read again, for the view);
+ *   - base with merged adapters (lora_merge != FG_LORA_RUNTIME): FG_ERR_UNSUPPORTED (its matrices are
+ *     copies: load the base without lora_merge). A view never merges;
+ *   - base or out NULL, loras NULL or n_loras 0: FG_ERR_INVALID_ARG;
+ *   - an adapter that does not fit base (another shape or architecture, a damaged file, a bad scale):
+ *     the status and message fg_model_load gives, naming the file.
+ * On failure *out is NULL and base is unchanged. loras (and its paths) are read during the call only. */
+FG_API fg_status fg_model_with_loras(const fg_model *base, const fg_lora *loras, size_t n_loras, fg_model **out,
+                                     fg_error *err);
+
 /* What a model is, read from its metadata. */
 typedef struct fg_model_info {
   char arch[32];            /* "gemma3" */
@@ -206,7 +229,7 @@ typedef struct fg_model_info {
   uint64_t repack_bytes;    /* heap bytes of the matrices copied into the kernels' layout at load
                                (FG_MODEL_NO_REPACK); 0 = none */
   double repack_ms;         /* time spent copying them */
-  uint32_t n_loras;         /* adapters applied (fg_model_params.loras) */
+  uint32_t n_loras;         /* adapters applied (fg_model_params.loras; a view's: its base's and its own) */
   uint32_t lora_merge;      /* FG_LORA_RUNTIME or FG_LORA_MERGE_* as applied */
   uint64_t lora_bytes;      /* heap bytes of the adapters' tensors (run time) or of the merged matrices */
   double lora_ms;           /* time spent loading (and merging) them */

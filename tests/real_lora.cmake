@@ -43,3 +43,15 @@ add_test(NAME real_lora_override_call
           --tools ${PROJECT_SOURCE_DIR}/tests/data/nlu/tv-catalog-small.json --constrained call-only -t 2 "mach lauter")
 set_tests_properties(real_lora_override_call PROPERTIES FIXTURES_REQUIRED real_lora_override LABELS "real"
   TIMEOUT 300 PASS_REGULAR_EXPRESSION "\"calls\":\\[\\{\"name\":\"[a-z_]+\"")
+
+# A model view (fg_model_with_loras) on the real 270M with the committed tv-270m adapter (and its
+# vocabulary override) against the base loaded with it: the same logits bit for bit, its own vocabulary,
+# the base unchanged (tests/real/real_lora_view.c). About 2 s.
+add_executable(real_lora_view ${CMAKE_CURRENT_SOURCE_DIR}/real/real_lora_view.c ${CMAKE_CURRENT_SOURCE_DIR}/testutil.c)
+target_include_directories(real_lora_view PRIVATE ${PROJECT_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR})
+target_compile_definitions(real_lora_view PRIVATE _FILE_OFFSET_BITS=64 _GNU_SOURCE
+  FG_SOURCE_DIR="${PROJECT_SOURCE_DIR}" FG_TEST_MODELS="${FG_TEST_MODELS}" FG_SHARED_DATA="${PROJECT_SOURCE_DIR}/tests/data")
+target_compile_options(real_lora_view PRIVATE ${FG_WARNINGS})
+target_link_libraries(real_lora_view PRIVATE fgemma_static)
+add_test(NAME real_lora_view COMMAND real_lora_view ${FG_REAL_MODEL} ${PROJECT_SOURCE_DIR}/models/tv-270m-lora.gguf)
+set_tests_properties(real_lora_view PROPERTIES LABELS real TIMEOUT 300)

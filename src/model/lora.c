@@ -701,7 +701,27 @@ void fg_lora_free(fg_lora_set *set) {
   fg_free(set->ov_ids);
   fg_free(set->ov_text);
   fg_free(set->ov_pool);
+  fg_free(set->given);
+  fg_free(set->given_pool);
   fg_free(set);
+}
+
+/* Copies the list of adapters as given (paths and scales) into set. */
+static fg_status keep_given(const fg_model_params *p, fg_lora_set *set, fg_error *err) {
+  size_t pool = 0;
+  for (size_t i = 0; i < p->n_loras; i++) pool += strlen(p->loras[i].path) + 1;
+  set->given = fg_malloc_array(p->n_loras, sizeof *set->given);
+  set->given_pool = fg_malloc(pool);
+  if (!set->given || !set->given_pool) return fg_err(err, FG_ERR_NOMEM, "out of memory for the list of adapters");
+  char *q = set->given_pool;
+  for (size_t i = 0; i < p->n_loras; i++) {
+    const size_t n = strlen(p->loras[i].path) + 1;
+    memcpy(q, p->loras[i].path, n);
+    set->given[i] = (fg_lora){q, p->loras[i].scale};
+    q += n;
+  }
+  set->n_given = p->n_loras;
+  return FG_OK;
 }
 
 static fg_status load_files(lora_ctx *c) {
@@ -754,6 +774,7 @@ fg_status fg_lora_load(fg_model *m, const fg_model_params *p, fg_error *err) {
   if (st == FG_OK) st = keep_override(&c, set);
   if (st == FG_OK) st = build_layout(&c, set);
   if (st == FG_OK) set->hash = hash_files(&c, p->lora_merge);
+  if (st == FG_OK) st = keep_given(p, set, err);
   if (st == FG_OK && p->lora_merge != FG_LORA_RUNTIME) st = merge(&c, set, p->lora_merge);
   for (size_t i = 0; i < c.n_files; i++) {
     fg_gguf_clear(&c.files[i].g);

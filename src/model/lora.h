@@ -49,6 +49,10 @@ typedef struct fg_lora_set {
   fg_gguf_str *ov_text;   /* (n_override) views into ov_pool */
   char *ov_pool;          /* the texts, each NUL-terminated */
   uint64_t hash;          /* adapters' bytes, scales, order and the merge mode (fingerprint) */
+  fg_lora *given;         /* (n_given) the adapters as given (paths into given_pool), so that a view of this
+                             model (fg_model_with_loras) can apply them again before its own */
+  size_t n_given;
+  char *given_pool;       /* the paths, each NUL-terminated */
 } fg_lora_set;
 
 /* Reads p->loras and applies them to m (layers bound, vocabulary not yet loaded): on success m->lora is the

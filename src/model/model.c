@@ -214,6 +214,24 @@ static void fingerprint(const fg_model *m, uint8_t out[16]) {
   memcpy(out + 8, &h2, 8);
 }
 
+void fg_model_fingerprint_finish(fg_model *m) {
+  uint64_t h;
+  memcpy(m->info.fingerprint, m->fp_file, 16);
+  memcpy(&h, m->info.fingerprint, 8);
+  if (m->lora) {
+    /* the adapters change every logit: their bytes, scales, order and the merge mode */
+    const uint32_t tag = 0x6c6f7261u; /* "lora" */
+    fnv(&h, &tag, sizeof tag);
+    fnv(&h, &m->lora->hash, sizeof m->lora->hash);
+  }
+  if (m->head_copy) {
+    /* snapshots carry logits: a model with another head must not take them for its own */
+    const uint32_t tag[2] = {0x68656164u /* "head" */, m->output.type};
+    fnv(&h, tag, sizeof tag);
+  }
+  memcpy(m->info.fingerprint, &h, 8);
+}
+
 // ----------------------------------------------------------------------------------------------
 // Replacement LM head: a quantized copy of the file's head (token_embd when tied), made at load or
 // written into a copy of the file as output.weight (fg_model_requant_head). Both use fg_head_quantize,
@@ -600,6 +618,10 @@ static fg_status settle_pages(fg_model *m, fg_error *err) {
 
 static void model_destroy(fg_model *m) {
   if (!m) return;
+  if (m->base) {
+    fg_model_view_destroy(m);
+    return;
+  }
   fg_free(m->head_rows);
   fg_vocab_free(m->vocab);
   fg_lora_free(m->lora);
@@ -688,24 +710,8 @@ static fg_status model_finish(fg_model *m, const fg_model_params *p, const char 
   info->head_rows = m->head_rows ? m->n_head_rows : m->output.rows;
   info->decode_bytes += (uint64_t)info->head_rows * m->output.row_bytes + m->tok_embd.row_bytes;
   if (m->lora) info->decode_bytes += m->lora->data_bytes; /* run-time adapters are read once per token too */
-  fingerprint(m, info->fingerprint);
-  if (m->lora) {
-    /* the adapters change every logit: their bytes, scales, order and the merge mode */
-    uint64_t h;
-    memcpy(&h, info->fingerprint, 8);
-    const uint32_t tag = 0x6c6f7261u; /* "lora" */
-    fnv(&h, &tag, sizeof tag);
-    fnv(&h, &m->lora->hash, sizeof m->lora->hash);
-    memcpy(info->fingerprint, &h, 8);
-  }
-  if (m->head_copy) {
-    /* snapshots carry logits: a model with another head must not take them for its own */
-    uint64_t h;
-    memcpy(&h, info->fingerprint, 8);
-    const uint32_t tag[2] = {0x68656164u /* "head" */, m->output.type};
-    fnv(&h, tag, sizeof tag);
-    memcpy(info->fingerprint, &h, 8);
-  }
+  fingerprint(m, m->fp_file);
+  fg_model_fingerprint_finish(m);
   /* last: the steps above read samples of the file (the fingerprint), and repack hands the pages of the
    * packed matrices back */
   if (!(p->flags & FG_MODEL_NO_REPACK) && (st = repack(m, err)) != FG_OK) {

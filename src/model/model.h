@@ -56,7 +56,8 @@ typedef struct fg_layer {
 } fg_layer;
 
 struct fg_model {
-  atomic_uint refs;         /* the caller's reference plus one per session, snapshot and NLU engine */
+  atomic_uint refs;         /* the caller's reference plus one per session, snapshot, NLU engine and view;
+                               first: a view copies every field after it (model/view.c) */
   fg_mapfile file;
   fg_gguf gguf;
   fg_hparams hp;
@@ -75,6 +76,12 @@ struct fg_model {
   struct fg_lora_set *lora; /* LoRA adapters (model/lora.h): run-time pairs or merged copies; NULL = none */
   fg_model_info info;
   char name[64];
+  uint8_t fp_file[16];      /* fingerprint of the file alone (hyper-parameters, tensors): info.fingerprint
+                               before the adapters and the replacement head are mixed in */
+  const fg_model *base;     /* a view (fg_model_with_loras): the model whose weights, mapping, packed copies,
+                               head copy, norms and (without an override) vocabulary this one borrows, holding
+                               a reference on it; it owns only lora and, when vocab != base->vocab, vocab.
+                               NULL for a loaded model, which owns everything above */
 };
 
 /* Reference counting: fg_model_load returns a model with one reference (the caller's, dropped by
@@ -84,6 +91,13 @@ struct fg_model {
  * fg_model_free for internal holders. */
 const fg_model *fg_model_retain(const fg_model *m);
 void fg_model_release(const fg_model *m);
+
+/* info.fingerprint from fp_file, the adapters (lora->hash) and the replacement head (model.c). */
+void fg_model_fingerprint_finish(fg_model *m);
+
+/* ---- model views (model/view.c) ----
+ * Frees what a view owns (its adapters, its own vocabulary) and drops its reference on the base. */
+void fg_model_view_destroy(fg_model *v);
 
 /* Loads hyper-parameters from metadata (exposed for tests). */
 fg_status fg_hparams_load(const fg_gguf *g, fg_hparams *hp, fg_error *err);
