@@ -538,6 +538,63 @@ static PyObject *model_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   return (PyObject *)self;
 }
 
+PyDoc_STRVAR(model_with_lora_doc, "with_lora($self, /, lora, scale=None)\n--\n\n"
+             "A view of this model with adapters of its own: a new Model that shares this one's weights (no\n"
+             "second load, no copy) and applies, at run time, this model's adapters and then lora (a path,\n"
+             "a (path, scale) tuple or a list of either, as Model(lora=...); scale, for a single path,\n"
+             "is its scale). Its logits equal those of Model(path, lora=...) with both lists, bit for bit;\n"
+             "sessions, engines and snapshots are made from it as from any Model, and a snapshot of one\n"
+             "view is refused by another with other adapters. Either model may be closed first. A model\n"
+             "with merged adapters (lora_merge) cannot have views (FgemmaError, UNSUPPORTED).");
+static PyObject *model_with_lora(ModelObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"lora", "scale", NULL};
+  PyObject *lora_o, *scale_o = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "O|O:with_lora", kwlist, &lora_o, &scale_o)) return NULL;
+  if (model_ready(self) != 0) return NULL;
+  PyObject *item = NULL;
+  if (scale_o != Py_None) {
+    if (!is_path(lora_o)) {
+      PyErr_Format(PyExc_TypeError, "with_lora: scale= goes with a single path, not with %.100s", Py_TYPE(lora_o)->tp_name);
+      return NULL;
+    }
+    if (!(item = PyTuple_Pack(2, lora_o, scale_o))) return NULL;
+  }
+  if (lora_o == Py_None || (PyList_Check(lora_o) && PyList_GET_SIZE(lora_o) == 0)) {
+    Py_XDECREF(item);
+    return raise_arg("with_lora: no adapter given");
+  }
+  lora_list ll;
+  const int rc = lora_parse(item ? item : lora_o, &ll);
+  Py_XDECREF(item);
+  if (rc != 0) return NULL;
+  PyObject *loras = PySequence_Concat(self->loras, ll.normal);
+  ModelObject *v = loras ? (ModelObject *)Py_TYPE(self)->tp_alloc(Py_TYPE(self), 0) : NULL;
+  if (!v) {
+    Py_XDECREF(loras);
+    lora_list_clear(&ll);
+    return NULL;
+  }
+  v->loras = loras;
+  v->path = Py_NewRef(self->path);
+  v->threads = self->threads;
+  v->n_vocab = self->n_vocab;
+  fg_error err = {0};
+  fg_status st;
+  fg_model *m = NULL;
+  model_use(self); /* a close() on another thread while the GIL is released must not free the base */
+  Py_BEGIN_ALLOW_THREADS
+  st = fg_model_with_loras(self->m, ll.l, (size_t)ll.n, &m, &err);
+  Py_END_ALLOW_THREADS
+  model_unuse(self);
+  lora_list_clear(&ll);
+  if (st != FG_OK) {
+    Py_DECREF(v);
+    return raise_status(st, err.msg);
+  }
+  v->m = m;
+  return (PyObject *)v;
+}
+
 static void model_dealloc(ModelObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   fg_model_free(self->m); /* every child held a reference: none is left */
@@ -1473,6 +1530,7 @@ static PyMethodDef model_methods[] = {
     {"detokenize", (PyCFunction)model_detokenize, METH_O, model_detokenize_doc},
     {"session", (PyCFunction)(void (*)(void))model_session, METH_VARARGS | METH_KEYWORDS, model_session_doc},
     {"nlu", (PyCFunction)(void (*)(void))model_nlu, METH_VARARGS | METH_KEYWORDS, model_nlu_doc},
+    {"with_lora", (PyCFunction)(void (*)(void))model_with_lora, METH_VARARGS | METH_KEYWORDS, model_with_lora_doc},
     {"close", (PyCFunction)model_close, METH_NOARGS, model_close_doc},
     CTX_METHODS(model),
     {NULL, NULL, 0, NULL}};

@@ -80,6 +80,9 @@ class Model:
     ) -> Nlu:
         """Options and defaults as on every surface (docs/OPTIONS.md); multi is the deprecated old name of
         multi_call (DeprecationWarning)."""
+    def with_lora(self, lora: Union[_Lora, List[_Lora]], scale: Optional[float] = None) -> "Model":
+        """A view: this model's weights (shared, not loaded again) with this model's adapters and then lora,
+        applied at run time (fg_model_with_loras). scale goes with a single path."""
     def close(self) -> None: ...
     def __enter__(self) -> "Model": ...
     def __exit__(self, *exc: object) -> Literal[False]: ...
