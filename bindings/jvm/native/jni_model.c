@@ -123,6 +123,25 @@ JNIEXPORT jlong JNICALL JFG(loadFd)(JNIEnv *env, jclass cls, jint fd, jlong offs
   return jfg_handle(m);
 }
 
+/* FgModel.withLora: a view of the model with these adapters (fg_model_with_loras) */
+JNIEXPORT jlong JNICALL JFG(withLoras)(JNIEnv *env, jclass cls, jlong h, jobjectArray lora_paths,
+                                       jfloatArray lora_scales) {
+  (void)cls;
+  const fg_model *base = jfg_live(env, h, "model");
+  if (!base) return 0;
+  jfg_loras ll;
+  if (loras_in(env, lora_paths, lora_scales, &ll) != 0) return 0;
+  fg_model *m = NULL;
+  fg_error err = {0};
+  fg_status st = fg_model_with_loras(base, ll.l, ll.n, &m, &err);
+  loras_free(&ll);
+  if (st != FG_OK) {
+    jfg_throw(env, st, err.msg);
+    return 0;
+  }
+  return jfg_handle(m);
+}
+
 JNIEXPORT void JNICALL JFG(free)(JNIEnv *env, jclass cls, jlong h) {
   (void)env, (void)cls;
   fg_model_free(jfg_ptr(h));

@@ -197,6 +197,29 @@ class FgModel private constructor(ptr: Long) : AutoCloseable {
         }
     }
 
+    /**
+     * A view of this model with adapters of its own (`fg_model_with_loras`, docs/LORA.md "Many adapters,
+     * one base"): a new FgModel that shares this one's weights (nothing is loaded again or copied) and
+     * applies this model's adapters and then [adapters], at run time. Its logits equal those of the file
+     * loaded with both lists, bit for bit; sessions, snapshots and engines come from it as from any model,
+     * and a snapshot of one view is refused (MISMATCH) by a view with other adapters. Close the two in any
+     * order. Throws IllegalArgumentException for an empty list, IllegalStateException when this model is
+     * closed, FgException (IO, FORMAT, UNSUPPORTED for a model with merged adapters) naming the file.
+     */
+    fun withLora(adapters: List<LoraAdapter>): FgModel {
+        require(adapters.isNotEmpty()) { "withLora: no adapter given" }
+        val paths = Array(adapters.size) { encodeUtf8(adapters[it].path) }
+        val scales = FloatArray(adapters.size) { adapters[it].scale }
+        return handle.use { p -> FgModel(ModelNative.withLoras(p, paths, scales)) }
+    }
+
+    /** A view with one or more adapters: see withLora(List). */
+    fun withLora(vararg adapters: LoraAdapter): FgModel = withLora(adapters.toList())
+
+    /** A view with the adapter at path and scale: see withLora(List). */
+    @JvmOverloads
+    fun withLora(path: String, scale: Float = 1f): FgModel = withLora(listOf(LoraAdapter(path, scale)))
+
     val isClosed: Boolean get() = handle.isClosed
 
     /** Drops this reference; idempotent. Sessions, snapshots and engines made from it keep working. */

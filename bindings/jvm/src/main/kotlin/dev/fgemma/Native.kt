@@ -21,6 +21,7 @@ internal object ModelNative {
         loraScales: FloatArray?, loraMerge: Int,
     ): Long
     @JvmStatic external fun free(h: Long)
+    @JvmStatic external fun withLoras(h: Long, loraPaths: Array<ByteArray>, loraScales: FloatArray): Long
     @JvmStatic external fun info(h: Long, nums: LongArray, strs: Array<ByteArray?>)
     @JvmStatic external fun tokenize(h: Long, text: ByteArray, flags: Int): IntArray
     @JvmStatic external fun detokenize(h: Long, ids: IntArray): ByteArray
