@@ -87,3 +87,13 @@ if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
       FIXTURES_REQUIRED tvmini COST ${cost})
   endforeach()
 endif()
+
+# `fgemma serve` with named adapters over one base (tests/serve/test_adapters.py, docs/SERVER.md
+# "Adapters"): tv-mini Q8_0 with two gen-lora adapters; /v1/models, the model field, --lora-catalog,
+# unknown names, --snapshot-dir names, the CLI's answer. About 1 s.
+if(FG_TV_MINI_GATES AND FG_BUILD_SERVER AND NOT CMAKE_CROSSCOMPILING)
+  find_program(FG_PYTHON3 python3)
+  add_test(NAME serve_adapters COMMAND ${FG_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/serve/test_adapters.py
+           $<TARGET_FILE:fgemma> ${FG_TV_MINI_DIR} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(serve_adapters PROPERTIES FIXTURES_REQUIRED tvmini LABELS "tvmini;serve" TIMEOUT 300)
+endif()

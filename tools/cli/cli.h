@@ -89,6 +89,15 @@ const fg_model_params *cli_model_params(void);
 /* Parameters for a reference model (eval's F32 reference): the defaults plus the command line's --lora
  * adapters, applied at run time (the exact way). */
 const fg_model_params *cli_reference_params(void);
+/* --lora NAME=FILE[:SCALE] (fgemma serve's named adapters) in the order given; asking for them lets
+ * cli_load_model accept them (other commands refuse them). */
+typedef struct cli_named_lora {
+  char name[64];
+  fg_lora lora;
+} cli_named_lora;
+size_t cli_named_loras(const cli_named_lora **out);
+/* --lora-catalog NAME=CATALOG.json, in the order given (lora.path is the catalog's file). */
+size_t cli_lora_catalogs(const cli_named_lora **out);
 /* fg_session_params_init plus the command line's --kv-type. */
 void cli_session_params_init(fg_session_params *p);
 

@@ -9,6 +9,42 @@
 #include "serve.h"
 #endif
 
+#ifdef FG_SERVE
+/* --lora NAME=FILE[:SCALE]: a view of m per name; --lora-catalog NAME=CATALOG.json: the bindings. 0, or 1
+ * after printing the error (what was made so far stays in *views for the caller to free). */
+static int serve_adapters(const fg_model *m, serve_config *cfg, serve_adapter *ads, fg_model **views,
+                          serve_binding *binds) {
+  const cli_named_lora *named = NULL, *cats = NULL;
+  const size_t n = cli_named_loras(&named), n_cats = cli_lora_catalogs(&cats);
+  for (size_t i = 0; i < n; i++) {
+    fg_error err = {0};
+    const fg_status st = fg_model_with_loras(m, &named[i].lora, 1, &views[i], &err);
+    if (st != FG_OK) return cli_status_error(st, "--lora", err.msg);
+    ads[i] = (serve_adapter){named[i].name, views[i]};
+    cfg->n_adapters = i + 1;
+  }
+  cfg->adapters = ads;
+  for (size_t i = 0; i < n_cats; i++) {
+    size_t k = 0;
+    while (k < n && strcmp(named[k].name, cats[i].name) != 0) k++;
+    if (k == n) return cli_error("--lora-catalog %s=...: no adapter is named '%s' (--lora %s=FILE)", cats[i].name, cats[i].name, cats[i].name);
+    size_t len = 0;
+    char *json = cli_read_file(cats[i].lora.path, &len);
+    if (!json) return 1;
+    const uint64_t h = serve_catalog_prefix_hash(json, len);
+    free(json);
+    if (!h) return cli_error("--lora-catalog %s=%s: not a catalog fgemma can parse (fgemma call checks it)", cats[i].name, cats[i].lora.path);
+    for (size_t j = 0; j < i; j++)
+      if (binds[j].prefix_hash == h && binds[j].adapter != k)
+        return cli_error("--lora-catalog: %s is bound to two adapters", cats[i].lora.path);
+    binds[i] = (serve_binding){k, h};
+  }
+  cfg->bindings = binds;
+  cfg->n_bindings = n_cats;
+  return 0;
+}
+#endif
+
 int cmd_serve(int argc, char **argv) {
   static const cli_opt opts[] = {
       {"model", 'm', true, "GGUF file"},
@@ -102,8 +138,18 @@ int cmd_serve(int argc, char **argv) {
 
   const char *path = cli_get(opts, &a, "model");
   if (!path) path = getenv("FGEMMA_MODEL");
+  const cli_named_lora *named_list = NULL;
+  (void)cli_named_loras(&named_list); /* serve takes NAME=FILE adapters */
   fg_model *m = cli_load_model(path);
   if (!m) return 1;
+  serve_adapter ads[64];
+  serve_binding binds[64];
+  fg_model *views[64] = {0};
+  if (serve_adapters(m, &cfg, ads, views, binds) != 0) {
+    for (size_t i = 0; i < 64; i++) fg_model_free(views[i]);
+    fg_model_free(m);
+    return 1;
+  }
   /* the model's name: the file name without directories and ".gguf" */
   char id[128];
   const char *base = strrchr(path, '/');
@@ -112,6 +158,7 @@ int cmd_serve(int argc, char **argv) {
   if (n > 5 && strcmp(id + n - 5, ".gguf") == 0) id[n - 5] = 0;
   cfg.model_id = id;
   int rc = fg_serve_run(&cfg, m);
+  for (size_t i = 0; i < 64; i++) fg_model_free(views[i]);
   fg_model_free(m);
   return rc;
 #endif

@@ -1,6 +1,7 @@
 /* util.c — command-line parsing and error printing for the fgemma tool. */
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -97,13 +98,82 @@ static bool parse_check_tensors(const char *s) {
   return false;
 }
 
-/* --lora FILE[:SCALE]: the text after the last ':' is the scale when it parses as a float */
+static cli_named_lora g_named[CLI_MAX_LORAS]; /* --lora NAME=FILE[:SCALE] (fgemma serve) */
+static size_t g_n_named;
+static cli_named_lora g_lora_cats[CLI_MAX_LORAS]; /* --lora-catalog NAME=CATALOG.json; lora.path = the catalog */
+static size_t g_n_lora_cats;
+static bool g_named_ok; /* the command takes named adapters (cli_named_loras was asked) */
+
+size_t cli_named_loras(const cli_named_lora **out) {
+  g_named_ok = true;
+  *out = g_named;
+  return g_n_named;
+}
+
+size_t cli_lora_catalogs(const cli_named_lora **out) {
+  *out = g_lora_cats;
+  return g_n_lora_cats;
+}
+
+/* "NAME=REST" with NAME of letters, digits, '.', '_', '-' (at most 63): *rest = REST; false otherwise. */
+static bool split_name(const char *s, char *name, const char **rest) {
+  const char *eq = strchr(s, '=');
+  if (!eq || eq == s || eq - s > 63 || !eq[1]) return false;
+  for (const char *p = s; p < eq; p++)
+    if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-') return false;
+  memcpy(name, s, (size_t)(eq - s));
+  name[eq - s] = '\0';
+  *rest = eq + 1;
+  return true;
+}
+
+static bool parse_lora_spec(const char *s, fg_lora *l);
+
+/* --lora NAME=FILE[:SCALE] (a name as split_name takes it, and s is not an existing file) */
+static bool parse_named_lora(const char *s, bool *named) {
+  char name[64];
+  const char *rest;
+  *named = split_name(s, name, &rest) && access(s, F_OK) != 0;
+  if (!*named) return true;
+  if (g_n_named == CLI_MAX_LORAS) return cli_error("--lora: at most %d named adapters", CLI_MAX_LORAS), false;
+  for (size_t i = 0; i < g_n_named; i++)
+    if (strcmp(g_named[i].name, name) == 0) return cli_error("--lora: the name '%s' is given twice", name), false;
+  cli_named_lora *n = &g_named[g_n_named];
+  snprintf(n->name, sizeof n->name, "%s", name);
+  if (!parse_lora_spec(rest, &n->lora)) return false;
+  g_n_named++;
+  return true;
+}
+
+/* --lora-catalog NAME=CATALOG.json */
+static bool parse_lora_catalog(const char *s) {
+  if (g_n_lora_cats == CLI_MAX_LORAS) return cli_error("--lora-catalog: at most %d", CLI_MAX_LORAS), false;
+  cli_named_lora *n = &g_lora_cats[g_n_lora_cats];
+  const char *rest;
+  if (!split_name(s, n->name, &rest))
+    return cli_error("--lora-catalog: '%s' is not NAME=CATALOG.json (NAME: letters, digits, '.', '_', '-')", s), false;
+  n->lora.path = rest;
+  g_n_lora_cats++;
+  return true;
+}
+
+/* --lora FILE[:SCALE], or NAME=FILE[:SCALE] (parse_named_lora) */
 static bool parse_lora(const char *s) {
+  bool named = false;
+  if (!parse_named_lora(s, &named)) return false;
+  if (named) return true;
   if (g_model_params.n_loras == CLI_MAX_LORAS) {
     cli_error("--lora: at most %d adapters", CLI_MAX_LORAS);
     return false;
   }
-  fg_lora *l = &g_loras[g_model_params.n_loras];
+  if (!parse_lora_spec(s, &g_loras[g_model_params.n_loras])) return false;
+  g_model_params.loras = g_loras;
+  g_model_params.n_loras++;
+  return true;
+}
+
+/* FILE[:SCALE]: the text after the last ':' is the scale when it parses as a float */
+static bool parse_lora_spec(const char *s, fg_lora *l) {
   l->path = s;
   l->scale = 1.0f;
   const char *colon = strrchr(s, ':');
@@ -122,8 +192,6 @@ static bool parse_lora(const char *s) {
     }
   }
   if (!*l->path) return cli_error("--lora: no file in '%s'", s), false;
-  g_model_params.loras = g_loras;
-  g_model_params.n_loras++;
   return true;
 }
 
@@ -160,7 +228,10 @@ static const struct cli_global {
      "the whole file)"},
     {"lora", "model", parse_lora,
      "LoRA adapter (llama.cpp's GGUF format) FILE[:SCALE], scale 1 by default; repeat for several, applied in "
-     "order (docs/LORA.md)"},
+     "order (docs/LORA.md); serve also takes NAME=FILE[:SCALE]: an adapter that requests choose by model name"},
+    {"lora-catalog", "max-catalogs", parse_lora_catalog,
+     "NAME=CATALOG.json: requests without a model name whose tools are this catalog run on adapter NAME "
+     "(repeatable; docs/SERVER.md)"},
     {"lora-merge", "model", parse_lora_merge,
      "off (default: adapters applied at run time, exactly) | f32 | bf16 | q8_0: merged at load into copies of the "
      "adapted matrices of that type"},
@@ -390,6 +461,10 @@ fg_model *cli_load_model(const char *path) {
   if (!path) path = getenv("FGEMMA_MODEL");
   if (!path || !*path) {
     cli_error("no model given: use -m MODEL.gguf (or set FGEMMA_MODEL)");
+    return NULL;
+  }
+  if (g_n_named && !g_named_ok) {
+    cli_error("--lora %s=...: named adapters are for fgemma serve; give --lora FILE[:SCALE]", g_named[0].name);
     return NULL;
   }
   fg_model *m = NULL;

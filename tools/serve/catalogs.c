@@ -37,7 +37,7 @@ static void cat_unlist(server *s, cat_entry *e) {
 cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
   pthread_mutex_lock(&s->cat_mu);
   cat_entry *e = s->cats;
-  while (e && e->hash != j->hash) e = e->next;
+  while (e && e->hash != j->hash) e = e->next; /* the hash covers the adapter (pick_adapter) */
   if (e) {
     e->refs++;
     e->last_used = ++s->tick;
@@ -91,6 +91,7 @@ cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     return NULL;
   }
   e->hash = j->hash;
+  e->model = j->mdl;
   snprintf(e->id, sizeof e->id, "cat-%016llx", (unsigned long long)j->hash);
   e->state = CAT_BUILDING;
   e->refs = 1;
@@ -114,7 +115,7 @@ cat_entry *cat_acquire(server *s, job *j, bool *was_cached) {
     p.session.abort_cb = build_abort; /* the base is never asked: only its prefill polls this */
     p.session.abort_user_data = e;
     e->builder = j;
-    st = fg_nlu_create(s->model, catalog, &p, &base, &err);
+    st = fg_nlu_create(e->model, catalog, &p, &base, &err);
     e->builder = NULL;
   }
   if (st == FG_OK) {

@@ -102,7 +102,15 @@ enum MHD_Result answer_get(server *s, req *r, struct MHD_Connection *c) {
   if (r->ep == EP_MODELS) {
     sb_puts(&b, "{\"object\":\"list\",\"data\":[{\"id\":");
     sb_json_str(&b, s->cfg->model_id, strlen(s->cfg->model_id));
-    sb_puts(&b, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"fgemma\"}]}\n");
+    sb_puts(&b, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"fgemma\"}");
+    for (size_t i = 0; i < s->cfg->n_adapters; i++) { /* --lora NAME=FILE: the names requests may give */
+      sb_puts(&b, ",{\"id\":");
+      sb_json_str(&b, s->cfg->adapters[i].name, strlen(s->cfg->adapters[i].name));
+      sb_puts(&b, ",\"object\":\"model\",\"created\":0,\"owned_by\":\"fgemma\",\"parent\":");
+      sb_json_str(&b, s->cfg->model_id, strlen(s->cfg->model_id));
+      sb_puts(&b, "}");
+    }
+    sb_puts(&b, "]}\n");
     return send_body(r, c, 200, "application/json", b.oom ? (free(b.p), NULL) : b.p, b.n, NULL);
   }
   if (r->ep == EP_HEALTH) {

@@ -78,6 +78,7 @@ bool parse_chat(const server *s, cJSON *root, job *j, bad *b) {
   cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "model");
   if (v && !cJSON_IsString(v)) return fail(b, 400, "invalid_type", "model", "model must be a string");
   snprintf(j->model, sizeof j->model, "%s", v ? v->valuestring : s->cfg->model_id);
+  const bool model_named = v && v->valuestring[0];
   cJSON *msgs = cJSON_GetObjectItemCaseSensitive(root, "messages");
   if (!cJSON_IsArray(msgs) || cJSON_GetArraySize(msgs) == 0)
     return fail(b, 400, "invalid_type", "messages", "messages must be a non-empty array");
@@ -156,7 +157,7 @@ bool parse_chat(const server *s, cJSON *root, job *j, bad *b) {
     if (!cJSON_IsObject(so)) return fail(b, 400, "invalid_type", "stream_options", "stream_options must be an object");
     if (!opt_bool(so, "include_usage", &j->include_usage, b)) return false;
   }
-  return true;
+  return pick_adapter(s, j, model_named, b);
 }
 
 bool parse_nlu(const server *s, cJSON *root, job *j, bad *b) {
@@ -197,6 +198,61 @@ bool parse_nlu(const server *s, cJSON *root, job *j, bad *b) {
     return fail(b, 400, "invalid_value", "multi", "give multi_call only (multi is its deprecated old name)");
   if (!opt_bool(root, has_new ? "multi_call" : "multi", &multi, b)) return false;
   if (multi) j->flags |= FG_NLU_MULTI_CALL;
-  snprintf(j->model, sizeof j->model, "%s", s->cfg->model_id);
+  cJSON *mv = cJSON_GetObjectItemCaseSensitive(root, "model");
+  if (mv && !cJSON_IsString(mv)) return fail(b, 400, "invalid_type", "model", "model must be a string");
+  snprintf(j->model, sizeof j->model, "%s", mv ? mv->valuestring : s->cfg->model_id);
+  return pick_adapter(s, j, mv && mv->valuestring[0], b);
+}
+
+// ----------------------------------------------------------------------------------------------
+// Adapters: one base in memory, a view per named adapter (--lora NAME=FILE, --lora-catalog)
+
+uint64_t serve_catalog_prefix_hash(const char *json, size_t len) {
+  fg_catalog *c = NULL;
+  if (fg_catalog_parse(json, len, &c, NULL) != FG_OK) return 0;
+  size_t n = 0;
+  char *text = NULL;
+  uint64_t h = 0;
+  if (fg_catalog_render_prefix(c, NULL, 0, &n) == FG_ERR_BUFFER_TOO_SMALL && (text = malloc(n + 1)) &&
+      fg_catalog_render_prefix(c, text, n + 1, &n) == FG_OK)
+    h = fnv1a(text, n);
+  free(text);
+  fg_catalog_free(c);
+  return h;
+}
+
+/* The adapter the request's catalog is bound to (--lora-catalog), or -1. */
+static long bound_adapter(const server *s, const job *j) {
+  if (!s->cfg->n_bindings || j->by_id || !j->cat_json) return -1;
+  const uint64_t h = serve_catalog_prefix_hash(j->cat_json, strlen(j->cat_json));
+  for (size_t i = 0; h && i < s->cfg->n_bindings; i++)
+    if (s->cfg->bindings[i].prefix_hash == h) return (long)s->cfg->bindings[i].adapter;
+  return -1;
+}
+
+bool pick_adapter(const server *s, job *j, bool named, bad *b) {
+  const serve_config *cfg = s->cfg;
+  j->mdl = s->model;
+  if (cfg->n_adapters == 0) return true; /* one model: any name is answered by it, as OpenAI clients expect */
+  long k = -1;
+  for (size_t i = 0; named && i < cfg->n_adapters; i++)
+    if (strcmp(j->model, cfg->adapters[i].name) == 0) k = (long)i;
+  if (k < 0 && named && strcmp(j->model, cfg->model_id) != 0) {
+    sb names = {0};
+    for (size_t i = 0; i < cfg->n_adapters; i++) sb_printf(&names, "%s'%s'", i ? ", " : "", cfg->adapters[i].name);
+    fail(b, 404, "model_not_found", "model", "The model '%s' does not exist: this server answers '%s' and its adapters %s "
+         "(GET /v1/models)", j->model, cfg->model_id, names.p ? names.p : "");
+    free(names.p);
+    return false;
+  }
+  if (k < 0) k = bound_adapter(s, j);
+  if (k < 0) return true;
+  const serve_adapter *a = &cfg->adapters[k];
+  j->mdl = a->model;
+  snprintf(j->model, sizeof j->model, "%s", a->name);
+  if (!j->by_id) { /* cached per (adapter, catalog) */
+    j->hash ^= fnv1a(a->name, strlen(a->name)) * 0x9E3779B97F4A7C15ull;
+    snprintf(j->cat_id, sizeof j->cat_id, "cat-%016llx", (unsigned long long)j->hash);
+  }
   return true;
 }

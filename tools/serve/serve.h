@@ -7,6 +7,20 @@
 
 #include <stdint.h>
 
+/* A named adapter (--lora NAME=FILE[:SCALE]): a view of the served model (fg_model_with_loras) that
+ * requests choose by their OpenAI "model" field. */
+typedef struct serve_adapter {
+  const char *name;
+  const fg_model *model;
+} serve_adapter;
+
+/* --lora-catalog NAME=CATALOG.json: a request without a model name (or with the base's) whose tool list
+ * renders this prompt prefix runs on adapter `adapter`. */
+typedef struct serve_binding {
+  size_t adapter;        /* index into serve_config.adapters */
+  uint64_t prefix_hash;  /* FNV-1a of the catalog's rendered prefix (fg_catalog_render_prefix) */
+} serve_binding;
+
 typedef struct serve_config {
   const char *model_id;       /* name shown by /v1/models and in answers */
   const char *host;           /* address to bind: IPv4 or IPv6 literal */
@@ -23,7 +37,16 @@ typedef struct serve_config {
   uint32_t max_connections;
   const char *api_key;        /* NULL = no authentication */
   fg_nlu_params nlu;          /* engine defaults: threads, KV type, speculation */
+  const serve_adapter *adapters; /* (n_adapters) named adapters over the one model; none: any model name
+                                    is answered by the model, as before */
+  size_t n_adapters;
+  const serve_binding *bindings; /* (n_bindings) catalogs bound to adapters */
+  size_t n_bindings;
 } serve_config;
+
+/* FNV-1a of the prompt prefix a catalog (JSON, either format) renders to; 0 when it cannot be parsed.
+ * Two tool lists bind alike when they render alike (--lora-catalog). */
+uint64_t serve_catalog_prefix_hash(const char *json, size_t len);
 
 /* Serves until SIGTERM or SIGINT, then drains (requests in flight finish, new ones get 503) and
  * returns 0; 1 when the server cannot start (message on stderr). The model stays the caller's. */

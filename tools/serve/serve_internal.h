@@ -80,7 +80,8 @@ typedef struct engine {
 enum { CAT_BUILDING, CAT_READY, CAT_FAILED };
 
 struct cat_entry {
-  uint64_t hash;
+  uint64_t hash;        /* of the catalog, mixed with the adapter's name when it runs on one */
+  const fg_model *model; /* the served model or an adapter's view */
   char id[24];          /* "cat-" + 16 hex digits of the hash */
   int state;
   fg_status fail_st;
@@ -156,6 +157,7 @@ struct job {
   int tool_choice;
   bool stream, include_usage;
   char model[128];
+  const fg_model *mdl; /* the model or adapter view the request runs on (pick_adapter) */
   double t_arrive, deadline, last_poll;
   atomic_bool gone, timed_out;
   /* answer */
@@ -227,6 +229,10 @@ void job_free(job *j);
 bool fail(bad *b, unsigned status, const char *code, const char *param, const char *fmt, ...);
 bool parse_chat(const server *s, cJSON *root, job *j, bad *b);
 bool parse_nlu(const server *s, cJSON *root, job *j, bad *b);
+/* The model the request runs on: the adapter its "model" names, else the adapter its catalog is bound to
+ * (--lora-catalog), else the served model; an unknown name when adapters are named is a 404. */
+bool pick_adapter(const server *s, job *j, bool named, bad *b);
+
 
 /* get_endpoints.c */
 enum MHD_Result answer_get(server *s, req *r, struct MHD_Connection *c);
