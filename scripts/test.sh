@@ -130,7 +130,7 @@ if [ "$tsan" = 1 ]; then
   cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFG_SANITIZE_THREAD=ON \
     -DFG_BUILD_BENCH=OFF -DFG_TEST_MODELS="$root/build/models" >/dev/null
   timed "TSan build" cmake --build build-tsan -j "$jobs" --target test_kernels test_session test_reliability \
-    test_lifetime test_spec test_nlu_fork fgemma
+    test_lifetime test_spec test_nlu_fork test_lora_view fgemma
   step "tests (TSan: thread pool, concurrent forks, abort from another thread)"
   # die_after_fork=0: test_session's persistence test forks a child while the pool's threads exist
   # (the child itself runs single-threaded); halt_on_error: the first report fails the step
@@ -151,6 +151,7 @@ if [ "$tsan" = 1 ]; then
   tsan_lane2() {
     timed "TSan test_reliability" build-tsan/tests/test_reliability abort errmsg free &&
       timed "TSan test_lifetime" build-tsan/tests/test_lifetime &&
+      timed "TSan test_lora_view" build-tsan/tests/test_lora_view &&
       timed "TSan test_nlu_fork" build-tsan/tests/test_nlu_fork threads &&
       timed "TSan serve" bash scripts/test-serve.sh --fgemma build-tsan/fgemma --cli build/fgemma --quick \
         --skip-270m "too slow under TSan: over 7 CPU-minutes for the 4-utterance pass; release and ASan run it" \
