@@ -9,9 +9,9 @@
  * is thread-safe.
  *
  * Ownership: every `_load`/`_create`/`_parse` pairs with a `_free`; `_free(NULL)` is a harmless
- * no-op. Handles may be freed in any order: a session, snapshot or NLU engine keeps its model alive
- * (reference counted), and an NLU engine keeps its catalog alive, so `fg_model_free` and
- * `fg_catalog_free` drop only the caller's reference; the model (with its mapped file) goes when
+ * no-op. Handles may be freed in any order: a session, snapshot, NLU engine or model view
+ * (fg_model_with_loras) keeps its model alive (reference counted), and an NLU engine keeps its
+ * catalog alive, so `fg_model_free` and `fg_catalog_free` drop only the caller's reference; the model (with its mapped file) goes when
  * the last holder goes. Returned pointers are borrowed until the next call that mutates the handle
  * they came from (a model pointer from `fg_session_model` as long as the session lives).
  *
