@@ -121,5 +121,6 @@ int cli_generate_batch(const fg_model *m, const fg_session_params *sp, const cha
 int cmd_requant_head(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
 
 #endif

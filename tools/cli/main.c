@@ -26,6 +26,7 @@ static const command k_commands[] = {
     {"convert", cmd_convert, "convert a Hugging Face Gemma 3 checkpoint, a GGUF or a PEFT LoRA adapter to a GGUF"},
     {"requant-head", cmd_requant_head, "copy a GGUF with a quantized output.weight (LM head)"},
     {"gen-model", cmd_gen_model, "write a synthetic gemma3 GGUF with random weights"},
+    {"tune", cmd_tune, "turn an app's tool spec (*.tune.json) into training data, a LoRA adapter and a report"},
     {"gen-lora", cmd_gen_lora, "write a synthetic LoRA adapter (llama.cpp's GGUF format) for a base model"},
     {NULL, NULL, NULL},
 };

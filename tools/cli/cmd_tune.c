@@ -1,0 +1,247 @@
+/* cmd_tune.c — `fgemma tune`: from an app's tool spec (*.tune.json, docs/TUNE.md) to training data, a
+ * LoRA adapter and a report. The spec, its expansion and the data files are in tools/tune/; this file
+ * runs the stages. */
+#include "cli.h"
+#include "tune.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum { ST_CHECK, ST_DATA, ST_TRAIN, ST_ADAPTER, ST_REPORT, N_STAGES };
+static const char *const k_stage[N_STAGES] = {"check", "data", "train", "adapter", "report"};
+
+typedef struct tune_cfg {
+  const char *spec, *dir, *base, *python, *trainer, *agreement;
+  uint32_t threads, budget;
+  bool quiet;
+} tune_cfg;
+
+static bool exists(const char *p) {
+  struct stat st;
+  return stat(p, &st) == 0;
+}
+
+static char *join(const char *a, const char *b) {
+  const size_t n = strlen(a) + strlen(b) + 2;
+  char *p = malloc(n);
+  if (p) snprintf(p, n, "%s/%s", a, b);
+  return p;
+}
+
+// ----------------------------------------------------------------------------------------------
+// check, data
+
+static int stage_check(const tune_cfg *c, tn_spec **out) {
+  tn_spec *s = tn_spec_load(c->spec);
+  if (!s) return 1;
+  size_t n_dev = 0;
+  for (size_t i = 0; i < s->n_phr; i++) n_dev += s->phr[i].dev;
+  if (!c->quiet)
+    fprintf(stderr, "tune: %s is valid: %zu functions, %zu languages, %zu phrasings (%zu held out for dev), %zu value lists, %zu examples\n",
+            c->spec, s->n_funcs, s->n_langs, s->n_phr, n_dev, s->n_lists, s->n_ex);
+  *out = s;
+  return 0;
+}
+
+static int stage_data(const tune_cfg *c, const tn_spec *s) {
+  tn_data d;
+  const double t0 = cli_now();
+  if (tn_expand(s, &d) != 0) return 1;
+  if (!c->quiet)
+    fprintf(stderr, "tune: expanded %zu training and %zu dev examples in %.1f s (%zu dev lines dropped: equal to a training utterance)\n",
+            d.n_train, d.n_dev, cli_now() - t0, d.dropped_dev);
+  const int rc = tn_write_data(s, &d, c->dir, c->base, c->threads, c->quiet);
+  tn_data_free(&d);
+  if (!rc && !c->quiet) fprintf(stderr, "tune: data stage done in %.1f s\n", cli_now() - t0);
+  return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
+// train: training/train_lora.py on this machine's Python (torch, transformers, peft)
+
+/* Runs argv (NULL-terminated); the exit status, or 127 when it could not start. */
+static int run_argv(char *const argv[], bool quiet_out) {
+  pid_t pid = fork();
+  if (pid < 0) return 127;
+  if (pid == 0) {
+    if (quiet_out) {
+      if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(127);
+    }
+    execvp(argv[0], argv);
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return 127;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+/* The trainer: --trainer FILE, else ../training/train_lora.py beside the fgemma executable's directory. */
+static char *find_trainer(const tune_cfg *c) {
+  if (c->trainer) {
+    if (!exists(c->trainer)) return cli_error("tune: --trainer %s does not exist", c->trainer), NULL;
+    return strdup(c->trainer);
+  }
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash) {
+      *slash = '\0';
+      char *p = join(exe, "../training/train_lora.py");
+      if (p && exists(p)) return p;
+      free(p);
+    }
+  }
+  cli_error("tune: cannot find training/train_lora.py beside the fgemma executable: pass --trainer FILE");
+  return NULL;
+}
+
+static int stage_train(const tune_cfg *c) {
+  char *trainer = find_trainer(c);
+  if (!trainer) return 1;
+  char *const probe[] = {(char *)c->python, "-c", "import torch, transformers, peft", NULL};
+  const int prc = run_argv(probe, true);
+  if (prc != 0) {
+    free(trainer);
+    if (prc == 127) return cli_error("tune: cannot run the Python '%s' (pass --python PY)", c->python);
+    return cli_error("tune: %s lacks torch, transformers or peft (`%s -c \"import torch, transformers, peft\"` fails); "
+                     "train where they are installed (docs/TUNE.md \"Stages\")", c->python, c->python);
+  }
+  char *data = join(c->dir, "data.bin"), *gf = join(c->dir, "golden.f32"), *gj = join(c->dir, "golden.json");
+  char *dev = join(c->dir, "dev.jsonl"), *out = join(c->dir, "train");
+  char budget[32];
+  snprintf(budget, sizeof budget, "%u", c->budget);
+  int rc = 1;
+  if (data && gf && gj && dev && out) {
+    char *const argv[] = {(char *)c->python, trainer, "--base", (char *)c->base, "--data", data, "--golden-f32", gf,
+                          "--golden-json", gj, "--dev-jsonl", dev, "--out", out, "--time-budget", budget, NULL};
+    if (!c->quiet) {
+      fprintf(stderr, "tune: training:");
+      for (char *const *a = argv; *a; a++) fprintf(stderr, " %s", *a);
+      fputc('\n', stderr);
+    }
+    rc = run_argv(argv, false);
+    if (rc) cli_error("tune: the trainer exited with status %d", rc), rc = 1;
+  } else {
+    cli_error("out of memory");
+  }
+  free(trainer), free(data), free(gf), free(gj), free(dev), free(out);
+  return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
+// adapter: the PEFT directory DIR/train/adapter to DIR/adapter.gguf
+
+static bool convert_progress(uint64_t done, uint64_t total, void *ud) {
+  (void)ud;
+  fprintf(stderr, "\rtune: converting the adapter %3.0f %%", total ? 100.0 * (double)done / (double)total : 100.0);
+  return true;
+}
+
+static int stage_adapter(const tune_cfg *c) {
+  char *in = join(c->dir, "train/adapter"), *out = join(c->dir, "adapter.gguf");
+  int rc = 0;
+  if (!in || !out) rc = cli_error("out of memory");
+  else if (!exists(in)) rc = cli_error("tune: %s does not exist: run the train stage first (or copy the trainer's adapter there)", in);
+  if (!rc) {
+    fg_convert_params p;
+    fg_convert_params_init(&p);
+    p.base = c->base;
+    if (!c->quiet) p.progress = convert_progress;
+    fg_error err = {0};
+    fg_status st = fg_convert(in, out, &p, &err);
+    if (!c->quiet) fputc('\n', stderr);
+    if (st != FG_OK) rc = cli_status_error(st, "tune: cannot convert the adapter", err.msg);
+    else if (!c->quiet) fprintf(stderr, "tune: wrote %s\n", out);
+  }
+  free(in), free(out);
+  return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
+// report
+
+static int stage_report(const tune_cfg *c, const tn_spec *s) {
+  (void)c, (void)s;
+  return cli_error("tune: the report stage is not built yet");
+}
+
+// ----------------------------------------------------------------------------------------------
+// The command
+
+int cmd_tune(int argc, char **argv) {
+  static const cli_opt opts[] = {
+      {"out", 'o', true, "the output directory DIR (created; required except for --stage check)"},
+      {"base", 0, true, "the base GGUF (google/gemma-3-270m's Q4_K_M, or a FunctionGemma file); required except for check"},
+      {"stage", 0, true, "check|data|train|adapter|report|all, or a comma list (default all: every stage in order)"},
+      {"python", 0, true, "the Python that trains (default python3; needs torch, transformers and peft)"},
+      {"trainer", 0, true, "training/train_lora.py (default: ../training/train_lora.py beside the fgemma executable)"},
+      {"threads", 't', true, "threads for the report's decoding (default: available cores)"},
+      {"budget", 0, true, "training time budget in seconds (default 360)"},
+      {"llama-agreement", 0, true, "report: a JSON of llama.cpp's agreement (tests/oracle) to include"},
+      {"quiet", 'q', false, "no progress on stderr"},
+      {"help", 'h', false, "show this help"},
+      {0}};
+  cli_args a;
+  if (cli_parse("tune", opts, argc - 1, argv + 1, &a)) return 2;
+  if (cli_has(opts, &a, "help")) {
+    cli_usage(stdout, "tune",
+              "SPEC.tune.json -o DIR --base BASE.gguf [--stage check|data|train|adapter|report|all] [--python PY] "
+              "[--trainer FILE] [--threads N] [--budget SECONDS] [--llama-agreement FILE] [-q]",
+              "Turns an app's tool spec (docs/TUNE.md) into a LoRA adapter and a report, in stages:\n"
+              "  check    parse and validate the spec against its catalog (writes nothing)\n"
+              "  data     expand it into DIR/train.jsonl, dev.jsonl, data.bin (FGTVDATA v1), golden.f32/.json\n"
+              "           (the base's reference logits) and summary.json; deterministic for the spec's seed\n"
+              "  train    PY TRAINER --base BASE --data DIR/data.bin ... --out DIR/train (torch, transformers, peft)\n"
+              "  adapter  DIR/train/adapter (PEFT) to DIR/adapter.gguf\n"
+              "  report   exact match on DIR/dev.jsonl, base alone and with the adapter, three decoding modes:\n"
+              "           DIR/report.json and DIR/report.md\n"
+              "A base without FunctionGemma's control tokens (google/gemma-3-270m) gets DIR/control-tokens.gguf, an\n"
+              "override-only adapter used at scale 0.",
+              opts);
+    return 0;
+  }
+  if (a.n_pos != 1) return cli_error("tune: give one SPEC.tune.json (see 'fgemma tune --help')"), 2;
+  tune_cfg c = {.spec = a.pos[0], .dir = cli_get(opts, &a, "out"), .base = cli_get(opts, &a, "base"),
+                .python = cli_get(opts, &a, "python"), .trainer = cli_get(opts, &a, "trainer"),
+                .agreement = cli_get(opts, &a, "llama-agreement"), .budget = 360, .quiet = cli_has(opts, &a, "quiet")};
+  if (!c.python) c.python = "python3";
+  const char *v;
+  if ((v = cli_get(opts, &a, "threads")) && !cli_u32("--threads", v, 1, 256, &c.threads)) return 2;
+  if ((v = cli_get(opts, &a, "budget")) && !cli_u32("--budget", v, 1, 1u << 24, &c.budget)) return 2;
+  bool want[N_STAGES] = {0};
+  char stages[128];
+  snprintf(stages, sizeof stages, "%s", (v = cli_get(opts, &a, "stage")) ? v : "all");
+  char *items[8];
+  const size_t n_items = cli_split_list(stages, items, 8);
+  for (size_t i = 0; i < n_items; i++) {
+    const bool all = strcmp(items[i], "all") == 0;
+    bool known = all;
+    for (int k = 0; k < N_STAGES; k++) {
+      const bool this = all || strcmp(items[i], k_stage[k]) == 0;
+      want[k] = want[k] || this;
+      known = known || this;
+    }
+    if (!known) return cli_error("tune: --stage '%s' is not check, data, train, adapter, report or all", items[i]), 2;
+  }
+  bool beyond_check = false;
+  for (int k = ST_DATA; k < N_STAGES; k++) beyond_check = beyond_check || want[k];
+  if (beyond_check && !c.dir) return cli_error("tune: -o DIR is required (except for --stage check)"), 2;
+  if (beyond_check && !c.base) return cli_error("tune: --base BASE.gguf is required (except for --stage check)"), 2;
+  if (c.base && beyond_check && !exists(c.base)) return cli_error("tune: the base %s does not exist", c.base);
+
+  tn_spec *s = NULL;
+  int rc = stage_check(&c, &s); /* every stage starts from a valid spec */
+  if (!rc && want[ST_DATA]) rc = stage_data(&c, s);
+  if (!rc && want[ST_TRAIN]) rc = stage_train(&c);
+  if (!rc && want[ST_ADAPTER]) rc = stage_adapter(&c);
+  if (!rc && want[ST_REPORT]) rc = stage_report(&c, s);
+  tn_spec_free(s);
+  return rc;
+}
