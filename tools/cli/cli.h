@@ -114,6 +114,20 @@ int cmd_bench(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 /* eval --calls (cmd_eval_calls.c), run by cmd_eval; returns the exit status. */
 int cli_eval_calls(const cli_opt *opts, const cli_args *a);
+/* eval --calls' answering and scoring for other commands (tune's report): every line of the labelled set
+ * data_path answered by m with catalog cat in decoding mode `constrained` (FG_NLU_CONSTRAIN_*), scored as
+ * eval --calls scores it; name labels the progress line (on stderr when progress). 0, or 1 after an
+ * error message; free out with cli_calls_score_free. */
+typedef struct cli_calls_score {
+  uint64_t n, exact, n_expect_calls, exact_calls, n_expect_text, exact_text, calls, invalid_calls, errors;
+  double p50_ms;
+  size_t n_items;
+  bool *item_exact;      /* (n_items) */
+  char (*item_lang)[16]; /* (n_items) the line's "lang", "" when none */
+} cli_calls_score;
+int cli_calls_score_run(const fg_model *m, const fg_catalog *cat, const char *data_path, const char *name,
+                        uint32_t constrained, uint32_t n_threads, bool progress, cli_calls_score *out);
+void cli_calls_score_free(cli_calls_score *s);
 int cmd_perplexity(int argc, char **argv);
 /* generate --batch (cmd_generate_batch.c); returns the exit status. */
 int cli_generate_batch(const fg_model *m, const fg_session_params *sp, const char *path, uint32_t n_gen,

@@ -19,6 +19,7 @@ typedef struct call_item {
   char *utt;             /* the utterance */
   cJSON *expected;       /* {"calls":[{"name","args"}...]} or {"text":"..."} */
   bool expect_calls;
+  char lang[16];         /* the line's "lang", or "" */
 } call_item;
 
 typedef struct call_row {
@@ -36,6 +37,7 @@ typedef struct call_row {
   uint64_t calls, invalid_calls, no_call_answers, errors;
   uint64_t decode, full_head, sparse_head, forced;
   double *ms;            /* (n) per-utterance wall time of fg_nlu_ask */
+  bool *item_exact;      /* (n) per utterance: exact (cli_calls_score), or NULL */
   cli_spec_stats spec;   /* weight passes and drafts (speculation, docs/SPECULATION.md) */
 } call_row;
 
@@ -133,6 +135,8 @@ static long read_calls(const char *path, call_item **out) {
     items[n].utt = strdup(u->valuestring);
     items[n].expected = cJSON_DetachItemFromObjectCaseSensitive(o, "expected");
     items[n].expect_calls = ec != NULL;
+    const cJSON *lg = cJSON_GetObjectItemCaseSensitive(o, "lang");
+    snprintf(items[n].lang, sizeof items[n].lang, "%s", cJSON_IsString(lg) ? lg->valuestring : "");
     cJSON_Delete(o);
     if (!items[n].utt) {
       cJSON_Delete(items[n].expected);
@@ -419,6 +423,7 @@ static int calls_row(const calls_run *x, call_row *r, size_t k, const fg_model *
       r->forced += res.forced_tokens;
       cli_spec_add(&r->spec, &res);
     }
+    if (r->item_exact) r->item_exact[r->n] = exact;
     r->n++;
     if (x->details) {
       char *exp = cJSON_PrintUnformatted(it->expected);
@@ -535,4 +540,55 @@ int cli_eval_calls(const cli_opt *opts, const cli_args *a) {
   free(cat_json);
   calls_cfg_free(&cfg);
   return rc;
+}
+
+// ----------------------------------------------------------------------------------------------
+// The same scoring for other commands (tune's report)
+
+int cli_calls_score_run(const fg_model *m, const fg_catalog *cat, const char *data_path, const char *name,
+                        uint32_t constrained, uint32_t n_threads, bool progress, cli_calls_score *out) {
+  memset(out, 0, sizeof *out);
+  call_item *items = NULL;
+  const long n_items = read_calls(data_path, &items);
+  if (n_items < 0) return 1;
+  calls_cfg cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.models[0] = (char *)name;
+  cfg.heads[0] = "file";
+  cfg.mode_ids[0] = constrained;
+  cfg.n_models = cfg.n_heads = cfg.n_modes = 1;
+  cfg.max_tokens = 64;
+  cfg.speculate = FG_NLU_SPECULATE_DEFAULT;
+  cli_session_params_init(&cfg.sp);
+  cfg.sp.n_threads = n_threads;
+  const calls_run x = {&cfg, items, n_items, cat, NULL, 1, progress, cli_now()};
+  call_row r;
+  memset(&r, 0, sizeof r);
+  fg_model_info info;
+  fg_model_get_info(m, &info);
+  out->item_exact = calloc((size_t)n_items, sizeof *out->item_exact);
+  out->item_lang = calloc((size_t)n_items, sizeof *out->item_lang);
+  int rc = out->item_exact && out->item_lang ? 0 : cli_error("out of memory");
+  r.item_exact = out->item_exact;
+  if (!rc) rc = calls_row(&x, &r, 0, m, &info, 0, 0, 0);
+  if (progress) fputc('\n', stderr);
+  if (!rc) {
+    out->n_items = (size_t)n_items;
+    for (long i = 0; i < n_items; i++) memcpy(out->item_lang[i], items[i].lang, sizeof out->item_lang[i]);
+    out->n = r.n, out->exact = r.exact, out->n_expect_calls = r.n_expect_calls, out->exact_calls = r.exact_calls;
+    out->n_expect_text = r.n_expect_text, out->exact_text = r.exact_text, out->calls = r.calls;
+    out->invalid_calls = r.invalid_calls, out->errors = r.errors;
+    double p95;
+    row_percentiles(&r, &out->p50_ms, &p95);
+  }
+  free(r.ms), cli_spec_free(&r.spec);
+  for (long i = 0; i < n_items; i++) free(items[i].utt), cJSON_Delete(items[i].expected);
+  free(items);
+  if (rc) cli_calls_score_free(out);
+  return rc;
+}
+
+void cli_calls_score_free(cli_calls_score *s) {
+  free(s->item_exact), free(s->item_lang);
+  memset(s, 0, sizeof *s);
 }

@@ -167,9 +167,184 @@ static int stage_adapter(const tune_cfg *c) {
 // ----------------------------------------------------------------------------------------------
 // report
 
+typedef struct report_row {
+  const char *model;   /* "base" or "tuned" */
+  uint32_t mode;
+  cli_calls_score sc;
+} report_row;
+
+static const uint32_t k_modes[3] = {FG_NLU_CONSTRAIN_CALL_ONLY, FG_NLU_CONSTRAIN_OFF, FG_NLU_CONSTRAIN_CALL_OR_TEXT};
+
+/* exact / n of row r in language lang ("" = all) */
+static void lang_count(const report_row *r, const char *lang, uint64_t *n, uint64_t *exact) {
+  *n = *exact = 0;
+  for (size_t i = 0; i < r->sc.n_items; i++) {
+    if (*lang && strcmp(r->sc.item_lang[i], lang) != 0) continue;
+    (*n)++;
+    *exact += r->sc.item_exact[i];
+  }
+}
+
+static double pct_of(uint64_t x, uint64_t n) { return n ? 100.0 * (double)x / (double)n : 0.0; }
+
+static void write_table(FILE *f, const tn_spec *s, const report_row *rows, size_t n_rows, bool md) {
+  fprintf(f, md ? "| model | decoding | exact |" : "%-6s %-13s %-18s", "model", "decoding", "exact");
+  for (size_t li = 0; li < s->n_langs; li++) fprintf(f, md ? " %s |" : " %-18s", s->langs[li]);
+  fprintf(f, md ? " exact on calls | invalid calls | p50 ms |\n" : " %-18s %-8s %s\n", "exact on calls", "invalid", "p50 ms");
+  if (md) {
+    fprintf(f, "|---|---|---|");
+    for (size_t li = 0; li < s->n_langs; li++) fprintf(f, "---|");
+    fprintf(f, "---|---|---|\n");
+  }
+  for (size_t k = 0; k < n_rows; k++) {
+    const report_row *r = &rows[k];
+    char cell[64];
+    snprintf(cell, sizeof cell, "%llu / %llu (%.1f %%)", (unsigned long long)r->sc.exact, (unsigned long long)r->sc.n,
+             pct_of(r->sc.exact, r->sc.n));
+    fprintf(f, md ? "| %s | %s | %s |" : "%-6s %-13s %-18s", r->model, cli_constrained_name(r->mode), cell);
+    for (size_t li = 0; li < s->n_langs; li++) {
+      uint64_t n, e;
+      lang_count(r, s->langs[li], &n, &e);
+      snprintf(cell, sizeof cell, "%llu / %llu (%.1f %%)", (unsigned long long)e, (unsigned long long)n, pct_of(e, n));
+      fprintf(f, md ? " %s |" : " %-18s", cell);
+    }
+    snprintf(cell, sizeof cell, "%llu / %llu", (unsigned long long)r->sc.exact_calls, (unsigned long long)r->sc.n_expect_calls);
+    fprintf(f, md ? " %s | %llu | %.1f |\n" : " %-18s %-8llu %.1f\n", cell, (unsigned long long)r->sc.invalid_calls, r->sc.p50_ms);
+  }
+}
+
+static void row_json(cJSON *arr, const tn_spec *s, const report_row *r) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "model", r->model);
+  cJSON_AddStringToObject(o, "constrained", cli_constrained_name(r->mode));
+  cJSON_AddNumberToObject(o, "n", (double)r->sc.n);
+  cJSON_AddNumberToObject(o, "exact_n", (double)r->sc.exact);
+  cJSON_AddNumberToObject(o, "exact", r->sc.n ? (double)r->sc.exact / (double)r->sc.n : 0.0);
+  cJSON_AddNumberToObject(o, "n_expect_calls", (double)r->sc.n_expect_calls);
+  cJSON_AddNumberToObject(o, "exact_calls_n", (double)r->sc.exact_calls);
+  cJSON_AddNumberToObject(o, "n_expect_text", (double)r->sc.n_expect_text);
+  cJSON_AddNumberToObject(o, "exact_text_n", (double)r->sc.exact_text);
+  cJSON_AddNumberToObject(o, "calls", (double)r->sc.calls);
+  cJSON_AddNumberToObject(o, "invalid_calls", (double)r->sc.invalid_calls);
+  cJSON_AddNumberToObject(o, "errors", (double)r->sc.errors);
+  cJSON_AddNumberToObject(o, "p50_ms", r->sc.p50_ms);
+  cJSON *bl = cJSON_AddObjectToObject(o, "by_lang");
+  for (size_t li = 0; li < s->n_langs; li++) {
+    uint64_t n, e;
+    lang_count(r, s->langs[li], &n, &e);
+    cJSON *l = cJSON_AddObjectToObject(bl, s->langs[li]);
+    cJSON_AddNumberToObject(l, "n", (double)n);
+    cJSON_AddNumberToObject(l, "exact_n", (double)e);
+    cJSON_AddNumberToObject(l, "exact", n ? (double)e / (double)n : 0.0);
+  }
+  cJSON_AddItemToArray(arr, o);
+}
+
+/* Writes text to dir/name through name.tmp. */
+static int write_text(const char *dir, const char *name, const char *text) {
+  char *p = join(dir, name), *tmp = p ? malloc(strlen(p) + 5) : NULL;
+  int rc = 0;
+  if (!tmp) rc = cli_error("out of memory");
+  if (!rc) {
+    snprintf(tmp, strlen(p) + 5, "%s.tmp", p);
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0 || rename(tmp, p) != 0) rc = cli_error("tune: cannot write %s", p);
+  }
+  free(p), free(tmp);
+  return rc;
+}
+
 static int stage_report(const tune_cfg *c, const tn_spec *s) {
-  (void)c, (void)s;
-  return cli_error("tune: the report stage is not built yet");
+  char *dev = join(c->dir, "dev.jsonl"), *adapter = join(c->dir, "adapter.gguf");
+  report_row rows[6];
+  memset(rows, 0, sizeof rows);
+  size_t n_rows = 0;
+  cJSON *agree = NULL;
+  int rc = dev && adapter ? 0 : cli_error("out of memory");
+  if (!rc && !exists(dev)) rc = cli_error("tune: %s does not exist: run the data stage first", dev);
+  if (!rc && !exists(adapter)) rc = cli_error("tune: %s does not exist: run the adapter stage first", adapter);
+  if (!rc && c->agreement) {
+    size_t len;
+    char *t = cli_read_file(c->agreement, &len);
+    if (!t) rc = 1;
+    else if (!(agree = cJSON_ParseWithLength(t, len))) rc = cli_error("tune: --llama-agreement %s is not JSON", c->agreement);
+    free(t);
+  }
+  /* the base as it answers before tuning (with the control-token override when it needs one), then tuned */
+  for (int which = 0; which < 2 && !rc; which++) {
+    fg_model *m = NULL;
+    if (which == 0) {
+      bool override;
+      m = tn_load_base(c->base, c->dir, c->quiet, &override);
+      if (!m) rc = 1;
+    } else {
+      fg_model_params mp;
+      fg_model_params_init(&mp);
+      fg_lora lora = {adapter, 1.0f};
+      mp.loras = &lora, mp.n_loras = 1;
+      fg_error err = {0};
+      fg_status st = fg_model_load(c->base, &mp, &m, &err);
+      if (st != FG_OK) rc = cli_status_error(st, "tune: cannot load the base with the adapter", err.msg);
+    }
+    for (int k = 0; k < 3 && !rc; k++) {
+      report_row *r = &rows[n_rows];
+      r->model = which ? "tuned" : "base";
+      r->mode = k_modes[k];
+      char name[64];
+      snprintf(name, sizeof name, "%s", r->model);
+      rc = cli_calls_score_run(m, s->catalog, dev, name, r->mode, c->threads, !c->quiet && cli_stderr_is_tty(), &r->sc);
+      if (!rc) n_rows++;
+      if (!rc && !c->quiet)
+        fprintf(stderr, "tune: %s, %s: %llu / %llu exact\n", r->model, cli_constrained_name(r->mode),
+                (unsigned long long)r->sc.exact, (unsigned long long)r->sc.n);
+    }
+    fg_model_free(m);
+  }
+  if (!rc) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "dev", dev);
+    cJSON_AddStringToObject(o, "base", c->base);
+    cJSON_AddStringToObject(o, "adapter", adapter);
+    cJSON *langs = cJSON_AddArrayToObject(o, "languages");
+    for (size_t li = 0; li < s->n_langs; li++) cJSON_AddItemToArray(langs, cJSON_CreateString(s->langs[li]));
+    cJSON *arr = cJSON_AddArrayToObject(o, "rows");
+    for (size_t k = 0; k < n_rows; k++) row_json(arr, s, &rows[k]);
+    char *agree_txt = agree ? cJSON_PrintUnformatted(agree) : NULL;
+    if (agree) cJSON_AddItemToObject(o, "llama_agreement", agree), agree = NULL;
+    else cJSON_AddNullToObject(o, "llama_agreement");
+    char *json = cJSON_Print(o);
+    cJSON_Delete(o);
+    char *md = NULL;
+    size_t md_len = 0;
+    FILE *mf = open_memstream(&md, &md_len);
+    if (mf) {
+      fprintf(mf, "# fgemma tune report\n\nDev set `dev.jsonl` (%llu utterances whose phrasings, and held-out values, "
+                  "were never trained), base `%s`; \"base\" is the base before tuning (with FunctionGemma's control "
+                  "tokens), \"tuned\" the base with `adapter.gguf`. Exact: the call (name and arguments) or the text "
+                  "answer equal to the expected one; call-only cannot answer the text-only lines.\n\n",
+              (unsigned long long)rows[0].sc.n, c->base);
+      write_table(mf, s, rows, n_rows, true);
+      fprintf(mf, "\nllama.cpp agreement (`--llama-agreement`): %s\n", agree_txt ? agree_txt : "not measured");
+      fclose(mf);
+    }
+    if (!json || !md) rc = cli_error("out of memory");
+    if (!rc) {
+      char *jn = malloc(strlen(json) + 2);
+      if (jn) snprintf(jn, strlen(json) + 2, "%s\n", json);
+      rc = jn ? write_text(c->dir, "report.json", jn) : cli_error("out of memory");
+      free(jn);
+    }
+    if (!rc) rc = write_text(c->dir, "report.md", md);
+    if (!rc) {
+      write_table(stdout, s, rows, n_rows, false);
+      printf("(%s/report.md, %s/report.json)\n", c->dir, c->dir);
+    }
+    free(json), free(md), free(agree_txt);
+  }
+  for (size_t k = 0; k < n_rows; k++) cli_calls_score_free(&rows[k].sc);
+  cJSON_Delete(agree);
+  free(dev), free(adapter);
+  return rc;
 }
 
 // ----------------------------------------------------------------------------------------------
