@@ -261,11 +261,9 @@ static bool write_jsonl(FILE *f, const tn_spec *s, const tn_item *items, size_t 
     cJSON_AddStringToObject(o, "utterance", items[i].utterance);
     cJSON_AddItemReferenceToObject(o, "expected", items[i].expected);
     cJSON_AddStringToObject(o, "lang", s->langs[items[i].lang]);
-    if (dev) {
-      cJSON_AddStringToObject(o, "source", items[i].phrasing >= 0 ? "phrasing" : "example");
-      if (items[i].phrasing >= 0) cJSON_AddStringToObject(o, "phrasing", s->phr[items[i].phrasing].text);
-      if (items[i].held_values) cJSON_AddTrueToObject(o, "held_out_values");
-    }
+    if (items[i].phrasing >= 0) cJSON_AddStringToObject(o, "phrasing", s->phr[items[i].phrasing].text);
+    else cJSON_AddStringToObject(o, "source", "example");
+    if (dev && items[i].held_values) cJSON_AddTrueToObject(o, "held_out_values");
     char *t = cJSON_PrintUnformatted(o);
     cJSON_Delete(o);
     if (!t) return false;

@@ -77,7 +77,7 @@ static int arg_index(const tn_func *f, const char *name, size_t len) {
 }
 
 static const char *type_name(int t) {
-  static const char *const k[] = {"string", "integer", "number", "boolean", "other"};
+  static const char *const k[] = {"a string", "an integer", "a number", "a boolean", "an array or object"};
   return k[t];
 }
 
@@ -336,7 +336,7 @@ static void read_values(ctx *c) {
         for (const cJSON *x = cJSON_IsObject(e) && !why ? e->child : NULL; x && !why; x = x->next)
           if (strcmp(x->string, "value") && strcmp(x->string, "say") && strcmp(x->string, "forms"))
             why = "an entry has only \"value\", \"say\" and \"forms\"";
-        if (why) {
+        if (why) { /* reported; the list keeps its good entries, so that no other message follows from it */
           char *t = json_text(e);
           fail(c, "values.%s.%s, entry %zu %.80s: %s", key, lv->string, i + 1, t, why);
           free(t);
@@ -346,8 +346,11 @@ static void read_values(ctx *c) {
         en->value = v, en->say = say, en->forms = forms;
       }
       if (bad) {
-        free(l->e);
-        l->e = NULL;
+        size_t kept = 0;
+        for (size_t j = 0; j < l->n; j++)
+          if (l->e[j].value) l->e[kept++] = l->e[j];
+        l->n = kept;
+        s->n_lists++;
         continue;
       }
       /* free text: some values held out for dev (by the seeded hash of the value) */
@@ -400,7 +403,7 @@ static void check_list_for(ctx *c, const tn_list *l, int f, int a) {
   const char *lang = s->langs[l->lang];
   if (l->numbers) {
     if (arg->type != TN_T_INTEGER && arg->type != TN_T_NUMBER)
-      fail(c, "values.%s.%s: {\"numbers\"} fills %s.%s, which is a %s, not an integer", l->key, lang, s->funcs[f].name,
+      fail(c, "values.%s.%s: {\"numbers\"} fills %s.%s, which is %s, not an integer", l->key, lang, s->funcs[f].name,
            arg->name, type_name(arg->type));
     else if (arg->enums)
       fail(c, "values.%s.%s: {\"numbers\"} cannot fill %s.%s, an enum", l->key, lang, s->funcs[f].name, arg->name);
@@ -411,7 +414,7 @@ static void check_list_for(ctx *c, const tn_list *l, int f, int a) {
     const char *why = value_problem(arg, l->e[i].value, buf, sizeof buf);
     if (why) {
       char *t = json_text(l->e[i].value);
-      fail(c, "values.%s.%s, entry %zu: the value %s %s, for %s.%s (a %s)", l->key, lang, i + 1, t, why,
+      fail(c, "values.%s.%s, entry %zu: the value %s %s, for %s.%s (%s)", l->key, lang, i + 1, t, why,
            s->funcs[f].name, arg->name, type_name(arg->type));
       free(t);
     }
@@ -618,9 +621,8 @@ static void add_phrasing(ctx *c, const cJSON *p, int f, int li, size_t idx) {
       char *t = json_text(v);
       fail(c, "%s: fixed argument %s = %s %s (the catalog says %s)", where, v->string, t, w, type_name(fn->args[ai].type));
       free(t);
-    } else if (ai < 64) {
-      have |= 1ull << ai;
     }
+    if (ai >= 0 && ai < 64) have |= 1ull << ai; /* set, even when its value is wrong (reported above) */
   }
   for (size_t i = 0; i < fn->n_args && i < 64; i++)
     if (fn->args[i].required && !(have & (1ull << i)))
