@@ -176,8 +176,8 @@ static void expand_slot(expansion *x, const tn_node *n, int func) {
       for (size_t i = 0; i < l->n; i++) {
         const tn_entry *e = &l->e[i];
         if (n->form && !(e->forms && cJSON_GetObjectItemCaseSensitive(e->forms, n->form))) continue;
-        const bool held = l->split ? e->held_out
-                                   : cJSON_IsString(e->value) && keyset_has(x->held, tn_hash(x->lang, "held", e->value->valuestring, NULL));
+        const bool held = e->held_out ||
+                          (cJSON_IsString(e->value) && keyset_has(x->held, tn_hash(0, "held", e->value->valuestring, NULL)));
         if (want == VALUES_TRAIN && held) continue;
         if (want == VALUES_HELD && l->split && !held) continue;
         if (round == 1 && k == pick) {
@@ -187,8 +187,9 @@ static void expand_slot(expansion *x, const tn_node *n, int func) {
           x->oom |= !tn_buf_str(&x->text, say);
           if (n->arg >= 0) {
             const tn_arg *a = &s->funcs[func].args[n->arg];
-            const bool copied = a->type == TN_T_STRING && !a->enums && !n->form && cJSON_IsString(e->value) &&
-                                strcmp(say, e->value->valuestring) == 0;
+            /* copied: the words said contain the value as written ("in der Küche" -> Küche) */
+            const bool copied = a->type == TN_T_STRING && !a->enums && cJSON_IsString(e->value) &&
+                                strstr(say, e->value->valuestring) != NULL;
             set_arg(x, n->arg, cJSON_Duplicate(e->value, true), copied);
           }
           if (held) x->used_held = true;
@@ -245,6 +246,17 @@ static bool add_filler(tn_buf *t, tn_rng *r, const cJSON *arr, bool before) {
 }
 
 /* Expands phrasing pi into item it (noise as given, fillers when asked); false when out of memory. */
+/* A sentence starts with a capital letter (ASCII or Latin-1), unless it starts with a value copied as
+ * written ("iPhone-Ladekabel auf die Liste"). */
+static void capitalize_start(expansion *x, const tn_func *f) {
+  unsigned char *p = (unsigned char *)x->text.s;
+  for (size_t i = 0; f && i < f->n_args && i < MAX_ARGS; i++)
+    if (x->val[i] && x->copied[i] && strncmp(x->text.s, x->val[i]->valuestring, strlen(x->val[i]->valuestring)) == 0)
+      return;
+  if (p[0] >= 'a' && p[0] <= 'z') p[0] = (unsigned char)(p[0] - 32);
+  else if (p[0] == 0xc3 && p[1] >= 0xa0 && p[1] <= 0xbe && p[1] != 0xb7) p[1] = (unsigned char)(p[1] - 32);
+}
+
 static bool make_item(const tn_spec *s, const keyset *held, size_t pi, tn_rng *rng, int values, int noise, bool fillers,
                       tn_item *it) {
   const tn_phrasing *ph = &s->phr[pi];
@@ -253,6 +265,7 @@ static bool make_item(const tn_spec *s, const keyset *held, size_t pi, tn_rng *r
   expand_node(&x, ph->root, ph->func);
   tidy(x.text.s);
   x.text.n = strlen(x.text.s);
+  capitalize_start(&x, ph->func >= 0 ? &s->funcs[ph->func] : NULL);
   if (fillers && s->fill_before[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_before[ph->lang], true);
   if (fillers && s->fill_after[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_after[ph->lang], false);
   if (!x.oom) apply_noise(x.text.s, noise);
@@ -322,7 +335,7 @@ int tn_expand(const tn_spec *s, tn_data *d) {
   for (size_t i = 0; ok && i < s->n_lists; i++)
     for (size_t j = 0; s->lists[i].split && j < s->lists[i].n; j++)
       if (s->lists[i].e[j].held_out)
-        keyset_add(&held, tn_hash((uint64_t)s->lists[i].lang, "held", s->lists[i].e[j].value->valuestring, NULL));
+        keyset_add(&held, tn_hash(0, "held", s->lists[i].e[j].value->valuestring, NULL));
   /* training phrasings per group */
   for (size_t i = 0; ok && i < s->n_phr; i++)
     if (!s->phr[i].dev) cnt[(size_t)(s->phr[i].func + 1) * nl + (size_t)s->phr[i].lang]++;

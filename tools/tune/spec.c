@@ -230,6 +230,19 @@ static bool free_text(const tn_spec *s, int f, const char *name) {
   return false;
 }
 
+/* Is every way of saying the entry (say, forms) a text that contains its string value: copied from the
+ * utterance rather than normalised? */
+static bool copied_entry(const tn_entry *e) {
+  if (!cJSON_IsString(e->value)) return false;
+  const char *v = e->value->valuestring;
+  for (const cJSON *x = e->say ? e->say->child : NULL; x; x = x->next)
+    if (!strstr(x->valuestring, v)) return false;
+  for (const cJSON *f = e->forms ? e->forms->child : NULL; f; f = f->next)
+    for (const cJSON *x = f->child; x; x = x->next)
+      if (!cJSON_IsString(x) || !strstr(x->valuestring, v)) return false;
+  return true;
+}
+
 static int cmp_hash(const void *a, const void *b) {
   const uint64_t x = ((const uint64_t *)a)[0], y = ((const uint64_t *)b)[0];
   return (x > y) - (x < y);
@@ -356,16 +369,20 @@ static void read_values(ctx *c) {
       /* free text: some values held out for dev (by the seeded hash of the value) */
       l->split = key[0] != '_' && l->n >= 3 && free_text(s, fi, dot ? dot + 1 : key);
       if (l->split) {
+        /* only values the user's words carry (copied): a normalised one ("halb sieben" -> 06:30) is
+         * a convention the model must see in training */
         uint64_t(*h)[2] = malloc(l->n * sizeof *h);
         if (!h) FAIL_RET(c, "out of memory");
+        size_t n_copy = 0;
         for (size_t j = 0; j < l->n; j++) {
+          if (!copied_entry(&l->e[j])) continue;
           char *t = json_text(l->e[j].value);
-          h[j][0] = tn_hash(s->seed, "value", s->langs[li], t);
-          h[j][1] = j;
+          h[n_copy][0] = tn_hash(s->seed, "value", s->langs[li], t);
+          h[n_copy++][1] = j;
           free(t);
         }
-        qsort(h, l->n, sizeof *h, cmp_hash);
-        const size_t k_dev = n_held(l->n, s->dev_fraction, 3);
+        qsort(h, n_copy, sizeof *h, cmp_hash);
+        const size_t k_dev = n_copy >= 3 ? n_held(n_copy, s->dev_fraction, 3) : 0;
         for (size_t j = 0; j < k_dev; j++) l->e[h[j][1]].held_out = true;
         free(h);
       }
