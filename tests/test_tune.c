@@ -83,6 +83,7 @@ static void test_bad_specs(void) {
       {"example_unknown_function", "examples[0] \"Lauter\": the catalog has no function 'volume_up'"},
       {"example_missing_required", "the required argument search.query is missing"},
       {"values_language", "values.query.fr: 'fr' is not one of the spec's languages"},
+      {"no_new_names", "no_new_names: no value list is named colour"},
   };
   char args[2048];
   for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
@@ -261,6 +262,17 @@ static void check_bin(const char *path, size_t n_train, size_t n_dev) {
   free(b);
 }
 
+/* Does the value occur in the test spec (any case: noise may lower a copied value)? */
+static bool spec_has_value(const char *v) {
+  static char *text;
+  if (!text) {
+    char p[1024];
+    snprintf(p, sizeof p, "%s/tests/data/tune/tv-small.tune.json", FG_SOURCE_DIR);
+    text = fg_test_read_file(p, NULL);
+  }
+  return text && strcasestr(text, v) != NULL;
+}
+
 static void test_data(void) {
   const char *model = fg_test_model_path("tiny-vocab-f32.gguf");
   const char *spec = FG_SOURCE_DIR "/tests/data/tune/tv-small.tune.json";
@@ -349,6 +361,14 @@ static void test_data(void) {
   CHECK(n_held >= 6);
   CHECK_EQ_INT(trained_held, 0);
   CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sum, "dev_with_held_out_values")) > 3);
+  /* new names (p_new_names, 0.3 by default) in training only: every dev value is a list's */
+  CHECK(cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(sum, "train_with_new_names")) > 0);
+  for (size_t i = 0; i < n_dev; i++) {
+    const cJSON *cargs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dev[i].expected, "calls"), 0), "args");
+    for (const cJSON *a = cargs ? cargs->child : NULL; a; a = a->next)
+      if (cJSON_IsString(a) && dev[i].phrasing) CHECK_MSG(spec_has_value(a->valuestring), "dev value \"%s\" made up", a->valuestring);
+  }
   cJSON_Delete(sum);
 
   /* a slot inside [...] sets its argument only when said: channel exactly when " on " / " for " is */

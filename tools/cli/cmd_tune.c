@@ -138,9 +138,15 @@ static int stage_train(const tune_cfg *c) {
 // ----------------------------------------------------------------------------------------------
 // adapter: the PEFT directory DIR/train/adapter to DIR/adapter.gguf
 
+/* ud: the last whole percent printed (-1 at first); one line per 10 % when stderr is not a terminal */
 static bool convert_progress(uint64_t done, uint64_t total, void *ud) {
-  (void)ud;
-  fprintf(stderr, "\rtune: converting the adapter %3.0f %%", total ? 100.0 * (double)done / (double)total : 100.0);
+  int *last = ud;
+  const int pct = total ? (int)(100 * done / total) : 100;
+  const bool tty = isatty(2);
+  if (pct == *last || (!tty && pct / 10 == *last / 10 && *last >= 0)) return true;
+  *last = pct;
+  if (tty) fprintf(stderr, "\rtune: converting the adapter %3d %%%s", pct, pct == 100 ? "\n" : "");
+  else fprintf(stderr, "tune: converting the adapter %3d %%\n", pct);
   return true;
 }
 
@@ -153,10 +159,11 @@ static int stage_adapter(const tune_cfg *c) {
     fg_convert_params p;
     fg_convert_params_init(&p);
     p.base = c->base;
-    if (!c->quiet) p.progress = convert_progress;
+    int last = -1;
+    if (!c->quiet) p.progress = convert_progress, p.progress_user_data = &last;
     fg_error err = {0};
     fg_status st = fg_convert(in, out, &p, &err);
-    if (!c->quiet) fputc('\n', stderr);
+    if (!c->quiet && last != 100 && isatty(2)) fputc('\n', stderr);
     if (st != FG_OK) rc = cli_status_error(st, "tune: cannot convert the adapter", err.msg);
     else if (!c->quiet) fprintf(stderr, "tune: wrote %s\n", out);
   }

@@ -369,6 +369,9 @@ static cJSON *summary_json(const tn_spec *s, const tn_data *d, const tokenized *
   size_t held = 0;
   for (size_t i = 0; i < d->n_dev; i++) held += d->dev[i].held_values;
   cJSON_AddNumberToObject(o, "dev_with_held_out_values", (double)held);
+  size_t made = 0;
+  for (size_t i = 0; i < d->n_train; i++) made += d->train[i].new_name;
+  cJSON_AddNumberToObject(o, "train_with_new_names", (double)made);
   cJSON_AddItemToObject(o, "train", counts_json(s, d->train, d->n_train));
   cJSON_AddItemToObject(o, "dev", counts_json(s, d->dev, d->n_dev));
   cJSON *ph = cJSON_AddObjectToObject(o, "phrasings");

@@ -61,7 +61,9 @@ typedef struct expansion {
   const struct keyset *held; /* (lang, value) of every held-out free-text value */
   int lang;
   int values;        /* VALUES_TRAIN: free-text values not held out; VALUES_HELD: held out ones; VALUES_ANY */
+  bool training;     /* a training example: fillers and new names (p_new_names) */
   bool used_held;    /* a held-out value was drawn */
+  bool new_name;     /* a copied value was replaced by a new name */
   tn_buf text;
   cJSON *val[MAX_ARGS]; /* per argument of the function: the value (owned), or NULL */
   bool copied[MAX_ARGS];
@@ -149,6 +151,49 @@ static void set_arg(expansion *x, int arg, cJSON *v, bool copied) {
   x->val[arg] = v, x->copied[arg] = copied;
 }
 
+/* Byte offsets of the UTF-8 character starts in s (at most cap), returning how many. */
+static size_t char_starts(const char *s, size_t *at, size_t cap) {
+  size_t k = 0;
+  for (size_t i = 0; s[i] && k < cap; i++)
+    if (((unsigned char)s[i] & 0xc0) != 0x80) at[k++] = i;
+  return k;
+}
+
+/* A new name made of two training values of list l, into out: the head of one and the tail of another,
+ * by words when either has several ("Emma's" + "dinner"), else by letters ("Party" + "liothek"), so
+ * that the model learns to copy names it never saw. False when none came out (too short, or a held-out
+ * or existing value). */
+static bool new_name(expansion *x, const tn_list *l, tn_buf *out) {
+  const tn_entry *a = &l->e[tn_rng_below(x->rng, (uint32_t)l->n)], *b = &l->e[tn_rng_below(x->rng, (uint32_t)l->n)];
+  if (a == b || a->held_out || b->held_out || !cJSON_IsString(a->value) || !cJSON_IsString(b->value)) return false;
+  const char *sa = a->value->valuestring, *sb = b->value->valuestring;
+  const char *la = strrchr(sa, ' '), *fb = strchr(sb, ' ');
+  out->n = 0;
+  if (la || fb) {
+    /* words: a without its last word (or all of a) + b's last word (or all of b) */
+    const size_t ka = la ? (size_t)(la - sa) : strlen(sa);
+    const char *tb = fb ? strrchr(sb, ' ') + 1 : sb;
+    if (!tn_buf_add(out, sa, ka) || !tn_buf_str(out, " ") || !tn_buf_str(out, tb)) return x->oom = true, false;
+  } else {
+    size_t ca[64], cb[64];
+    const size_t na = char_starts(sa, ca, 64), nb = char_starts(sb, cb, 64);
+    if (na < 4 || nb < 4) return false;
+    const size_t i = 2 + tn_rng_below(x->rng, (uint32_t)(na - 3)), j = 1 + tn_rng_below(x->rng, (uint32_t)(nb - 3));
+    if (!tn_buf_add(out, sa, ca[i]) || !tn_buf_str(out, sb + cb[j])) return x->oom = true, false;
+  }
+  if (out->n < 3 || keyset_has(x->held, tn_hash(0, "held", out->s, NULL))) return false;
+  for (size_t i = 0; i < l->n; i++)
+    if (cJSON_IsString(l->e[i].value) && !strcmp(l->e[i].value->valuestring, out->s)) return false;
+  return true;
+}
+
+/* say with its first copy of value replaced by name, into out. */
+static bool replace_value(const char *say, const char *value, const char *name, tn_buf *out) {
+  const char *p = strstr(say, value);
+  out->n = 0;
+  return tn_buf_add(out, say, (size_t)(p - say)) && tn_buf_str(out, name) && tn_buf_str(out, p + strlen(value));
+}
+
 static void expand_slot(expansion *x, const tn_node *n, int func) {
   const tn_list *l = n->list;
   const tn_spec *s = x->s;
@@ -184,14 +229,22 @@ static void expand_slot(expansion *x, const tn_node *n, int func) {
           const char *say = n->form ? pick_string(x->rng, cJSON_GetObjectItemCaseSensitive(e->forms, n->form))
                             : e->say ? pick_string(x->rng, e->say)
                                      : e->value->valuestring;
-          x->oom |= !tn_buf_str(&x->text, say);
-          if (n->arg >= 0) {
-            const tn_arg *a = &s->funcs[func].args[n->arg];
-            /* copied: the words said contain the value as written ("in der Küche" -> Küche) */
-            const bool copied = a->type == TN_T_STRING && !a->enums && cJSON_IsString(e->value) &&
-                                strstr(say, e->value->valuestring) != NULL;
-            set_arg(x, n->arg, cJSON_Duplicate(e->value, true), copied);
+          const tn_arg *a = n->arg >= 0 ? &s->funcs[func].args[n->arg] : NULL;
+          /* copied: the words said contain the value as written ("in der Küche" -> Küche) */
+          const bool copied = a && a->type == TN_T_STRING && !a->enums && cJSON_IsString(e->value) &&
+                              strstr(say, e->value->valuestring) != NULL;
+          tn_buf name = {0}, said = {0};
+          if (copied && l->split && !l->no_new_names && x->training && want == VALUES_TRAIN && s->p_new_names > 0 &&
+              tn_rng_unit(x->rng) < s->p_new_names && new_name(x, l, &name) &&
+              replace_value(say, e->value->valuestring, name.s, &said)) {
+            x->oom |= !tn_buf_str(&x->text, said.s);
+            set_arg(x, n->arg, cJSON_CreateString(name.s), true);
+            x->new_name = true;
+          } else {
+            x->oom |= !tn_buf_str(&x->text, say);
+            if (a) set_arg(x, n->arg, cJSON_Duplicate(e->value, true), copied);
           }
+          tn_buf_free(&name), tn_buf_free(&said);
           if (held) x->used_held = true;
           return;
         }
@@ -257,20 +310,20 @@ static void capitalize_start(expansion *x, const tn_func *f) {
   else if (p[0] == 0xc3 && p[1] >= 0xa0 && p[1] <= 0xbe && p[1] != 0xb7) p[1] = (unsigned char)(p[1] - 32);
 }
 
-static bool make_item(const tn_spec *s, const keyset *held, size_t pi, tn_rng *rng, int values, int noise, bool fillers,
+static bool make_item(const tn_spec *s, const keyset *held, size_t pi, tn_rng *rng, int values, int noise, bool training,
                       tn_item *it) {
   const tn_phrasing *ph = &s->phr[pi];
-  expansion x = {.s = s, .rng = rng, .held = held, .lang = ph->lang, .values = values};
+  expansion x = {.s = s, .rng = rng, .held = held, .lang = ph->lang, .values = values, .training = training};
   x.oom = !tn_buf_str(&x.text, "");
   expand_node(&x, ph->root, ph->func);
   tidy(x.text.s);
   x.text.n = strlen(x.text.s);
   capitalize_start(&x, ph->func >= 0 ? &s->funcs[ph->func] : NULL);
-  if (fillers && s->fill_before[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_before[ph->lang], true);
-  if (fillers && s->fill_after[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_after[ph->lang], false);
+  if (training && s->fill_before[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_before[ph->lang], true);
+  if (training && s->fill_after[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_after[ph->lang], false);
   if (!x.oom) apply_noise(x.text.s, noise);
   memset(it, 0, sizeof *it);
-  it->lang = ph->lang, it->func = ph->func, it->phrasing = (int)pi, it->held_values = x.used_held;
+  it->lang = ph->lang, it->func = ph->func, it->phrasing = (int)pi, it->held_values = x.used_held, it->new_name = x.new_name;
   cJSON *exp = cJSON_CreateObject();
   if (ph->func < 0) {
     x.oom |= !cJSON_AddStringToObject(exp, "text", s->no_fit_answer[ph->lang]);

@@ -713,6 +713,20 @@ static void read_phrasings(ctx *c) {
   }
 }
 
+/* "no_new_names": value lists whose values are a closed class (colours): never replaced by new names. */
+static void read_no_new_names(ctx *c) {
+  tn_spec *s = c->s;
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(s->json, "no_new_names");
+  if (!a) return;
+  if (!cJSON_IsArray(a)) FAIL_RET(c, "\"no_new_names\" must be a list of value list names");
+  for (const cJSON *k = a->child; k; k = k->next) {
+    bool found = false;
+    for (size_t i = 0; cJSON_IsString(k) && i < s->n_lists; i++)
+      if (!strcmp(s->lists[i].key, k->valuestring)) s->lists[i].no_new_names = found = true;
+    if (!found) fail(c, "no_new_names: no value list is named %s", cJSON_IsString(k) ? k->valuestring : "(not a string)");
+  }
+}
+
 /* The train/dev split of phrasings: per (function, language), by the seeded hash of the text. */
 static void split_phrasings(ctx *c) {
   tn_spec *s = c->s;
@@ -797,16 +811,17 @@ static void per_lang(ctx *c, const char *key, const cJSON **out_obj) {
 static void read_top(ctx *c) {
   tn_spec *s = c->s;
   static const char *const keys[] = {"catalog", "languages", "phrasings", "values", "no_fit", "no_fit_answers",
-                                     "examples", "fillers", "seed", "train_examples", "dev_fraction", "p_no_fit"};
+                                     "examples", "fillers", "seed", "train_examples", "dev_fraction", "p_no_fit",
+                                     "p_new_names", "no_new_names"};
   for (const cJSON *k = s->json->child; k; k = k->next) {
     bool ok = false;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !ok; i++) ok = strcmp(k->string, keys[i]) == 0;
     if (!ok)
       fail(c, "unknown key \"%s\" (catalog, languages, phrasings, values, no_fit, no_fit_answers, examples, fillers, seed, "
-              "train_examples, dev_fraction, p_no_fit)", k->string);
+              "train_examples, dev_fraction, p_no_fit, p_new_names, no_new_names)", k->string);
   }
   const cJSON *v;
-  s->seed = 1, s->train_examples = 40000, s->dev_fraction = 0.2, s->p_no_fit = 0.08;
+  s->seed = 1, s->train_examples = 40000, s->dev_fraction = 0.2, s->p_no_fit = 0.08, s->p_new_names = 0.3;
   if ((v = cJSON_GetObjectItemCaseSensitive(s->json, "seed"))) {
     if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble != floor(v->valuedouble) || v->valuedouble > 9e15)
       fail(c, "\"seed\" must be a non-negative integer");
@@ -820,6 +835,10 @@ static void read_top(ctx *c) {
   if ((v = cJSON_GetObjectItemCaseSensitive(s->json, "dev_fraction"))) {
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble < 1)) fail(c, "\"dev_fraction\" must be in [0, 1)");
     else s->dev_fraction = v->valuedouble;
+  }
+  if ((v = cJSON_GetObjectItemCaseSensitive(s->json, "p_new_names"))) {
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1)) fail(c, "\"p_new_names\" must be in [0, 1]");
+    else s->p_new_names = v->valuedouble;
   }
   if ((v = cJSON_GetObjectItemCaseSensitive(s->json, "p_no_fit"))) {
     if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= 1)) fail(c, "\"p_no_fit\" must be in [0, 1]");
@@ -935,6 +954,7 @@ tn_spec *tn_spec_load(const char *path) {
     read_examples(&c);
     read_answers_and_fillers(&c);
   }
+  if (!c.n_err) read_no_new_names(&c);
   if (!c.n_err) split_phrasings(&c);
   free(c.checked);
   if (c.n_err) {

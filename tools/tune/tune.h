@@ -78,6 +78,7 @@ typedef struct tn_list {
   tn_entry *e;         /* (n) */
   size_t n;
   bool split;          /* free text (a string argument without enum, >= 3 entries): some held out */
+  bool no_new_names;   /* listed in "no_new_names": never replaced by a new name */
 } tn_list;
 
 enum { TN_TEXT, TN_SEQ, TN_ALT, TN_OPT, TN_SLOT };
@@ -134,6 +135,7 @@ typedef struct tn_spec {
   uint64_t seed;
   uint32_t train_examples;
   double dev_fraction, p_no_fit;
+  double p_new_names; /* share of training draws of copied free-text values replaced by a new name made of two of the list's */
 } tn_spec;
 
 /* Reads, parses and checks the spec: every problem is printed on stderr ("fgemma: error: SPEC: ...",
@@ -157,6 +159,7 @@ typedef struct tn_item {
   int func;          /* -1: no call */
   int phrasing;      /* index into spec->phr, or -1 (an example) */
   bool held_values;  /* dev: drew held-out values */
+  bool new_name;     /* train: a copied value replaced by a new name (p_new_names) */
 } tn_item;
 
 typedef struct tn_data {
