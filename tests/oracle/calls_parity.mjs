@@ -4,7 +4,7 @@
 //
 //   node calls_parity.mjs --fgemma BIN --model M.gguf --tools CATALOG.json --data DATA.jsonl
 //                         [--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N]
-//                         [--lora F[:S],...]
+//                         [--lora F[:S],...] [--json FILE]
 //
 // fgemma: `fgemma call` (the NLU engine, unconstrained greedy decoding, catalog prefix prefilled once)
 // answers every "utterance" of DATA.jsonl; its raw text (control tokens by name) is compared with
@@ -22,6 +22,7 @@
 // over a base Gemma 3 file whose ids 46-52 are <unused40>..<unused46>) leaves llama.cpp with the base's
 // names for those ids: the comparison maps llama.cpp's names of FunctionGemma's control-token ids to
 // fgemma's, so both sides are compared on the same ids.
+// --json FILE: the counts as JSON too (`fgemma tune --llama-agreement FILE` puts them into its report).
 // Exit status: 0 pass, 1 mismatch or failure, 2 usage error.
 
 import { spawnSync } from "node:child_process";
@@ -30,9 +31,9 @@ import { UsageError, die, fgemmaLoraArgs, parseArgs, parseLoraList, parsePositiv
 import { openLlama, openModel } from "./llama_core.mjs";
 
 const SPEC = { fgemma: "str", model: "str", tools: "str", data: "str", "max-tokens": "str", threads: "str",
-  limit: "str", every: "str", "tie-tol": "str", "min-calls": "str", lora: "str", help: "bool" };
+  limit: "str", every: "str", "tie-tol": "str", "min-calls": "str", lora: "str", json: "str", help: "bool" };
 const USAGE = "usage: calls_parity.mjs --fgemma BIN --model M.gguf --tools CATALOG.json --data DATA.jsonl " +
-  "[--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N] [--lora F[:S],...]";
+  "[--max-tokens 48] [--threads 1] [--limit N] [--every N] [--tie-tol X] [--min-calls N] [--lora F[:S],...] [--json FILE]";
 const SUFFIX = "<end_of_turn>\n<start_of_turn>model\n";
 const STOPS = ["<end_function_call>", "<end_of_turn>", "<eos>", "<start_function_response>"];
 const CONTROL = ["<start_function_declaration>", "<end_function_declaration>", "<start_function_call>",
@@ -198,6 +199,10 @@ async function main() {
   process.stdout.write(`${a.model}: ${equal} of ${items.length} answers equal, ${ties} near-ties, ` +
     `${fails.length} different; ${calls} answers with a call\n`);
   for (const f of fails.slice(0, 20)) process.stdout.write(`  ${f}\n`);
+  if (a.json) {
+    fs.writeFileSync(a.json, JSON.stringify({ engine: "llama.cpp (node-llama-cpp 3.21.1)", data: a.data, every,
+      answers: items.length, equal, near_ties: ties, different: fails.length, with_call: calls }) + "\n");
+  }
   if (calls < minCalls) {
     process.stdout.write(`FAIL: ${calls} answers with a call, at least ${minCalls} required\n`);
     return 1;
