@@ -306,6 +306,255 @@ FG_NEON_INLINE void fg_nq_seg_run(const fg_mm_args *a, const fg_nq_seg *sg, size
   if (B == 2) fg_store4(yb, nr, acc1);
 }
 
+#if !FG_NEON_A64 && !FG_NEON_HAVE_DOTPROD
+/* armv7 without the dot product, for the staged types whose values stay in -32..32 (all but IQ4_NL and
+ * IQ4_XS: |v x| <= 32 * 127 = 4,064): a row's 32 products go into one int16x8 (4 per lane, <= 16,256),
+ * and the int16 lanes of two rows are paired before widening (8 per lane, <= 32,512), so the four rows'
+ * block sums take 4 pairwise adds, 2 widening ones and 2 int32 ones instead of 8 widening adds and 6
+ * int32 pairwise ones (fg_nq_isum), and no weight vector stays live across rows: with two activations
+ * GCC no longer spills (16 q registers). Exact: every partial sum fits its lanes; the half-block sums of
+ * the FG_Q8W_SUB types the same with 2 and 4 products per lane. */
+#  define FG_NQ_V7(type) ((type) != FG_TYPE_IQ4_NL && (type) != FG_TYPE_IQ4_XS)
+
+/* int16 lanes of a row's products: w0 x0 + w1 x1 (4 per lane), or w x alone (2 per lane) */
+FG_NEON_INLINE int16x8_t fg_nq_p4(int8x16_t w0, int8x16_t w1, int8x16_t x0, int8x16_t x1) {
+  int16x8_t p = vmull_s8(vget_low_s8(w0), vget_low_s8(x0));
+  p = vmlal_s8(p, vget_high_s8(w0), vget_high_s8(x0));
+  p = vmlal_s8(p, vget_low_s8(w1), vget_low_s8(x1));
+  return vmlal_s8(p, vget_high_s8(w1), vget_high_s8(x1));
+}
+FG_NEON_INLINE int16x8_t fg_nq_p2(int8x16_t w, int8x16_t x) {
+  return vmlal_s8(vmull_s8(vget_low_s8(w), vget_low_s8(x)), vget_high_s8(w), vget_high_s8(x));
+}
+/* two rows' int16 product lanes -> int32 (row p, row p, row q, row q) */
+FG_NEON_INLINE int32x4_t fg_nq_pair16(int16x8_t p, int16x8_t q) {
+  return vpaddlq_s16(vcombine_s16(vpadd_s16(vget_low_s16(p), vget_high_s16(p)), vpadd_s16(vget_low_s16(q), vget_high_s16(q))));
+}
+FG_NEON_INLINE int32x4_t fg_nq_quad32(int32x4_t s01, int32x4_t s23) {
+  return vcombine_s32(vpadd_s32(vget_low_s32(s01), vget_high_s32(s01)), vpadd_s32(vget_low_s32(s23), vget_high_s32(s23)));
+}
+
+/* the 4 staged rows' block sums (lane r = row r) against one activation block x0, x1 */
+FG_NEON_INLINE int32x4_t fg_nq_isum_v7(const int8_t *wv, int8x16_t x0, int8x16_t x1, const int fl, int32x4_t sa,
+                                       int32x4_t sb) {
+  if (fl & FG_Q8W_SUB) {
+    const int32x4_t ia = fg_nq_quad32(fg_nq_pair16(fg_nq_p2(vld1q_s8(wv), x0), fg_nq_p2(vld1q_s8(wv + 32), x0)),
+                                      fg_nq_pair16(fg_nq_p2(vld1q_s8(wv + 64), x0), fg_nq_p2(vld1q_s8(wv + 96), x0)));
+    const int32x4_t ib = fg_nq_quad32(fg_nq_pair16(fg_nq_p2(vld1q_s8(wv + 16), x1), fg_nq_p2(vld1q_s8(wv + 48), x1)),
+                                      fg_nq_pair16(fg_nq_p2(vld1q_s8(wv + 80), x1), fg_nq_p2(vld1q_s8(wv + 112), x1)));
+    return vmlaq_s32(vmulq_s32(ia, sa), ib, sb);
+  }
+  const int32x4_t s01 = fg_nq_pair16(fg_nq_p4(vld1q_s8(wv), vld1q_s8(wv + 16), x0, x1),
+                                     fg_nq_p4(vld1q_s8(wv + 32), vld1q_s8(wv + 48), x0, x1));
+  const int32x4_t s23 = fg_nq_pair16(fg_nq_p4(vld1q_s8(wv + 64), vld1q_s8(wv + 80), x0, x1),
+                                     fg_nq_p4(vld1q_s8(wv + 96), vld1q_s8(wv + 112), x0, x1));
+  return fg_nq_quad32(s01, s23);
+}
+
+/* armv7 block loop in assembly for the staged types without half-block scales (Q5_0, Q4_1, Q5_1, Q4_K,
+ * Q5_K; GCC spilled an accumulator and recomputed the row addresses): blocks of the staged segment wv
+ * (4 rows x 32 values a block, post-incremented) against one (two = 0) or two activations. Per row the
+ * 32 products as 16-bit lanes (q8..q11), two rows' lanes paired before widening (fg_nq_pair16), the four
+ * rows' sums into one int32x4 (lane r = row r; fg_nq_quad32), then as fg_nq_fma: acc = fma(dw * dx,
+ * (float)isum, acc) and, min1, acc = fma(mw * dx, (float)xsum, acc). acc[0..3] and acc[4..7] (the second
+ * activation) are read and written back. */
+#  define FG_NQ_A32_P2(r, x0, x1, x2, x3) \
+  "vmull.s8 " r ", d12, " x0 "\n\t"         \
+  "vmlal.s8 " r ", d13, " x1 "\n\t"         \
+  "vmlal.s8 " r ", d14, " x2 "\n\t"         \
+  "vmlal.s8 " r ", d15, " x3 "\n\t"
+#  define FG_NQ_A32_W "vld1.8 {d12-d15}, [%[w] :128]!\n\t"
+static void fg_nq_blocks_a32(const int8_t *w, const float *dw, const float *mw, const int8_t *qa, const float *da,
+                             const int32_t *sa, const int8_t *qb, const float *db, const int32_t *sb, size_t n,
+                             float *acc, const int two, const int min1) {
+  if (n == 0) return;
+  if (two && min1) {
+    __asm__ volatile(
+        "vld1.32 {d8-d11}, [%[acc]]\n\t"
+        "1:\n\t"
+        "vld1.8 {d0-d3}, [%[qa]]!\n\t"
+        "vld1.8 {d4-d7}, [%[qb]]!\n\t"
+        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
+        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
+        "vpadd.i16 d16, d16, d17\n\t"
+        "vpadd.i16 d17, d20, d21\n\t"
+        "vpadd.i16 d18, d18, d19\n\t"
+        "vpadd.i16 d19, d22, d23\n\t"
+        "vpaddl.s16 q12, q8\n\t"
+        "vpaddl.s16 q13, q9\n\t"
+        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
+        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
+        "vpadd.i16 d16, d16, d17\n\t"
+        "vpadd.i16 d17, d20, d21\n\t"
+        "vpadd.i16 d18, d18, d19\n\t"
+        "vpadd.i16 d19, d22, d23\n\t"
+        "vpaddl.s16 q8, q8\n\t"
+        "vpaddl.s16 q9, q9\n\t"
+        "vpadd.i32 d20, d24, d25\n\t"
+        "vpadd.i32 d21, d16, d17\n\t"
+        "vpadd.i32 d22, d26, d27\n\t"
+        "vpadd.i32 d23, d18, d19\n\t"
+        "vcvt.f32.s32 q10, q10\n\t"
+        "vcvt.f32.s32 q11, q11\n\t"
+        "vld1.32 {d14-d15}, [%[dw]]!\n\t"
+        "vld1.32 {d12[0]}, [%[da]]!\n\t"
+        "vld1.32 {d12[1]}, [%[db]]!\n\t"
+        "vmul.f32 q14, q7, d12[0]\n\t"
+        "vmul.f32 q15, q7, d12[1]\n\t"
+        "vfma.f32 q4, q14, q10\n\t"
+        "vfma.f32 q5, q15, q11\n\t"
+        "vld1.32 {d13[0]}, [%[sa]]!\n\t"
+        "vld1.32 {d13[1]}, [%[sb]]!\n\t"
+        "vld1.32 {d14-d15}, [%[mw]]!\n\t"
+        "vcvt.f32.s32 d13, d13\n\t"
+        "vmul.f32 q14, q7, d12[0]\n\t"
+        "vmul.f32 q15, q7, d12[1]\n\t"
+        "vdup.32 q10, d13[0]\n\t"
+        "vdup.32 q11, d13[1]\n\t"
+        "vfma.f32 q4, q14, q10\n\t"
+        "vfma.f32 q5, q15, q11\n\t"
+        "subs %[n], %[n], #1\n\t"
+        "bne 1b\n\t"
+        "vst1.32 {d8-d11}, [%[acc]]\n\t"
+        : [w] "+r"(w), [dw] "+r"(dw), [mw] "+r"(mw), [qa] "+r"(qa), [da] "+r"(da), [sa] "+r"(sa), [qb] "+r"(qb),
+          [db] "+r"(db), [sb] "+r"(sb), [n] "+r"(n)
+        : [acc] "r"(acc)
+        : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+          "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+          "d29", "d30", "d31");
+  } else if (two) {
+    __asm__ volatile(
+        "vld1.32 {d8-d11}, [%[acc]]\n\t"
+        "1:\n\t"
+        "vld1.8 {d0-d3}, [%[qa]]!\n\t"
+        "vld1.8 {d4-d7}, [%[qb]]!\n\t"
+        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
+        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
+        "vpadd.i16 d16, d16, d17\n\t"
+        "vpadd.i16 d17, d20, d21\n\t"
+        "vpadd.i16 d18, d18, d19\n\t"
+        "vpadd.i16 d19, d22, d23\n\t"
+        "vpaddl.s16 q12, q8\n\t"
+        "vpaddl.s16 q13, q9\n\t"
+        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
+        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
+        "vpadd.i16 d16, d16, d17\n\t"
+        "vpadd.i16 d17, d20, d21\n\t"
+        "vpadd.i16 d18, d18, d19\n\t"
+        "vpadd.i16 d19, d22, d23\n\t"
+        "vpaddl.s16 q8, q8\n\t"
+        "vpaddl.s16 q9, q9\n\t"
+        "vpadd.i32 d20, d24, d25\n\t"
+        "vpadd.i32 d21, d16, d17\n\t"
+        "vpadd.i32 d22, d26, d27\n\t"
+        "vpadd.i32 d23, d18, d19\n\t"
+        "vcvt.f32.s32 q10, q10\n\t"
+        "vcvt.f32.s32 q11, q11\n\t"
+        "vld1.32 {d14-d15}, [%[dw]]!\n\t"
+        "vld1.32 {d12[0]}, [%[da]]!\n\t"
+        "vld1.32 {d12[1]}, [%[db]]!\n\t"
+        "vmul.f32 q14, q7, d12[0]\n\t"
+        "vmul.f32 q15, q7, d12[1]\n\t"
+        "vfma.f32 q4, q14, q10\n\t"
+        "vfma.f32 q5, q15, q11\n\t"
+        "subs %[n], %[n], #1\n\t"
+        "bne 1b\n\t"
+        "vst1.32 {d8-d11}, [%[acc]]\n\t"
+        : [w] "+r"(w), [dw] "+r"(dw), [qa] "+r"(qa), [da] "+r"(da), [qb] "+r"(qb), [db] "+r"(db), [n] "+r"(n)
+        : [acc] "r"(acc)
+        : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+          "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+          "d29", "d30", "d31");
+  } else {
+    __asm__ volatile(
+        "vld1.32 {d8-d9}, [%[acc]]\n\t"
+        "1:\n\t"
+        "vld1.8 {d0-d3}, [%[qa]]!\n\t"
+        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3")
+        FG_NQ_A32_W FG_NQ_A32_P2("q9", "d0", "d1", "d2", "d3")
+        "vpadd.i16 d16, d16, d17\n\t"
+        "vpadd.i16 d17, d18, d19\n\t"
+        "vpaddl.s16 q12, q8\n\t"
+        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3")
+        FG_NQ_A32_W FG_NQ_A32_P2("q9", "d0", "d1", "d2", "d3")
+        "vpadd.i16 d16, d16, d17\n\t"
+        "vpadd.i16 d17, d18, d19\n\t"
+        "vpaddl.s16 q8, q8\n\t"
+        "vpadd.i32 d20, d24, d25\n\t"
+        "vpadd.i32 d21, d16, d17\n\t"
+        "vcvt.f32.s32 q10, q10\n\t"
+        "vld1.32 {d14-d15}, [%[dw]]!\n\t"
+        "vld1.32 {d12[0]}, [%[da]]!\n\t"
+        "vmul.f32 q14, q7, d12[0]\n\t"
+        "vfma.f32 q4, q14, q10\n\t"
+        "cmp %[min1], #0\n\t"
+        "beq 2f\n\t"
+        "vld1.32 {d13[0]}, [%[sa]]!\n\t"
+        "vld1.32 {d14-d15}, [%[mw]]!\n\t"
+        "vcvt.f32.s32 d13, d13\n\t"
+        "vmul.f32 q14, q7, d12[0]\n\t"
+        "vdup.32 q10, d13[0]\n\t"
+        "vfma.f32 q4, q14, q10\n\t"
+        "2:\n\t"
+        "subs %[n], %[n], #1\n\t"
+        "bne 1b\n\t"
+        "vst1.32 {d8-d9}, [%[acc]]\n\t"
+        : [w] "+r"(w), [dw] "+r"(dw), [mw] "+r"(mw), [qa] "+r"(qa), [da] "+r"(da), [sa] "+r"(sa), [n] "+r"(n)
+        : [acc] "r"(acc), [min1] "r"(min1)
+        : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+          "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+          "d29", "d30", "d31");
+  }
+  (void)qb, (void)db, (void)sb;
+}
+#  undef FG_NQ_A32_P2
+#  undef FG_NQ_A32_W
+
+/* fg_nq_seg_run with fg_nq_isum_v7 (the half-block types) or fg_nq_blocks_a32 (the others) */
+FG_NEON_INLINE void fg_nq_seg_run_v7(const fg_mm_args *a, const fg_nq_seg *sg, size_t t0, size_t nr, size_t k0,
+                                     size_t k1, size_t b0, const int B, const int fl) {
+  const size_t stride = fg_act_q8_row_bytes(a->cols);
+  const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b0 * stride, a->cols);
+  const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b0 + (B == 2)) * stride, a->cols);
+  float *ya = a->y + b0 * a->ldy + t0, *yb = ya + a->ldy;
+  float32x4_t acc0 = k0 == 0 ? vdupq_n_f32(0.0f) : fg_load4(ya, nr);
+  float32x4_t acc1 = B == 2 && k0 != 0 ? fg_load4(yb, nr) : vdupq_n_f32(0.0f);
+  if (!(fl & (FG_Q8W_SUB | FG_Q8W_MIN2))) {
+    float acc[8] __attribute__((aligned(16)));
+    vst1q_f32(acc, acc0);
+    vst1q_f32(acc + 4, acc1);
+    fg_nq_blocks_a32(sg->v, sg->dw, sg->mw, xa.qs + 32 * k0, xa.d + k0, xa.isum + k0, xb.qs + 32 * k0, xb.d + k0,
+                     xb.isum + k0, k1 - k0, acc, B == 2, (fl & FG_Q8W_MIN1) != 0);
+    acc0 = vld1q_f32(acc);
+    acc1 = vld1q_f32(acc + 4);
+  } else {
+    for (size_t k = k0; k < k1; k++) {
+      const size_t e = (k - k0) * FG_Q_ROWS;
+      const int8_t *wv = sg->v + 32 * e;
+      int32x4_t sa = vdupq_n_s32(1), sb = sa;
+      if (fl & FG_Q8W_SUB) {
+        sa = vld1q_s32(sg->sa + e);
+        sb = vld1q_s32(sg->sb + e);
+      }
+      {
+        const int8_t *xq = xa.qs + 32 * k;
+        const int32x4_t isum = fg_nq_isum_v7(wv, vld1q_s8(xq), vld1q_s8(xq + 16), fl, sa, sb);
+        acc0 = fg_nq_fma(acc0, sg, e, isum, xq, xa.d[k], xa.isum[k], fl);
+      }
+      if (B == 2) {
+        const int8_t *xq = xb.qs + 32 * k;
+        const int32x4_t isum = fg_nq_isum_v7(wv, vld1q_s8(xq), vld1q_s8(xq + 16), fl, sa, sb);
+        acc1 = fg_nq_fma(acc1, sg, e, isum, xq, xb.d[k], xb.isum[k], fl);
+      }
+    }
+  }
+  fg_store4(ya, nr, acc0);
+  if (B == 2) fg_store4(yb, nr, acc1);
+}
+#else
+#  define FG_NQ_V7(type) 0
+#endif
+
 #if FG_NEON_HAVE_DOTPROD
 /* The dot-product gemm: a staged segment re-laid for the dot product by element. Per block 8 vectors, g =
  * 0..7 holding bytes 4g..4g+3 of rows 0..3 (lane r = row r); sdot v.4s, w_g.16b, x.4b[g % 4] then adds
@@ -413,6 +662,13 @@ FG_NEON_INLINE void fg_nq_run(const fg_mm_args *a, size_t i0, size_t i1, const u
         for (; b + FG_NQ_DP_B <= a->nb; b += FG_NQ_DP_B) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, FG_NQ_DP_B, fl);
         for (; b + 2 <= a->nb; b += 2) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, 2, fl);
         for (; b < a->nb; b++) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, 1, fl);
+      }
+#endif
+#if !FG_NEON_A64 && !FG_NEON_HAVE_DOTPROD
+      if (FG_NQ_V7(type)) {
+        if (gemm)
+          for (; b + 2 <= a->nb; b += 2) fg_nq_seg_run_v7(a, &sg, t0, nr, k0, k1, b, 2, fl);
+        for (; b < a->nb; b++) fg_nq_seg_run_v7(a, &sg, t0, nr, k0, k1, b, 1, fl);
       }
 #endif
       if (gemm)
