@@ -51,6 +51,12 @@ FG_NEON_INLINE uint8x16_t fg_nq_bit4(const uint8_t *b) {
   return vandq_u8(vtstq_u8(h, vld1q_u8(k_bits)), vdupq_n_u8(0x10));
 }
 
+/* all ones in byte j where bit j of the 16 bits b[0] | b[1] << 8 is set */
+FG_NEON_INLINE uint8x16_t fg_nq_bit5(const uint8_t *b) {
+  static const uint8_t k_bits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  return vtstq_u8(vcombine_u8(vdup_n_u8(b[0]), vdup_n_u8(b[1])), vld1q_u8(k_bits));
+}
+
 /* fg_iq4_values[idx] for 16 indices 0..15 */
 FG_NEON_INLINE int8x16_t fg_nq_iq4(uint8x16_t idx) {
 #if FG_NEON_A64
@@ -66,16 +72,59 @@ FG_NEON_INLINE void fg_nq_put(int8_t *v, int8x16_t a, int8x16_t b) {
   vst1q_s8(v + 16, b);
 }
 
+#if !FG_NEON_A64
+/* armv7: Q5_0 blocks b[0..n) of one row staged as fg_nq_stage's Q5_0 case does, in assembly (GCC spent 33
+ * instructions a block, 16 here): the f16 scale by the scalar VFP conversion into dw (stride 4 floats), the
+ * four qh bytes each replicated over a d register by one vld4 (byte j of the pair tested against bit j % 8),
+ * then v = q where the fifth bit is set and q | 0xf0 (q - 16 as int8) where it is clear, 32 values to v
+ * (stride 128 bytes: the 4 rows of a block). */
+static void fg_nq_stage_q5_0_a32(const uint8_t *b, size_t n, int8_t *v, float *dw) {
+  static const uint8_t k_bits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  if (n == 0) return;
+  const size_t vs = 128, ds = 16;
+  __asm__ volatile(
+      "vld1.8 {d12-d13}, [%[bits]]\n\t"
+      "vmov.i8 q5, #15\n\t"
+      "vmov.i8 q7, #240\n\t"
+      "1:\n\t"
+      "vld1.16 {d0[0]}, [%[b]]!\n\t"
+      "vld4.8 {d4[], d5[], d6[], d7[]}, [%[b]]!\n\t"
+      "vld1.8 {d16-d17}, [%[b]]!\n\t"
+      "vcvtb.f32.f16 s0, s0\n\t"
+      "vtst.8 q2, q2, q6\n\t"
+      "vtst.8 q3, q3, q6\n\t"
+      "vand q9, q8, q5\n\t"
+      "vshr.u8 q10, q8, #4\n\t"
+      "vbic q2, q7, q2\n\t"
+      "vbic q3, q7, q3\n\t"
+      "vst1.32 {d0[0]}, [%[dw]], %[ds]\n\t"
+      "vorr q9, q9, q2\n\t"
+      "vorr q10, q10, q3\n\t"
+      "vst1.8 {d18-d21}, [%[v] :128], %[vs]\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [b] "+r"(b), [v] "+r"(v), [dw] "+r"(dw), [n] "+r"(n)
+      : [bits] "r"(k_bits), [vs] "r"(vs), [ds] "r"(ds)
+      : "cc", "memory", "d0", "d1", "d4", "d5", "d6", "d7", "d10", "d11", "d12", "d13", "d14", "d15", "d16", "d17",
+        "d18", "d19", "d20", "d21");
+}
+#endif
+
 /* Stages blocks k0 .. k1 (for the 256-element types multiples of 8) of one row as row r of sg. */
 FG_NEON_INLINE void fg_nq_stage(fg_nq_seg *sg, uint32_t type, const uint8_t *row, size_t k0, size_t k1, size_t r) {
   const size_t R = FG_Q_ROWS;
 #define FG_NQ_AT(kk) ((kk) * R + r)
   switch (type) {
     case FG_TYPE_Q5_0:
+#if !FG_NEON_A64
+      fg_nq_stage_q5_0_a32(row + k0 * 22, k1 - k0, sg->v + 32 * FG_NQ_AT(0), sg->dw + FG_NQ_AT(0));
+      break;
+#endif
+      /* fall through */
     case FG_TYPE_Q5_1: {
       const int q51 = type == FG_TYPE_Q5_1;
       const size_t bsz = q51 ? 24 : 22, hoff = q51 ? 4 : 2;
-      const int8x16_t off = vdupq_n_s8(q51 ? 0 : 16);
+      const uint8x16_t f0 = vdupq_n_u8(0xf0);
       for (size_t k = k0; k < k1; k++) {
         const uint8_t *b = row + k * bsz;
         const size_t e = FG_NQ_AT(k - k0);
@@ -83,9 +132,14 @@ FG_NEON_INLINE void fg_nq_stage(fg_nq_seg *sg, uint32_t type, const uint8_t *row
         if (q51) sg->mw[e] = fg_nq_h2f(b + 2);
         uint8x16_t lo, hi;
         fg_nq_nibbles(b + hoff + 4, &lo, &hi);
-        lo = vorrq_u8(lo, fg_nq_bit4(b + hoff));
-        hi = vorrq_u8(hi, fg_nq_bit4(b + hoff + 2));
-        fg_nq_put(sg->v + 32 * e, vsubq_s8(vreinterpretq_s8_u8(lo), off), vsubq_s8(vreinterpretq_s8_u8(hi), off));
+        if (q51) {
+          lo = vorrq_u8(lo, fg_nq_bit4(b + hoff));
+          hi = vorrq_u8(hi, fg_nq_bit4(b + hoff + 2));
+          fg_nq_put(sg->v + 32 * e, vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi));
+        } else { /* q - 16 = q | 0xf0 (as int8) where the fifth bit is clear, q where it is set */
+          fg_nq_put(sg->v + 32 * e, vreinterpretq_s8_u8(vorrq_u8(lo, vbicq_u8(f0, fg_nq_bit5(b + hoff)))),
+                    vreinterpretq_s8_u8(vorrq_u8(hi, vbicq_u8(f0, fg_nq_bit5(b + hoff + 2)))));
+        }
       }
     } break;
     case FG_TYPE_Q4_1:
