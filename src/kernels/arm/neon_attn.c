@@ -83,40 +83,71 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
 #  define STORE_B(i) vst1q_f32(db + 4 * (i), b##i);
 
 #  if !defined(__aarch64__)
-/* armv7, f32 keys or values: the tile's loop in assembly (GCC recomputed the four load addresses every
- * step: 21 instructions a step, 14 here). n steps; step t loads 16 values x[t] (x advances stride bytes a
- * step) and the weights w0[t], w1[t], then a_i = fma(w0[t], x_i, a_i) and b_i = fma(w1[t], x_i, b_i) for the
- * 4 vectors i: the same fused multiply-adds in the same order as FMA_AB. a[0..15] and b[0..15] are read
- * and written back. */
-static void fma_tile_a32(float *a, float *b, const float *x, size_t stride, const float *w0, const float *w1,
-                         size_t n) {
-  if (n == 0) return;
+/* armv7, f32 keys or values: the tile in assembly (GCC recomputed the four load addresses every step: 21
+ * instructions a step, 14 here, and the tile's set-up and stores in C cost pv a third of its loop). The
+ * accumulators a0..a3 (q0-q3) and b0..b3 (q4-q7) start from 0 (ca == NULL: qk) or from a[i] * *ca and
+ * b[i] * *cb (pv: o * c, as DECL_SCALED); n steps, step t loading 16 values x[t] (x advances stride bytes a
+ * step) and the weights w0[t], w1[t], then a_i = fma(w0[t], x_i, a_i) and b_i = fma(w1[t], x_i, b_i): the
+ * fused multiply-adds of FMA_AB in the same order. Stores b[0..15], then a[0..15] (b may be a: then both
+ * rows are the same row). */
+#    define FMA_TILE_A32_LOOP                     \
+  "cmp %[n], #0\n\t"                              \
+  "beq 2f\n\t"                                    \
+  "1:\n\t"                                        \
+  "vld1.32 {d16-d19}, [%[x]]!\n\t"                \
+  "vld1.32 {d20-d23}, [%[x]], %[step]\n\t"        \
+  "vld1.32 {d24[], d25[]}, [%[w0]]!\n\t"          \
+  "vld1.32 {d26[], d27[]}, [%[w1]]!\n\t"          \
+  "vfma.f32 q0, q12, q8\n\t"                      \
+  "vfma.f32 q4, q13, q8\n\t"                      \
+  "vfma.f32 q1, q12, q9\n\t"                      \
+  "vfma.f32 q5, q13, q9\n\t"                      \
+  "vfma.f32 q2, q12, q10\n\t"                     \
+  "vfma.f32 q6, q13, q10\n\t"                     \
+  "vfma.f32 q3, q12, q11\n\t"                     \
+  "vfma.f32 q7, q13, q11\n\t"                     \
+  "subs %[n], %[n], #1\n\t"                       \
+  "bne 1b\n\t"                                    \
+  "2:\n\t"                                        \
+  "vstmia %[b], {d8-d15}\n\t"                     \
+  "vstmia %[a], {d0-d7}\n\t"
+#    define FMA_TILE_A32_REGS                                                                                \
+  : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(n)                                                   \
+  : [a] "r"(a), [b] "r"(b), [ca] "r"(ca), [cb] "r"(cb), [step] "r"(step)                                     \
+  : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",  \
+    "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28", \
+    "d29", "d30", "d31"
+static void fma_tile_a32(float *a, float *b, const float *ca, const float *cb, const float *x, size_t stride,
+                         const float *w0, const float *w1, size_t n) {
   const size_t step = stride - 32;
-  __asm__ volatile(
-      "vldmia %[a], {d0-d7}\n\t"
-      "vldmia %[b], {d8-d15}\n\t"
-      "1:\n\t"
-      "vld1.32 {d16-d19}, [%[x]]!\n\t"
-      "vld1.32 {d20-d23}, [%[x]], %[step]\n\t"
-      "vld1.32 {d24[], d25[]}, [%[w0]]!\n\t"
-      "vld1.32 {d26[], d27[]}, [%[w1]]!\n\t"
-      "vfma.f32 q0, q12, q8\n\t"
-      "vfma.f32 q4, q13, q8\n\t"
-      "vfma.f32 q1, q12, q9\n\t"
-      "vfma.f32 q5, q13, q9\n\t"
-      "vfma.f32 q2, q12, q10\n\t"
-      "vfma.f32 q6, q13, q10\n\t"
-      "vfma.f32 q3, q12, q11\n\t"
-      "vfma.f32 q7, q13, q11\n\t"
-      "subs %[n], %[n], #1\n\t"
-      "bne 1b\n\t"
-      "vstmia %[a], {d0-d7}\n\t"
-      "vstmia %[b], {d8-d15}\n\t"
-      : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(n)
-      : [a] "r"(a), [b] "r"(b), [step] "r"(step)
-      : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
-        "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27");
+  if (ca == NULL) {
+    __asm__ volatile(
+        "vmov.i32 q0, #0\n\t"
+        "vmov.i32 q1, #0\n\t"
+        "vmov.i32 q2, #0\n\t"
+        "vmov.i32 q3, #0\n\t"
+        "vmov.i32 q4, #0\n\t"
+        "vmov.i32 q5, #0\n\t"
+        "vmov.i32 q6, #0\n\t"
+        "vmov.i32 q7, #0\n\t" FMA_TILE_A32_LOOP FMA_TILE_A32_REGS);
+  } else {
+    __asm__ volatile(
+        "vldmia %[a], {d0-d7}\n\t"
+        "vldmia %[b], {d8-d15}\n\t"
+        "vld1.32 {d28[], d29[]}, [%[ca]]\n\t"
+        "vld1.32 {d30[], d31[]}, [%[cb]]\n\t"
+        "vmul.f32 q0, q0, q14\n\t"
+        "vmul.f32 q1, q1, q14\n\t"
+        "vmul.f32 q2, q2, q14\n\t"
+        "vmul.f32 q3, q3, q14\n\t"
+        "vmul.f32 q4, q4, q15\n\t"
+        "vmul.f32 q5, q5, q15\n\t"
+        "vmul.f32 q6, q6, q15\n\t"
+        "vmul.f32 q7, q7, q15\n\t" FMA_TILE_A32_LOOP FMA_TILE_A32_REGS);
+  }
 }
+#    undef FMA_TILE_A32_LOOP
+#    undef FMA_TILE_A32_REGS
 #  endif
 
 /* s[r][j] = fma(q[r][i], kt[i][j], s[r][j]) for i = 0 .. hk-1, from 0; two query rows share each loaded
@@ -141,10 +172,8 @@ static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk,
       float *da = s + r * FG_ATTN_BLK + j0, *db = da + FG_ATTN_BLK;
 #  if !defined(__aarch64__)
       if (k_type != FG_TYPE_F16) {
-        float ta[TW] = {0.0f}, tb[TW] = {0.0f};
-        fma_tile_a32(ta, tb, (const float *)kt + j0, FG_ATTN_BLK * sizeof(float), q0, q1, hk);
-        memcpy(da, ta, sizeof ta);
-        if (two) memcpy(db, tb, sizeof tb);
+        float tb[TW];
+        fma_tile_a32(da, two ? db : tb, NULL, NULL, (const float *)kt + j0, FG_ATTN_BLK * sizeof(float), q0, q1, hk);
         continue;
       }
 #  endif
@@ -170,15 +199,8 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
     size_t i0 = 0;
     for (; i0 + TW <= hv; i0 += TW) {
 #  if !defined(__aarch64__)
-      if (v_type != FG_TYPE_F16) {
-        float ta[TW], tb[TW];
-        for (int t = 0; t < TW; t += 4) {
-          vst1q_f32(ta + t, vmulq_n_f32(vld1q_f32(o0 + i0 + t), c0));
-          vst1q_f32(tb + t, vmulq_n_f32(vld1q_f32(o1 + i0 + t), c1));
-        }
-        fma_tile_a32(ta, tb, (const float *)(const void *)((const uint8_t *)v) + i0, v_stride, p0 + ja, p1 + ja, jb - ja);
-        memcpy(o0 + i0, ta, sizeof ta);
-        if (two) memcpy(o1 + i0, tb, sizeof tb);
+      if (v_type != FG_TYPE_F16) { /* one row (!two): o1 == o0, c1 == c0, p1 == p0, so b is a */
+        fma_tile_a32(o0 + i0, o1 + i0, &c0, &c1, (const float *)v + i0, v_stride, p0 + ja, p1 + ja, jb - ja);
         continue;
       }
 #  endif
