@@ -65,10 +65,80 @@ FG_NEON_INLINE float fg_fold16(const float32x4_t s[4]) {
 
 static const uint32_t k_fg_type_of_kind[3] = {FG_TYPE_F32, FG_TYPE_F16, FG_TYPE_BF16};
 
+#if !FG_NEON_A64
+/* armv7 F32, 2 rows x 1 activation (fg_f32_vec), cols a multiple of 16: fg_ftile's column loop in assembly
+ * (GCC kept the accumulators in memory: about 100 instructions per 16 columns, 40 here). The same fused
+ * multiply-adds in the same order (accumulator i of a row takes columns 16 c + 4 i .. 16 c + 4 i + 3, c in
+ * order); acc[0..15] row 0, acc[16..31] row 1. The armv7 exactness check of the weights as the minimum of
+ * (bits << 1) - 1 (unsigned; 0 wraps to the maximum): a lane below 2 * 2^-40's bits - 1 is a weight with
+ * 0 < |w| < 2^-40 (fg_tiny_u32), written to mn[0..3]. */
+static void fg_f32_vec2_a32(const float *w0, const float *w1, const float *x, size_t n16, float *acc, uint32_t *mn) {
+  __asm__ volatile(
+      "vmov.i32 q0, #0\n\t"
+      "vmov.i32 q1, #0\n\t"
+      "vmov.i32 q2, #0\n\t"
+      "vmov.i32 q3, #0\n\t"
+      "vmov.i32 q4, #0\n\t"
+      "vmov.i32 q5, #0\n\t"
+      "vmov.i32 q6, #0\n\t"
+      "vmov.i32 q7, #0\n\t"
+      "vmov.i8 q10, #255\n\t"
+      "vmov.i8 q11, #255\n\t"
+#  define FG_F32_A32_CHECK                 \
+  "vshl.i32 q14, q12, #1\n\t"              \
+  "vshl.i32 q15, q13, #1\n\t"              \
+  "vadd.i32 q14, q14, q10\n\t"             \
+  "vadd.i32 q15, q15, q10\n\t"             \
+  "vmin.u32 q11, q11, q14\n\t"             \
+  "vmin.u32 q11, q11, q15\n\t"
+      "1:\n\t"
+      "vld1.32 {d16-d19}, [%[x]]!\n\t"
+      "vld1.32 {d24-d27}, [%[w0]]!\n\t"
+      "vfma.f32 q0, q12, q8\n\t"
+      "vfma.f32 q1, q13, q9\n\t" FG_F32_A32_CHECK
+      "vld1.32 {d24-d27}, [%[w1]]!\n\t"
+      "vfma.f32 q4, q12, q8\n\t"
+      "vfma.f32 q5, q13, q9\n\t" FG_F32_A32_CHECK
+      "vld1.32 {d16-d19}, [%[x]]!\n\t"
+      "vld1.32 {d24-d27}, [%[w0]]!\n\t"
+      "vfma.f32 q2, q12, q8\n\t"
+      "vfma.f32 q3, q13, q9\n\t" FG_F32_A32_CHECK
+      "vld1.32 {d24-d27}, [%[w1]]!\n\t"
+      "vfma.f32 q6, q12, q8\n\t"
+      "vfma.f32 q7, q13, q9\n\t" FG_F32_A32_CHECK
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      "vstmia %[acc], {d0-d15}\n\t"
+      "vst1.32 {d22-d23}, [%[mn]]\n\t"
+#  undef FG_F32_A32_CHECK
+      : [w0] "+r"(w0), [w1] "+r"(w1), [x] "+r"(x), [n] "+r"(n16)
+      : [acc] "r"(acc), [mn] "r"(mn)
+      : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+        "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+        "d29", "d30", "d31");
+}
+#endif
+
 /* Outputs t0 .. t0+nr of activations b0 .. b0+B (R >= nr rows in rp). xsafe: per-activation armv7 flags. */
 FG_NEON_INLINE void fg_ftile(const fg_mm_args *a, const uint8_t *const *rp, size_t t0, size_t nr, size_t b0, const int R,
                              const int B, const int kind, const uint32_t *xsafe) {
   const size_t cols = a->cols;
+#if !FG_NEON_A64
+  if (kind == FG_K_F32 && R == 2 && B == 1 && cols % 16 == 0 && cols > 0) {
+    float acc2[32] __attribute__((aligned(16)));
+    uint32_t mn[4] __attribute__((aligned(16)));
+    const float *x0 = a->x + b0 * a->ldx;
+    fg_f32_vec2_a32((const float *)(const void *)rp[0], (const float *)(const void *)rp[1], x0, cols / 16, acc2, mn);
+    const int exact = !fg_any_u32(vcltq_u32(vld1q_u32(mn), vdupq_n_u32(2 * FG_TINY_BITS - 1))) && xsafe[b0];
+    float *y = a->y + b0 * a->ldy + t0;
+    for (size_t r = 0; r < nr; r++) {
+      const float32x4_t s4[4] = {vld1q_f32(acc2 + 16 * r), vld1q_f32(acc2 + 16 * r + 4), vld1q_f32(acc2 + 16 * r + 8),
+                                 vld1q_f32(acc2 + 16 * r + 12)};
+      y[r] = exact ? fg_fold16(s4) : fg_spec_dot_fma(FG_TYPE_F32, rp[r], x0, cols);
+    }
+    return;
+  }
+#endif
   float32x4_t acc[FG_F_RMAX][FG_F_BMAX][4];
   const float *xf[FG_F_BMAX];
   uint32x4_t tiny = vdupq_n_u32(0);
