@@ -564,6 +564,76 @@ static void fg_nq_blocks_a32(const int8_t *w, const float *dw, const float *mw, 
 #  undef FG_NQ_A32_P2
 #  undef FG_NQ_A32_W
 
+/* The half-block types without a minimum (Q6_K, Q3_K), two activations: as fg_nq_blocks_a32, with per
+ * row and activation the two halves' 16-bit lanes (2 products each) paired into one register (rA | rB,
+ * 4 products a lane), two rows' registers paired again (8 a lane, <= 32,512) and widened to (r A, r+1 A,
+ * r B, r+1 B); a vswp gives ia and ib (lane r = row r), isum = ia * sa + ib * sb (int32, as
+ * fg_nq_isum_v7), then acc = fma(dw * dx, (float)isum, acc). */
+#  define FG_NQ_A32_H(r, t, x0, x1, x2, x3) \
+  "vmull.s8 " r ", d12, " x0 "\n\t"           \
+  "vmlal.s8 " r ", d13, " x1 "\n\t"           \
+  "vmull.s8 " t ", d14, " x2 "\n\t"           \
+  "vmlal.s8 " t ", d15, " x3 "\n\t"
+#  define FG_NQ_A32_HP(dr0, dr1, dt0, dt1) \
+  "vpadd.i16 " dr0 ", " dr0 ", " dr1 "\n\t"  \
+  "vpadd.i16 " dr1 ", " dt0 ", " dt1 "\n\t"
+/* rows r, r+1 of one block for both activations: a in q8 (r) / q9 (r+1), b in q10 / q11, then the pairs
+ * widened into qa, qb */
+#  define FG_NQ_A32_SUBPAIR(qa, qb)                                                                 \
+  "vld1.8 {d12-d15}, [%[w] :128]!\n\t"                                                              \
+  FG_NQ_A32_H("q8", "q9", "d0", "d1", "d2", "d3") FG_NQ_A32_HP("d16", "d17", "d18", "d19")          \
+  FG_NQ_A32_H("q10", "q11", "d4", "d5", "d6", "d7") FG_NQ_A32_HP("d20", "d21", "d22", "d23")        \
+  "vld1.8 {d12-d15}, [%[w] :128]!\n\t"                                                              \
+  FG_NQ_A32_H("q9", "q11", "d0", "d1", "d2", "d3") FG_NQ_A32_HP("d18", "d19", "d22", "d23")         \
+  FG_NQ_A32_H("q11", "q12", "d4", "d5", "d6", "d7") FG_NQ_A32_HP("d22", "d23", "d24", "d25")        \
+  "vpadd.i16 d16, d16, d18\n\t"                                                                     \
+  "vpadd.i16 d17, d17, d19\n\t"                                                                     \
+  "vpadd.i16 d20, d20, d22\n\t"                                                                     \
+  "vpadd.i16 d21, d21, d23\n\t"                                                                     \
+  "vpaddl.s16 " qa ", q8\n\t"                                                                       \
+  "vpaddl.s16 " qb ", q10\n\t"
+static void fg_nq_sub_blocks_a32(const int8_t *w, const float *dw, const int32_t *sa, const int32_t *sb,
+                                 const int8_t *qa, const float *da, const int8_t *qb, const float *db, size_t n,
+                                 float *acc) {
+  if (n == 0) return;
+  __asm__ volatile(
+      "vld1.32 {d8-d11}, [%[acc]]\n\t"
+      "1:\n\t"
+      "vld1.8 {d0-d3}, [%[qa]]!\n\t"
+      "vld1.8 {d4-d7}, [%[qb]]!\n\t"
+      FG_NQ_A32_SUBPAIR("q14", "q15")
+      FG_NQ_A32_SUBPAIR("q8", "q10")
+      "vswp d29, d16\n\t"
+      "vswp d31, d20\n\t"
+      "vld1.32 {d12-d13}, [%[sa]]!\n\t"
+      "vld1.32 {d14-d15}, [%[sb]]!\n\t"
+      "vmul.i32 q14, q14, q6\n\t"
+      "vmul.i32 q15, q15, q6\n\t"
+      "vmla.i32 q14, q8, q7\n\t"
+      "vmla.i32 q15, q10, q7\n\t"
+      "vcvt.f32.s32 q14, q14\n\t"
+      "vcvt.f32.s32 q15, q15\n\t"
+      "vld1.32 {d12-d13}, [%[dw]]!\n\t"
+      "vld1.32 {d14[0]}, [%[da]]!\n\t"
+      "vld1.32 {d14[1]}, [%[db]]!\n\t"
+      "vmul.f32 q8, q6, d14[0]\n\t"
+      "vmul.f32 q9, q6, d14[1]\n\t"
+      "vfma.f32 q4, q8, q14\n\t"
+      "vfma.f32 q5, q9, q15\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      "vst1.32 {d8-d11}, [%[acc]]\n\t"
+      : [w] "+r"(w), [dw] "+r"(dw), [sa] "+r"(sa), [sb] "+r"(sb), [qa] "+r"(qa), [da] "+r"(da), [qb] "+r"(qb),
+        [db] "+r"(db), [n] "+r"(n)
+      : [acc] "r"(acc)
+      : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+        "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28",
+        "d29", "d30", "d31");
+}
+#  undef FG_NQ_A32_H
+#  undef FG_NQ_A32_HP
+#  undef FG_NQ_A32_SUBPAIR
+
 /* fg_nq_seg_run with fg_nq_isum_v7 (the half-block types) or fg_nq_blocks_a32 (the others) */
 FG_NEON_INLINE void fg_nq_seg_run_v7(const fg_mm_args *a, const fg_nq_seg *sg, size_t t0, size_t nr, size_t k0,
                                      size_t k1, size_t b0, const int B, const int fl) {
@@ -573,7 +643,15 @@ FG_NEON_INLINE void fg_nq_seg_run_v7(const fg_mm_args *a, const fg_nq_seg *sg, s
   float *ya = a->y + b0 * a->ldy + t0, *yb = ya + a->ldy;
   float32x4_t acc0 = k0 == 0 ? vdupq_n_f32(0.0f) : fg_load4(ya, nr);
   float32x4_t acc1 = B == 2 && k0 != 0 ? fg_load4(yb, nr) : vdupq_n_f32(0.0f);
-  if (!(fl & (FG_Q8W_SUB | FG_Q8W_MIN2))) {
+  if (B == 2 && fl == FG_Q8W_SUB) {
+    float acc[8] __attribute__((aligned(16)));
+    vst1q_f32(acc, acc0);
+    vst1q_f32(acc + 4, acc1);
+    fg_nq_sub_blocks_a32(sg->v, sg->dw, sg->sa, sg->sb, xa.qs + 32 * k0, xa.d + k0, xb.qs + 32 * k0, xb.d + k0, k1 - k0,
+                         acc);
+    acc0 = vld1q_f32(acc);
+    acc1 = vld1q_f32(acc + 4);
+  } else if (!(fl & (FG_Q8W_SUB | FG_Q8W_MIN2))) {
     float acc[8] __attribute__((aligned(16)));
     vst1q_f32(acc, acc0);
     vst1q_f32(acc + 4, acc1);
