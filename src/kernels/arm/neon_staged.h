@@ -110,6 +110,52 @@ static void fg_nq_stage_q5_0_a32(const uint8_t *b, size_t n, int8_t *v, float *d
 }
 #endif
 
+#if !FG_NEON_A64
+/* armv7: Q4_K super-blocks of one row staged as fg_nq_stage's Q4_K case does (GCC spent about 70
+ * instructions a sub-block there): the 8 scales and minimums of fg_k4_scale_min four bytes at a time in
+ * core registers, dw = d * (float)sc and mw = -(dmin * (float)m) four at a time (exact products of an
+ * fp16 value and a 6-bit integer; fp16 values are normal as f32, so NEON's flush changes nothing), each
+ * 32 bytes of nibbles loaded once for the two sub-blocks they hold. dw, mw: stride 4 (rows); v: stride 128. */
+FG_NEON_INLINE uint32_t fg_nq_ld32(const uint8_t *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static void fg_nq_stage_q4_k_v7(const uint8_t *b, size_t nsb, int8_t *v, float *dw, float *mw) {
+  const uint8x16_t m4 = vdupq_n_u8(0x0f);
+  for (size_t K = 0; K < nsb; K++, b += 144) {
+    const float d = fg_nq_h2f(b), dmin = fg_nq_h2f(b + 2);
+    const uint32_t w0 = fg_nq_ld32(b + 4), w1 = fg_nq_ld32(b + 8), w2 = fg_nq_ld32(b + 12);
+    const uint32_t sc_lo = w0 & 0x3f3f3f3fu, m_lo = w1 & 0x3f3f3f3fu;
+    const uint32_t sc_hi = (w2 & 0x0f0f0f0fu) | ((w0 >> 2) & 0x30303030u);
+    const uint32_t m_hi = ((w2 >> 4) & 0x0f0f0f0fu) | ((w1 >> 2) & 0x30303030u);
+    const uint16x8_t sc16 = vmovl_u8(vcreate_u8((uint64_t)sc_hi << 32 | sc_lo));
+    const uint16x8_t m16 = vmovl_u8(vcreate_u8((uint64_t)m_hi << 32 | m_lo));
+    const float32x4_t d0 = vmulq_n_f32(vcvtq_f32_u32(vmovl_u16(vget_low_u16(sc16))), d);
+    const float32x4_t d1 = vmulq_n_f32(vcvtq_f32_u32(vmovl_u16(vget_high_u16(sc16))), d);
+    const float32x4_t n0 = vnegq_f32(vmulq_n_f32(vcvtq_f32_u32(vmovl_u16(vget_low_u16(m16))), dmin));
+    const float32x4_t n1 = vnegq_f32(vmulq_n_f32(vcvtq_f32_u32(vmovl_u16(vget_high_u16(m16))), dmin));
+#  define FG_NQ_K4_PUT(j, dv, nv, L)        \
+    vst1q_lane_f32(dw + 4 * (j), (dv), (L)); \
+    vst1q_lane_f32(mw + 4 * (j), (nv), (L));
+    FG_NQ_K4_PUT(0, d0, n0, 0) FG_NQ_K4_PUT(1, d0, n0, 1) FG_NQ_K4_PUT(2, d0, n0, 2) FG_NQ_K4_PUT(3, d0, n0, 3)
+    FG_NQ_K4_PUT(4, d1, n1, 0) FG_NQ_K4_PUT(5, d1, n1, 1) FG_NQ_K4_PUT(6, d1, n1, 2) FG_NQ_K4_PUT(7, d1, n1, 3)
+#  undef FG_NQ_K4_PUT
+    for (int p = 0; p < 4; p++) {
+      const uint8x16_t q0 = vld1q_u8(b + 16 + 32 * p), q1 = vld1q_u8(b + 32 + 32 * p);
+      int8_t *o = v + 128 * (2 * p);
+      vst1q_s8(o, vreinterpretq_s8_u8(vandq_u8(q0, m4)));
+      vst1q_s8(o + 16, vreinterpretq_s8_u8(vandq_u8(q1, m4)));
+      vst1q_s8(o + 128, vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)));
+      vst1q_s8(o + 144, vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)));
+    }
+    v += 128 * 8;
+    dw += 4 * 8;
+    mw += 4 * 8;
+  }
+}
+#endif
+
 /* Stages blocks k0 .. k1 (for the 256-element types multiples of 8) of one row as row r of sg. */
 FG_NEON_INLINE void fg_nq_stage(fg_nq_seg *sg, uint32_t type, const uint8_t *row, size_t k0, size_t k1, size_t r) {
   const size_t R = FG_Q_ROWS;
@@ -176,6 +222,12 @@ FG_NEON_INLINE void fg_nq_stage(fg_nq_seg *sg, uint32_t type, const uint8_t *row
       }
       break;
     case FG_TYPE_Q4_K:
+#if !FG_NEON_A64
+      fg_nq_stage_q4_k_v7(row + (k0 / 8) * 144, (k1 - k0) / 8, sg->v + 32 * FG_NQ_AT(0), sg->dw + FG_NQ_AT(0),
+                          sg->mw + FG_NQ_AT(0));
+      break;
+#endif
+      /* fall through */
     case FG_TYPE_Q5_K: {
       const int q5 = type == FG_TYPE_Q5_K;
       const size_t bsz = q5 ? 176 : 144;
