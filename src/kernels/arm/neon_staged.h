@@ -766,6 +766,85 @@ FG_NEON_INLINE void fg_nq_interleave(const fg_nq_seg *sg, size_t nk, int8_t *vt)
 #    define FG_NQ_SDOT(acc, w, x, L) vdotq_lane_s32((acc), (w), (L) < 2 ? vget_low_s8(x) : vget_high_s8(x), (L) % 2)
 #  endif
 
+#  if !FG_NEON_A64
+/* armv7 with VSDOT, two activations, the types without half-block scales: fg_nq_seg_run_dp's block loop
+ * in assembly (GCC recomputed the eight weight addresses: 54 instructions a block, 35 here, 45 with the
+ * minimum). Per block the re-laid groups g0..g7 (q8-q15), the activations' 32 bytes (q0-q1, q2-q3), 8 VSDOT
+ * by element per activation into a zeroed q4 / q5 (lane r = row r), then acc = fma(dw * dx, (float)isum,
+ * acc) and, min1, acc = fma(mw * dx, (float)xsum, acc), as fg_nq_fma. acc[0..3], acc[4..7]: in and out. */
+#    define FG_NQ_SD_BODY                       \
+  "1:\n\t"                                      \
+  "vld1.8 {d0-d3}, [%[qa]]!\n\t"                \
+  "vld1.8 {d4-d7}, [%[qb]]!\n\t"                \
+  "vld1.8 {d16-d19}, [%[w] :128]!\n\t"          \
+  "vld1.8 {d20-d23}, [%[w] :128]!\n\t"          \
+  "vld1.8 {d24-d27}, [%[w] :128]!\n\t"          \
+  "vld1.8 {d28-d31}, [%[w] :128]!\n\t"          \
+  "vmov.i32 q4, #0\n\t"                         \
+  "vmov.i32 q5, #0\n\t"                         \
+  "vsdot.s8 q4, q8, d0[0]\n\t"                  \
+  "vsdot.s8 q5, q8, d4[0]\n\t"                  \
+  "vsdot.s8 q4, q9, d0[1]\n\t"                  \
+  "vsdot.s8 q5, q9, d4[1]\n\t"                  \
+  "vsdot.s8 q4, q10, d1[0]\n\t"                 \
+  "vsdot.s8 q5, q10, d5[0]\n\t"                 \
+  "vsdot.s8 q4, q11, d1[1]\n\t"                 \
+  "vsdot.s8 q5, q11, d5[1]\n\t"                 \
+  "vsdot.s8 q4, q12, d2[0]\n\t"                 \
+  "vsdot.s8 q5, q12, d6[0]\n\t"                 \
+  "vsdot.s8 q4, q13, d2[1]\n\t"                 \
+  "vsdot.s8 q5, q13, d6[1]\n\t"                 \
+  "vsdot.s8 q4, q14, d3[0]\n\t"                 \
+  "vsdot.s8 q5, q14, d7[0]\n\t"                 \
+  "vsdot.s8 q4, q15, d3[1]\n\t"                 \
+  "vsdot.s8 q5, q15, d7[1]\n\t"                 \
+  "vld1.32 {d0-d1}, [%[dw]]!\n\t"               \
+  "vld1.32 {d2[0]}, [%[da]]!\n\t"               \
+  "vld1.32 {d2[1]}, [%[db]]!\n\t"               \
+  "vcvt.f32.s32 q4, q4\n\t"                     \
+  "vcvt.f32.s32 q5, q5\n\t"                     \
+  "vmul.f32 q8, q0, d2[0]\n\t"                  \
+  "vmul.f32 q9, q0, d2[1]\n\t"                  \
+  "vfma.f32 q6, q8, q4\n\t"                     \
+  "vfma.f32 q7, q9, q5\n\t"
+#    define FG_NQ_SD_MIN1                       \
+  "vld1.32 {d3[0]}, [%[sa]]!\n\t"               \
+  "vld1.32 {d3[1]}, [%[sb]]!\n\t"               \
+  "vld1.32 {d0-d1}, [%[mw]]!\n\t"               \
+  "vcvt.f32.s32 d3, d3\n\t"                     \
+  "vmul.f32 q8, q0, d2[0]\n\t"                  \
+  "vmul.f32 q9, q0, d2[1]\n\t"                  \
+  "vdup.32 q4, d3[0]\n\t"                       \
+  "vdup.32 q5, d3[1]\n\t"                       \
+  "vfma.f32 q6, q8, q4\n\t"                     \
+  "vfma.f32 q7, q9, q5\n\t"
+#    define FG_NQ_SD_REGS                                                                                  \
+  : [w] "+r"(w), [dw] "+r"(dw), [mw] "+r"(mw), [qa] "+r"(qa), [da] "+r"(da), [sa] "+r"(sa), [qb] "+r"(qb), \
+    [db] "+r"(db), [sb] "+r"(sb), [n] "+r"(n)                                                              \
+  : [acc] "r"(acc)                                                                                         \
+  : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", \
+    "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28", \
+    "d29", "d30", "d31"
+static void fg_nq_blocks_sdot_a32(const int8_t *w, const float *dw, const float *mw, const int8_t *qa, const float *da,
+                                  const int32_t *sa, const int8_t *qb, const float *db, const int32_t *sb, size_t n,
+                                  float *acc, const int min1) {
+  if (n == 0) return;
+  if (min1)
+    __asm__ volatile("vld1.32 {d12-d15}, [%[acc]]\n\t" FG_NQ_SD_BODY FG_NQ_SD_MIN1
+                     "subs %[n], %[n], #1\n\t"
+                     "bne 1b\n\t"
+                     "vst1.32 {d12-d15}, [%[acc]]\n\t" FG_NQ_SD_REGS);
+  else
+    __asm__ volatile("vld1.32 {d12-d15}, [%[acc]]\n\t" FG_NQ_SD_BODY
+                     "subs %[n], %[n], #1\n\t"
+                     "bne 1b\n\t"
+                     "vst1.32 {d12-d15}, [%[acc]]\n\t" FG_NQ_SD_REGS);
+}
+#    undef FG_NQ_SD_BODY
+#    undef FG_NQ_SD_MIN1
+#    undef FG_NQ_SD_REGS
+#  endif
+
 /* The re-laid segment (blocks k0..k1) against activations b0 .. b0 + B (B = 1, 2 or, aarch64, 4). */
 FG_NEON_INLINE void fg_nq_seg_run_dp(const fg_mm_args *a, const fg_nq_seg *sg, const int8_t *vt, size_t t0, size_t nr,
                                      size_t k0, size_t k1, size_t b0, const int B, const int fl) {
@@ -780,6 +859,18 @@ FG_NEON_INLINE void fg_nq_seg_run_dp(const fg_mm_args *a, const fg_nq_seg *sg, c
   FG_NQ_X(2);
   FG_NQ_X(3);
 #  undef FG_NQ_X
+#  if !FG_NEON_A64
+  if (B == 2 && !(fl & (FG_Q8W_SUB | FG_Q8W_MIN2))) {
+    float acc[8] __attribute__((aligned(16)));
+    vst1q_f32(acc, acc0);
+    vst1q_f32(acc + 4, acc1);
+    fg_nq_blocks_sdot_a32(vt, sg->dw, sg->mw, x0.qs + 32 * k0, x0.d + k0, x0.isum + k0, x1.qs + 32 * k0, x1.d + k0,
+                          x1.isum + k0, k1 - k0, acc, (fl & FG_Q8W_MIN1) != 0);
+    fg_store4(y0, nr, vld1q_f32(acc));
+    fg_store4(y1, nr, vld1q_f32(acc + 4));
+    return;
+  }
+#  endif
   const int32x4_t z = vdupq_n_s32(0);
   for (size_t k = k0; k < k1; k++) {
     const size_t e = (k - k0) * FG_Q_ROWS;
