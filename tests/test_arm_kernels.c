@@ -607,6 +607,7 @@ int main(void) {
   CHECK(fg_kernels_by_name("neon_i8mm") == NULL);
   fprintf(stderr, "not an ARM NEON build: only checked that no NEON table is offered\n");
   (void)test_table;
+  (void)test_tiny_products;
 #endif
   return fg_test_finish("test_arm_kernels");
 }
