@@ -139,6 +139,38 @@ FG_NEON_INLINE void fg_ftile(const fg_mm_args *a, const uint8_t *const *rp, size
     return;
   }
 #endif
+#if FG_NEON_A64
+  /* aarch64 F32, 4 rows x 1 activation (fg_f32_vec), cols a multiple of 16: the accumulators as 16 named
+   * vectors (GCC at -O2 kept the array below in memory and looped over its vectors: a load and a store
+   * around every fused multiply-add); the same fused multiply-adds in the same order */
+  if (kind == FG_K_F32 && R == 4 && B == 1 && cols % 16 == 0 && cols > 0) {
+    const float *x0 = a->x + b0 * a->ldx;
+    const float *w0 = (const float *)(const void *)rp[0], *w1 = (const float *)(const void *)rp[1];
+    const float *w2 = (const float *)(const void *)rp[2], *w3 = (const float *)(const void *)rp[3];
+    float32x4_t a00 = vdupq_n_f32(0.0f), a01 = a00, a02 = a00, a03 = a00, a10 = a00, a11 = a00, a12 = a00, a13 = a00;
+    float32x4_t a20 = a00, a21 = a00, a22 = a00, a23 = a00, a30 = a00, a31 = a00, a32 = a00, a33 = a00;
+    for (size_t j = 0; j < cols; j += 16) {
+      const float32x4x4_t xv = vld1q_f32_x4(x0 + j);
+#  define FG_F32_A64_ROW(r)                                   \
+      {                                                       \
+        const float32x4x4_t wv = vld1q_f32_x4(w##r + j);      \
+        a##r##0 = vfmaq_f32(a##r##0, wv.val[0], xv.val[0]);   \
+        a##r##1 = vfmaq_f32(a##r##1, wv.val[1], xv.val[1]);   \
+        a##r##2 = vfmaq_f32(a##r##2, wv.val[2], xv.val[2]);   \
+        a##r##3 = vfmaq_f32(a##r##3, wv.val[3], xv.val[3]);   \
+      }
+      FG_F32_A64_ROW(0) FG_F32_A64_ROW(1) FG_F32_A64_ROW(2) FG_F32_A64_ROW(3)
+#  undef FG_F32_A64_ROW
+    }
+    const float32x4_t s0[4] = {a00, a01, a02, a03}, s1[4] = {a10, a11, a12, a13};
+    const float32x4_t s2[4] = {a20, a21, a22, a23}, s3[4] = {a30, a31, a32, a33};
+    const float out[4] = {fg_fold16(s0), fg_fold16(s1), fg_fold16(s2), fg_fold16(s3)};
+    float *y = a->y + b0 * a->ldy + t0;
+    for (size_t r = 0; r < nr; r++) y[r] = out[r];
+    (void)xsafe;
+    return;
+  }
+#endif
   float32x4_t acc[FG_F_RMAX][FG_F_BMAX][4];
   const float *xf[FG_F_BMAX];
   uint32x4_t tiny = vdupq_n_u32(0);
