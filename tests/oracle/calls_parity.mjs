@@ -97,7 +97,7 @@ async function main() {
   const [prefix] = tokenizeJsonl(a.fgemma, a.model, [prefixText], true, loraArgs);
   const utts = tokenizeJsonl(a.fgemma, a.model, items.map((u) => asciiTrim(u) + SUFFIX), false, loraArgs);
   const callOut = run(a.fgemma, ["call", "-m", a.model, ...loraArgs, "--tools", a.tools, "--max-tokens", String(maxTokens),
-    "-t", String(threads)], items.join("\n") + "\n");
+    "--constrained", "off", "-t", String(threads)], items.join("\n") + "\n");
   const answers = callOut.split("\n").filter((l) => l.length > 0).map((l) => JSON.parse(l));
   if (answers.length !== items.length) throw new Error(`fgemma call gave ${answers.length} answers for ${items.length}`);
 
