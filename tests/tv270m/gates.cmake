@@ -13,10 +13,14 @@
 #     issue's; CMake passes FG_TV270M_Q4_0_POINTS);
 #   - call-only never below unconstrained on the utterances that expect a call, every call-only
 #     answer a valid call, no invalid call unconstrained either, no utterance refused.
+# GATE=tune (an adapter made by `fgemma tune`, e.g. models/home/: its committed dev set): the adapter at
+#   run time, unconstrained, call-only and call-or-text: exact >= MIN_EXACT % (call-only on the
+#   utterances that expect a call), call-only never below unconstrained, every call-only answer a valid
+#   call, every call-or-text call valid, no utterance refused. BASE_Q4_0 is not used.
 # GATE=demo (tests/tvmini/utterances-de.expected.jsonl): the 12 demo utterances with call-only decoding,
 #   as scripts/demo.sh answers them: all 12 exact.
 # A missing file fails the test with the way to make it; it never skips.
-foreach(v FGEMMA TOOLS DATA BASE BASE_Q4_0 ADAPTER MIN_EXACT OUT GATE)
+foreach(v FGEMMA TOOLS DATA BASE ADAPTER MIN_EXACT OUT GATE)
   if(NOT DEFINED ${v})
     message(FATAL_ERROR "gates.cmake: -D${v}=... is required")
   endif()
@@ -30,8 +34,8 @@ endif()
 foreach(f BASE ADAPTER)
   if(NOT EXISTS "${${f}}")
     message(FATAL_ERROR "tv-270m: ${${f}} is missing. The base is the real google/gemma-3-270m Q4_K_M that "
-      "scripts/setup.sh fetches into .cache/models; the adapter is committed as models/tv-270m-lora.gguf "
-      "(docs/TV-270M.md).")
+      "scripts/setup.sh fetches into .cache/models; the adapters are committed as models/tv-270m-lora.gguf "
+      "(docs/TV-270M.md) and models/home/home-270m-lora.gguf (models/home/README.md).")
   endif()
 endforeach()
 file(MAKE_DIRECTORY "${OUT}")
@@ -90,6 +94,27 @@ if(GATE STREQUAL "dev")
   foreach(r rt_0 rt_1 m8_0 m8_1 q4_0)
     gate(${${r}_errors} EQUAL 0 "${r}: no utterance refused (${${r}_errors})")
   endforeach()
+elseif(GATE STREQUAL "tune")
+  # an adapter `fgemma tune` made (the home catalog, models/home): the adapter at run time over BASE,
+  # unconstrained, call-only and call-or-text (the default) on every dev utterance
+  run_eval(t "${BASE}" "off,call-only,call-or-text")
+  foreach(i 0 1 2)
+    report(t ${i})
+  endforeach()
+  math(EXPR need "(${MIN_EXACT} * ${t_0_n} + 99) / 100")
+  math(EXPR need_c "(${MIN_EXACT} * ${t_1_n_expect_calls} + 99) / 100")
+  gate(${t_0_exact_n} GREATER_EQUAL ${need} "unconstrained exact ${t_0_exact_n}/${t_0_n} >= ${MIN_EXACT} % (${need})")
+  gate(${t_2_exact_n} GREATER_EQUAL ${need} "call-or-text exact ${t_2_exact_n}/${t_2_n} >= ${MIN_EXACT} % (${need})")
+  gate(${t_1_exact_calls_n} GREATER_EQUAL ${need_c}
+    "call-only exact ${t_1_exact_calls_n}/${t_1_n_expect_calls} on the utterances that expect a call >= ${MIN_EXACT} % (${need_c})")
+  gate(${t_1_exact_calls_n} GREATER_EQUAL ${t_0_exact_calls_n}
+    "call-only ${t_1_exact_calls_n} >= unconstrained ${t_0_exact_calls_n} on the ${t_1_n_expect_calls} utterances that expect a call")
+  math(EXPR bad "${t_1_invalid_calls} + ${t_1_no_call_answers}")
+  gate(${bad} EQUAL 0 "call-only: every answer a valid call (${t_1_invalid_calls} invalid, ${t_1_no_call_answers} without a call)")
+  gate(${t_2_invalid_calls} EQUAL 0 "call-or-text: every call valid (${t_2_invalid_calls} invalid)")
+  foreach(i 0 1 2)
+    gate(${t_${i}_errors} EQUAL 0 "t_${i}: no utterance refused (${t_${i}_errors})")
+  endforeach()
 elseif(GATE STREQUAL "demo")
   run_eval(d "${BASE}" "call-only,off")
   foreach(i 0 1)
@@ -98,7 +123,7 @@ elseif(GATE STREQUAL "demo")
   gate(${d_0_exact_n} EQUAL 12 "call-only: ${d_0_exact_n} of 12 demo utterances give the intended call")
   message(STATUS "(unconstrained, reported only: ${d_1_exact_n}/12; answers in ${OUT}/${GATE}-d-details.jsonl)")
 else()
-  message(FATAL_ERROR "GATE must be dev or demo, not '${GATE}'")
+  message(FATAL_ERROR "GATE must be dev, tune or demo, not '${GATE}'")
 endif()
 
 if(failures)
