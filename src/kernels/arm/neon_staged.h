@@ -470,6 +470,41 @@ FG_NEON_INLINE int32x4_t fg_nq_isum_v7(const int8_t *wv, int8x16_t x0, int8x16_t
   "vmlal.s8 " r ", d14, " x2 "\n\t"         \
   "vmlal.s8 " r ", d15, " x3 "\n\t"
 #  define FG_NQ_A32_W "vld1.8 {d12-d15}, [%[w] :128]!\n\t"
+/* The loop head and the two activations' products of one block, scaled by dw and da / db into q4 / q5
+ * (the part the two-activation loops with and without minimums share). */
+#  define FG_NQ_A32_TWO_BODY \
+  "1:\n\t" \
+  "vld1.8 {d0-d3}, [%[qa]]!\n\t" \
+  "vld1.8 {d4-d7}, [%[qb]]!\n\t" \
+  FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7") \
+  FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7") \
+  "vpadd.i16 d16, d16, d17\n\t" \
+  "vpadd.i16 d17, d20, d21\n\t" \
+  "vpadd.i16 d18, d18, d19\n\t" \
+  "vpadd.i16 d19, d22, d23\n\t" \
+  "vpaddl.s16 q12, q8\n\t" \
+  "vpaddl.s16 q13, q9\n\t" \
+  FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7") \
+  FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7") \
+  "vpadd.i16 d16, d16, d17\n\t" \
+  "vpadd.i16 d17, d20, d21\n\t" \
+  "vpadd.i16 d18, d18, d19\n\t" \
+  "vpadd.i16 d19, d22, d23\n\t" \
+  "vpaddl.s16 q8, q8\n\t" \
+  "vpaddl.s16 q9, q9\n\t" \
+  "vpadd.i32 d20, d24, d25\n\t" \
+  "vpadd.i32 d21, d16, d17\n\t" \
+  "vpadd.i32 d22, d26, d27\n\t" \
+  "vpadd.i32 d23, d18, d19\n\t" \
+  "vcvt.f32.s32 q10, q10\n\t" \
+  "vcvt.f32.s32 q11, q11\n\t" \
+  "vld1.32 {d14-d15}, [%[dw]]!\n\t" \
+  "vld1.32 {d12[0]}, [%[da]]!\n\t" \
+  "vld1.32 {d12[1]}, [%[db]]!\n\t" \
+  "vmul.f32 q14, q7, d12[0]\n\t" \
+  "vmul.f32 q15, q7, d12[1]\n\t" \
+  "vfma.f32 q4, q14, q10\n\t" \
+  "vfma.f32 q5, q15, q11\n\t"
 static void fg_nq_blocks_a32(const int8_t *w, const float *dw, const float *mw, const int8_t *qa, const float *da,
                              const int32_t *sa, const int8_t *qb, const float *db, const int32_t *sb, size_t n,
                              float *acc, const int two, const int min1) {
@@ -477,38 +512,7 @@ static void fg_nq_blocks_a32(const int8_t *w, const float *dw, const float *mw, 
   if (two && min1) {
     __asm__ volatile(
         "vld1.32 {d8-d11}, [%[acc]]\n\t"
-        "1:\n\t"
-        "vld1.8 {d0-d3}, [%[qa]]!\n\t"
-        "vld1.8 {d4-d7}, [%[qb]]!\n\t"
-        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
-        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
-        "vpadd.i16 d16, d16, d17\n\t"
-        "vpadd.i16 d17, d20, d21\n\t"
-        "vpadd.i16 d18, d18, d19\n\t"
-        "vpadd.i16 d19, d22, d23\n\t"
-        "vpaddl.s16 q12, q8\n\t"
-        "vpaddl.s16 q13, q9\n\t"
-        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
-        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
-        "vpadd.i16 d16, d16, d17\n\t"
-        "vpadd.i16 d17, d20, d21\n\t"
-        "vpadd.i16 d18, d18, d19\n\t"
-        "vpadd.i16 d19, d22, d23\n\t"
-        "vpaddl.s16 q8, q8\n\t"
-        "vpaddl.s16 q9, q9\n\t"
-        "vpadd.i32 d20, d24, d25\n\t"
-        "vpadd.i32 d21, d16, d17\n\t"
-        "vpadd.i32 d22, d26, d27\n\t"
-        "vpadd.i32 d23, d18, d19\n\t"
-        "vcvt.f32.s32 q10, q10\n\t"
-        "vcvt.f32.s32 q11, q11\n\t"
-        "vld1.32 {d14-d15}, [%[dw]]!\n\t"
-        "vld1.32 {d12[0]}, [%[da]]!\n\t"
-        "vld1.32 {d12[1]}, [%[db]]!\n\t"
-        "vmul.f32 q14, q7, d12[0]\n\t"
-        "vmul.f32 q15, q7, d12[1]\n\t"
-        "vfma.f32 q4, q14, q10\n\t"
-        "vfma.f32 q5, q15, q11\n\t"
+        FG_NQ_A32_TWO_BODY
         "vld1.32 {d13[0]}, [%[sa]]!\n\t"
         "vld1.32 {d13[1]}, [%[sb]]!\n\t"
         "vld1.32 {d14-d15}, [%[mw]]!\n\t"
@@ -531,38 +535,7 @@ static void fg_nq_blocks_a32(const int8_t *w, const float *dw, const float *mw, 
   } else if (two) {
     __asm__ volatile(
         "vld1.32 {d8-d11}, [%[acc]]\n\t"
-        "1:\n\t"
-        "vld1.8 {d0-d3}, [%[qa]]!\n\t"
-        "vld1.8 {d4-d7}, [%[qb]]!\n\t"
-        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
-        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
-        "vpadd.i16 d16, d16, d17\n\t"
-        "vpadd.i16 d17, d20, d21\n\t"
-        "vpadd.i16 d18, d18, d19\n\t"
-        "vpadd.i16 d19, d22, d23\n\t"
-        "vpaddl.s16 q12, q8\n\t"
-        "vpaddl.s16 q13, q9\n\t"
-        FG_NQ_A32_W FG_NQ_A32_P2("q8", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q9", "d4", "d5", "d6", "d7")
-        FG_NQ_A32_W FG_NQ_A32_P2("q10", "d0", "d1", "d2", "d3") FG_NQ_A32_P2("q11", "d4", "d5", "d6", "d7")
-        "vpadd.i16 d16, d16, d17\n\t"
-        "vpadd.i16 d17, d20, d21\n\t"
-        "vpadd.i16 d18, d18, d19\n\t"
-        "vpadd.i16 d19, d22, d23\n\t"
-        "vpaddl.s16 q8, q8\n\t"
-        "vpaddl.s16 q9, q9\n\t"
-        "vpadd.i32 d20, d24, d25\n\t"
-        "vpadd.i32 d21, d16, d17\n\t"
-        "vpadd.i32 d22, d26, d27\n\t"
-        "vpadd.i32 d23, d18, d19\n\t"
-        "vcvt.f32.s32 q10, q10\n\t"
-        "vcvt.f32.s32 q11, q11\n\t"
-        "vld1.32 {d14-d15}, [%[dw]]!\n\t"
-        "vld1.32 {d12[0]}, [%[da]]!\n\t"
-        "vld1.32 {d12[1]}, [%[db]]!\n\t"
-        "vmul.f32 q14, q7, d12[0]\n\t"
-        "vmul.f32 q15, q7, d12[1]\n\t"
-        "vfma.f32 q4, q14, q10\n\t"
-        "vfma.f32 q5, q15, q11\n\t"
+        FG_NQ_A32_TWO_BODY
         "subs %[n], %[n], #1\n\t"
         "bne 1b\n\t"
         "vst1.32 {d8-d11}, [%[acc]]\n\t"
@@ -615,6 +588,7 @@ static void fg_nq_blocks_a32(const int8_t *w, const float *dw, const float *mw, 
 }
 #  undef FG_NQ_A32_P2
 #  undef FG_NQ_A32_W
+#  undef FG_NQ_A32_TWO_BODY
 
 /* The half-block types without a minimum (Q6_K, Q3_K), two activations: as fg_nq_blocks_a32, with per
  * row and activation the two halves' 16-bit lanes (2 products each) paired into one register (rA | rB,
