@@ -61,7 +61,7 @@ static int stage_data(const tune_cfg *c, const tn_spec *s) {
 }
 
 // ----------------------------------------------------------------------------------------------
-// train: training/train_lora.py on this machine's Python (torch, transformers, peft)
+// train: training/train_lora.py on this machine's Python (torch, transformers, peft, gguf)
 
 /* Runs argv (NULL-terminated); the exit status, or 127 when it could not start. */
 static int run_argv(char *const argv[], bool quiet_out) {
@@ -105,12 +105,12 @@ static char *find_trainer(const tune_cfg *c) {
 static int stage_train(const tune_cfg *c) {
   char *trainer = find_trainer(c);
   if (!trainer) return 1;
-  char *const probe[] = {(char *)c->python, "-c", "import torch, transformers, peft", NULL};
+  char *const probe[] = {(char *)c->python, "-c", "import torch, transformers, peft, gguf", NULL};
   const int prc = run_argv(probe, true);
   if (prc != 0) {
     free(trainer);
     if (prc == 127) return cli_error("tune: cannot run the Python '%s' (pass --python PY)", c->python);
-    return cli_error("tune: %s lacks torch, transformers or peft (`%s -c \"import torch, transformers, peft\"` fails); "
+    return cli_error("tune: %s lacks torch, transformers, peft or gguf (`%s -c \"import torch, transformers, peft, gguf\"` fails); "
                      "train where they are installed (docs/TUNE.md \"Stages\")", c->python, c->python);
   }
   char *data = join(c->dir, "data.bin"), *gf = join(c->dir, "golden.f32"), *gj = join(c->dir, "golden.json");
@@ -119,8 +119,16 @@ static int stage_train(const tune_cfg *c) {
   snprintf(budget, sizeof budget, "%u", c->budget);
   int rc = 1;
   if (data && gf && gj && dev && out) {
-    char *const argv[] = {(char *)c->python, trainer, "--base", (char *)c->base, "--data", data, "--golden-f32", gf,
-                          "--golden-json", gj, "--dev-jsonl", dev, "--out", out, "--time-budget", budget, NULL};
+    /* the golden check (golden.json with golden.f32 beside it) stands for the tv-270m runs' file SHA-256:
+     * any base that the trainer reads as fgemma does may be tuned */
+    char name[128]; /* the spec's file name without .tune.json: the adapter's name in the loss plot */
+    const char *slash = strrchr(c->spec, '/');
+    snprintf(name, sizeof name, "%s", slash ? slash + 1 : c->spec);
+    char *dot = strstr(name, ".tune.json");
+    if (dot) *dot = '\0';
+    char *const argv[] = {(char *)c->python, trainer, "--base", (char *)c->base, "--base-sha256", "", "--data", data,
+                          "--golden", gj, "--dev-jsonl", dev, "--out", out, "--time-budget", budget, "--name", name,
+                          NULL};
     if (!c->quiet) {
       fprintf(stderr, "tune: training:");
       for (char *const *a = argv; *a; a++) fprintf(stderr, " %s", *a);
@@ -362,7 +370,7 @@ int cmd_tune(int argc, char **argv) {
       {"out", 'o', true, "the output directory DIR (created; required except for --stage check)"},
       {"base", 0, true, "the base GGUF (google/gemma-3-270m's Q4_K_M, or a FunctionGemma file); required except for check"},
       {"stage", 0, true, "check|data|train|adapter|report|all, or a comma list (default all: every stage in order)"},
-      {"python", 0, true, "the Python that trains (default python3; needs torch, transformers and peft)"},
+      {"python", 0, true, "the Python that trains (default python3; needs torch, transformers, peft and gguf)"},
       {"trainer", 0, true, "training/train_lora.py (default: ../training/train_lora.py beside the fgemma executable)"},
       {"threads", 't', true, "threads for the report's decoding (default: available cores)"},
       {"budget", 0, true, "training time budget in seconds (default 360)"},
@@ -380,7 +388,7 @@ int cmd_tune(int argc, char **argv) {
               "  check    parse and validate the spec against its catalog (writes nothing)\n"
               "  data     expand it into DIR/train.jsonl, dev.jsonl, data.bin (FGTVDATA v1), golden.f32/.json\n"
               "           (the base's reference logits) and summary.json; deterministic for the spec's seed\n"
-              "  train    PY TRAINER --base BASE --data DIR/data.bin ... --out DIR/train (torch, transformers, peft)\n"
+              "  train    PY TRAINER --base BASE --data DIR/data.bin ... --out DIR/train (torch, transformers, peft, gguf)\n"
               "  adapter  DIR/train/adapter (PEFT) to DIR/adapter.gguf\n"
               "  report   exact match on DIR/dev.jsonl, base alone and with the adapter, three decoding modes:\n"
               "           DIR/report.json and DIR/report.md\n"
