@@ -221,6 +221,105 @@ static void test_attention(const fg_attn_kernels *k, uint32_t type) {
          k->name, tn, worst);
 }
 
+/* exp1 against fg_attn_exp1, bit for bit: special values (0 and -0 give exactly 1: the folds of
+ * model/forward.c rely on it), both clamps, the range of the rescales (m - mn <= 0) and beyond; every
+ * length up to 37 (the 8- and 16-lane tails) and in place. */
+static void test_exp1(const fg_attn_kernels *k) {
+  enum { N = 4096 };
+  static float x[N], y[N], want[N];
+  const float sp[] = {0.0f, -0.0f, -INFINITY, INFINITY, NAN, -87.0f, -87.5f, -86.9f, 88.0f, 88.5f, -1e-30f, 1e-30f,
+                      -0.5f, -0.3465736f, -0.3465736f * 2, -1e4f};
+  CHECK(fg_attn_exp1(0.0f) == 1.0f && fg_attn_exp1(-0.0f) == 1.0f);
+  for (int i = 0; i < N; i++) {
+    x[i] = i < (int)(sizeof sp / sizeof sp[0]) ? sp[i] : (i % 3 ? frand(-30, 0) : frand(-100, 100));
+    want[i] = fg_attn_exp1(x[i]);
+  }
+  size_t diffs = 0;
+  for (size_t n = 1; n <= 37; n++) {
+    memset(y, 0, sizeof y);
+    k->exp1(x, y, n);
+    for (size_t i = 0; i < n; i++) diffs += memcmp(&y[i], &want[i], sizeof(float)) != 0 && !(isnan(y[i]) && isnan(want[i]));
+    diffs += y[n] != 0.0f; /* nothing past n */
+  }
+  k->exp1(x, y, N);
+  for (int i = 0; i < N; i++) diffs += memcmp(&y[i], &want[i], sizeof(float)) != 0 && !(isnan(y[i]) && isnan(want[i]));
+  memcpy(y, x, sizeof y);
+  k->exp1(y, y, N - 3); /* in place */
+  for (int i = 0; i < N - 3; i++) diffs += memcmp(&y[i], &want[i], sizeof(float)) != 0 && !(isnan(y[i]) && isnan(want[i]));
+  CHECK_MSG(diffs == 0, "%s: exp1 differs from fg_attn_exp1 in %zu values", k->name, diffs);
+}
+
+/* A row's weights summed in the table's order: the C and AVX2 tables in 8 lanes (softmax_c), the AVX-512
+ * table in 16 (lanes k + 8 and k, k + 4 and k, k + 2 and k, 1 and 0) */
+static float row_sum(const char *table, const float *p) {
+  float x[16];
+  if (strcmp(table, "avx512") == 0) {
+    for (int i = 0; i < 16; i++) x[i] = p[i] + p[i + 16];
+    for (int i = 0; i < 8; i++) x[i] = x[i + 8] + x[i];
+    for (int i = 0; i < 4; i++) x[i] = x[i + 4] + x[i];
+    return (x[0] + x[2]) + (x[1] + x[3]);
+  }
+  for (int i = 0; i < 8; i++) x[i] = ((p[i] + p[i + 8]) + p[i + 16]) + p[i + 24];
+  return ((x[0] + x[4]) + (x[2] + x[6])) + ((x[1] + x[5]) + (x[3] + x[7]));
+}
+
+/* softmax of R rows (1 .. 37: the 8- and 16-row groups of the SIMD tables and their tails): each row's
+ * outputs bit-identical to the row alone, and exactly what attn.h says: mn = max(m, max of the valid
+ * scores), c = fg_attn_exp1(m - mn) (0 where m = -inf; 1 and m, l kept without a valid key), weights 0
+ * outside [j0, j1), l = l c + the weights' sum in the table's order (row_sum). Rows: full, partial at
+ * either end, one key, none, a fresh row (m = -inf) and a row whose max does not move. */
+static void test_softmax(const fg_attn_kernels *k) {
+  enum { RM = 37 };
+  static float s0[RM * FG_ATTN_BLK], s[RM * FG_ATTN_BLK], s1[FG_ATTN_BLK];
+  float m0[RM], l0[RM], m[RM], l[RM], c[RM];
+  uint32_t j0[RM], j1[RM];
+  size_t bad_alone = 0, bad_spec = 0;
+  for (size_t R = 1; R <= RM; R++) {
+    for (size_t r = 0; r < R; r++) {
+      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) s0[r * FG_ATTN_BLK + j] = frand(-8, 8);
+      const uint32_t kind = (uint32_t)(r * 7 + R) % 6;
+      j0[r] = kind == 1 ? 5 : (kind == 3 ? 17 : 0);
+      j1[r] = kind == 2 ? 23 : (kind == 3 ? 18 : (kind == 4 ? 0 : FG_ATTN_BLK));
+      if (kind == 4) j0[r] = 9; /* no valid key */
+      m0[r] = r % 4 == 0 ? -INFINITY : frand(-4, 6);
+      if (r % 5 == 2) m0[r] = 100.0f; /* the max stays */
+      l0[r] = m0[r] == -INFINITY ? 0.0f : frand(0.5f, 20);
+    }
+    memcpy(s, s0, R * FG_ATTN_BLK * sizeof(float));
+    memcpy(m, m0, sizeof m);
+    memcpy(l, l0, sizeof l);
+    k->softmax(s, R, j0, j1, m, l, c);
+    for (size_t r = 0; r < R; r++) {
+      /* the row alone */
+      float ma = m0[r], la = l0[r], ca;
+      memcpy(s1, s0 + r * FG_ATTN_BLK, sizeof s1);
+      k->softmax(s1, 1, j0 + r, j1 + r, &ma, &la, &ca);
+      bad_alone += memcmp(s1, s + r * FG_ATTN_BLK, sizeof s1) != 0 || memcmp(&ma, &m[r], 4) != 0 ||
+                   memcmp(&la, &l[r], 4) != 0 || memcmp(&ca, &c[r], 4) != 0;
+      /* the contract */
+      const float *sr = s0 + r * FG_ATTN_BLK, *pr = s + r * FG_ATTN_BLK;
+      if (j0[r] >= j1[r]) {
+        int zero = 1;
+        for (uint32_t j = 0; j < FG_ATTN_BLK; j++) zero &= pr[j] == 0.0f;
+        bad_spec += !(zero && c[r] == 1.0f && memcmp(&m[r], &m0[r], 4) == 0 && memcmp(&l[r], &l0[r], 4) == 0);
+        continue;
+      }
+      float mx = -INFINITY;
+      for (uint32_t j = j0[r]; j < j1[r]; j++) mx = sr[j] > mx ? sr[j] : mx;
+      const float mn = m0[r] > mx ? m0[r] : mx;
+      const float cw = m0[r] == -INFINITY ? 0.0f : fg_attn_exp1(m0[r] - mn);
+      int ok = m[r] == mn && memcmp(&c[r], &cw, 4) == 0;
+      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) ok &= (j >= j0[r] && j < j1[r]) ? pr[j] > 0.0f : pr[j] == 0.0f;
+      volatile float lc = l0[r] * cw; /* a rounded product, then a rounded sum */
+      const float lw = lc + row_sum(k->name, pr);
+      ok &= memcmp(&l[r], &lw, 4) == 0;
+      bad_spec += !ok;
+    }
+  }
+  CHECK_MSG(bad_alone == 0, "%s: softmax rows differ from the same rows alone in %zu cases", k->name, bad_alone);
+  CHECK_MSG(bad_spec == 0, "%s: softmax differs from its contract in %zu rows", k->name, bad_spec);
+}
+
 /* pv with a head size that is not a multiple of the vector width, against the C table */
 static void test_pv_odd(const fg_attn_kernels *k) {
   enum { R = 7, H = 37 };
@@ -354,6 +453,8 @@ int main(void) {
     test_attention(k, FG_TYPE_F32);
     test_attention(k, FG_TYPE_F16);
     test_pv_odd(k);
+    test_exp1(k);
+    test_softmax(k);
     test_fold(k);
     test_lora_bt(k);
   }

@@ -169,7 +169,12 @@ size_t fg_attn_argmax_c(const float *x, size_t n) {
   return best;
 }
 
-static const fg_attn_kernels k_attn_ref = {"ref", qk_c, softmax_c, pv_c, fold_c, gelu_mul_c, exp_c, to_f16_c, fg_attn_argmax_c, fg_lora_bt_c};
+static void exp1_c(const float *x, float *y, size_t n) {
+  for (size_t i = 0; i < n; i++) y[i] = fg_attn_exp1(x[i]);
+}
+
+static const fg_attn_kernels k_attn_ref = {"ref",    qk_c,           softmax_c,        pv_c,         fold_c, gelu_mul_c,
+                                           exp_c,    to_f16_c,       fg_attn_argmax_c, fg_lora_bt_c, exp1_c};
 
 const fg_attn_kernels *fg_attn_ref(void) { return &k_attn_ref; }
 

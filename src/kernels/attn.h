@@ -72,6 +72,10 @@ typedef struct fg_attn_kernels {
    * then added to y[r]: every table gives the same bits, whatever the tiling. */
   void (*lora_bt)(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq, const float *FG_RESTRICT bt, size_t ld,
                   size_t n);
+
+  /* y[i] = fg_attn_exp1(x[i]) bit for bit in every table (NaN stays NaN); y may be x: the rescales of
+   * the segment folds (model/forward.c), all rows in one call. */
+  void (*exp1)(const float *x, float *y, size_t n);
 } fg_attn_kernels;
 
 /* The C table's lora_bt (kernels/ref/lora_bt.c; ARM's tables use it) and the AVX2 one (the AVX-512 table

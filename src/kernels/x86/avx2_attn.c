@@ -91,54 +91,114 @@ static void qk_avx2(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk,
 // ----------------------------------------------------------------------------------------------
 // softmax
 
-FG_INLINE float hmax8(__m256 v) {
-  __m128 q = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  q = _mm_max_ps(q, _mm_movehl_ps(q, q));
-  q = _mm_max_ss(q, _mm_movehdup_ps(q));
-  return _mm_cvtss_f32(q);
+/* fg_attn_exp1 on 8 lanes, bit for bit: its clamp, its unfused operations (no contraction: -std=c11),
+ * rint as round-to-nearest-even, 2^n from the exponent bits; NaN lanes come back as they went in. */
+FG_INLINE __m256 exp1_8(__m256 x) {
+  const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  const __m256 xc = _mm256_max_ps(_mm256_min_ps(x, _mm256_set1_ps(FG_EXP_HI)), _mm256_set1_ps(FG_EXP_LO));
+  const __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(FG_EXP_LOG2E)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 r = _mm256_sub_ps(_mm256_sub_ps(xc, _mm256_mul_ps(n, _mm256_set1_ps(FG_EXP_C1))),
+                                 _mm256_mul_ps(n, _mm256_set1_ps(FG_EXP_C2)));
+  __m256 y = _mm256_set1_ps(FG_EXP_P0);
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(FG_EXP_P1));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(FG_EXP_P2));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(FG_EXP_P3));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(FG_EXP_P4));
+  y = _mm256_add_ps(_mm256_mul_ps(y, r), _mm256_set1_ps(FG_EXP_P5));
+  y = _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(y, _mm256_mul_ps(r, r)), r), _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_blendv_ps(_mm256_mul_ps(y, _mm256_castsi256_ps(e)), x, nan);
 }
 
-FG_INLINE float hsum8(__m256 v) {
-  __m128 q = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  q = _mm_add_ps(q, _mm_movehl_ps(q, q));
-  q = _mm_add_ss(q, _mm_movehdup_ps(q));
-  return _mm_cvtss_f32(q);
+/* Eight rows' vectors x[0..7] reduced at once, each to one number, in the C table's order (softmax_c:
+ * lanes k and k + 4, then k and k + 2, then 0 and 1); the pairs of rows are brought together by
+ * shuffles, so every sum is one of those same additions. Result lane r: row r. MAX: the maximum
+ * instead (any order gives it). */
+FG_INLINE __m256 reduce8(const __m256 *x, const int MAX) {
+#define RED_OP(a, b) (MAX ? _mm256_max_ps(a, b) : _mm256_add_ps(a, b))
+  __m256 y[4], z[2];
+  for (int i = 0; i < 4; i++) /* lanes 0-3: row 2i's k and k + 4; lanes 4-7: row 2i + 1's */
+    y[i] = RED_OP(_mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x20), _mm256_permute2f128_ps(x[2 * i], x[2 * i + 1], 0x31));
+  for (int i = 0; i < 2; i++) /* half h, lanes 0, 1: row 4i + h's k and k + 2; lanes 2, 3: row 4i + 2 + h's */
+    z[i] = RED_OP(_mm256_shuffle_ps(y[2 * i], y[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                  _mm256_shuffle_ps(y[2 * i], y[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  /* half h, lane k: row 2k + h's lanes 0 and 1 */
+  const __m256 v = RED_OP(_mm256_shuffle_ps(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm256_shuffle_ps(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1)));
+#undef RED_OP
+  return _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
 }
 
+/* the valid keys 8q .. 8q + 7 of a row with keys [a, b) (all ones: valid) */
+FG_INLINE __m256i key_mask(uint32_t a, uint32_t b, int q) {
+  const __m256i idx = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(8 * q));
+  return _mm256_andnot_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32((int)a), idx), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)b), idx));
+}
+
+/* Rows in groups of 8: each row's masked max (one vector a row), the 8 maxima at once (reduce8); the
+ * weights of each row and their vector of sums, the 8 sums at once; then c, l and m of the 8 rows as
+ * vectors. A row's max, weights and sum are those of one row alone, whatever the other rows. */
 static void softmax_avx2(float *FG_RESTRICT s, size_t R, const uint32_t *FG_RESTRICT j0,
                          const uint32_t *FG_RESTRICT j1, float *FG_RESTRICT m, float *FG_RESTRICT l,
                          float *FG_RESTRICT c) {
   const __m256 ninf = _mm256_set1_ps(-INFINITY);
-  const __m256i idx0 = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-  for (size_t r = 0; r < R; r++) {
-    float *sr = s + r * FG_ATTN_BLK; /* (32) */
-    const uint32_t a = j0[r], b = j1[r];
-    if (a >= b) {
-      c[r] = 1.0f;
-      for (int q = 0; q < 4; q++) _mm256_storeu_ps(sr + 8 * q, _mm256_setzero_ps());
-      continue;
+  for (size_t r0 = 0; r0 < R; r0 += 8) {
+    const size_t nr = FG_MIN((size_t)8, R - r0);
+    float mo[8], lo[8]; /* (8) the rows' old max and sum (0 past R) */
+    int32_t valid[8];   /* (8) -1: the row has a key in the block */
+    __m256 x[8];        /* (8) a row's maxima, then its weights' sums, lane by lane */
+    for (size_t i = 0; i < 8; i++) {
+      const size_t r = r0 + i;
+      const uint32_t a = i < nr ? j0[r] : 0, b = i < nr ? j1[r] : 0;
+      mo[i] = i < nr ? m[r] : 0.0f;
+      lo[i] = i < nr ? l[r] : 0.0f;
+      valid[i] = a < b ? -1 : 0;
+      x[i] = ninf;
+      if (a >= b) continue;
+      const float *sr = s + r * FG_ATTN_BLK; /* (32) */
+      for (int q = 0; q < 4; q++) {
+        const __m256 k = _mm256_castsi256_ps(key_mask(a, b, q));
+        x[i] = _mm256_max_ps(x[i], _mm256_blendv_ps(ninf, _mm256_maskload_ps(sr + 8 * q, _mm256_castps_si256(k)), k));
+      }
     }
-    const __m256i va = _mm256_set1_epi32((int)a), vb = _mm256_set1_epi32((int)b);
-    __m256i k[4];
-    __m256 sv[4], mxv = ninf;
-    for (int q = 0; q < 4; q++) {
-      const __m256i idx = _mm256_add_epi32(idx0, _mm256_set1_epi32(8 * q));
-      k[q] = _mm256_andnot_si256(_mm256_cmpgt_epi32(va, idx), _mm256_cmpgt_epi32(vb, idx));
-      sv[q] = _mm256_maskload_ps(sr + 8 * q, k[q]);
-      mxv = _mm256_max_ps(mxv, _mm256_blendv_ps(ninf, sv[q], _mm256_castsi256_ps(k[q])));
+    const __m256 vm = _mm256_loadu_ps(mo), vl = _mm256_loadu_ps(lo);
+    const __m256 kv = _mm256_castsi256_ps(_mm256_loadu_si256((const __m256i *)(const void *)valid));
+    /* mn = m > mx ? m : mx, as _mm256_max_ps; rows without keys keep m */
+    const __m256 vmn = _mm256_blendv_ps(vm, _mm256_max_ps(vm, reduce8(x, 1)), kv);
+    float mnv[8]; /* (8) */
+    _mm256_storeu_ps(mnv, vmn);
+    for (size_t i = 0; i < 8; i++) {
+      x[i] = _mm256_setzero_ps();
+      if (i >= nr) continue;
+      const size_t r = r0 + i;
+      float *sr = s + r * FG_ATTN_BLK; /* (32) */
+      if (!valid[i]) {
+        for (int q = 0; q < 4; q++) _mm256_storeu_ps(sr + 8 * q, _mm256_setzero_ps());
+        continue;
+      }
+      const __m256 vb = _mm256_set1_ps(mnv[i]);
+      for (int q = 0; q < 4; q++) {
+        const __m256i k = key_mask(j0[r], j1[r], q);
+        const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(_mm256_maskload_ps(sr + 8 * q, k), vb)), _mm256_castsi256_ps(k));
+        _mm256_storeu_ps(sr + 8 * q, e);
+        x[i] = _mm256_add_ps(x[i], e);
+      }
     }
-    const float mx = hmax8(mxv);
-    const float mn = m[r] > mx ? m[r] : mx;
-    c[r] = m[r] == -INFINITY ? 0.0f : fg_attn_exp1(m[r] - mn);
-    const __m256 vm = _mm256_set1_ps(mn);
-    __m256 sum = _mm256_setzero_ps();
-    for (int q = 0; q < 4; q++) {
-      const __m256 e = _mm256_and_ps(exp8(_mm256_sub_ps(sv[q], vm)), _mm256_castsi256_ps(k[q]));
-      _mm256_storeu_ps(sr + 8 * q, e);
-      sum = _mm256_add_ps(sum, e);
+    const __m256 sum = reduce8(x, 0);
+    /* c = 1 where no key (m, l kept); 0 where m = -inf; else fg_attn_exp1(m - mn); l = l c + sum (a
+     * rounded product, then a rounded sum) */
+    __m256 vc = _mm256_andnot_ps(_mm256_cmp_ps(vm, ninf, _CMP_EQ_OQ), exp1_8(_mm256_sub_ps(vm, vmn)));
+    vc = _mm256_blendv_ps(_mm256_set1_ps(1.0f), vc, kv);
+    float co[8], lv[8], mv[8];
+    _mm256_storeu_ps(co, vc);
+    _mm256_storeu_ps(lv, _mm256_blendv_ps(vl, _mm256_add_ps(_mm256_mul_ps(vl, vc), sum), kv));
+    _mm256_storeu_ps(mv, vmn);
+    for (size_t i = 0; i < nr; i++) {
+      c[r0 + i] = co[i];
+      l[r0 + i] = lv[i];
+      m[r0 + i] = mv[i];
     }
-    l[r] = l[r] * c[r] + hsum8(sum);
-    m[r] = mn;
   }
 }
 
@@ -267,7 +327,13 @@ static void to_f16_avx2(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, siz
   for (; i < n; i++) y[i] = fg_f32_to_fp16(x[i]);
 }
 
+static void exp1_avx2(const float *x, float *y, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, exp1_8(_mm256_loadu_ps(x + i)));
+  for (; i < n; i++) y[i] = fg_attn_exp1(x[i]);
+}
+
 static const fg_attn_kernels k_attn_avx2 = {"avx2",      qk_avx2,          softmax_avx2,   pv_avx2,        fg_attn_fold_avx2, gelu_mul_avx2,
-                                           exp_avx2,    to_f16_avx2,      fg_attn_argmax_c, fg_lora_bt_avx2};
+                                           exp_avx2,    to_f16_avx2,      fg_attn_argmax_c, fg_lora_bt_avx2, exp1_avx2};
 
 const fg_attn_kernels *fg_attn_avx2(void) { return &k_attn_avx2; }

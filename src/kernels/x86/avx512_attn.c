@@ -3,7 +3,8 @@
  *
  * pv: tiles of up to 6 rows × 64 value columns (24 accumulators); per key one broadcast weight per
  * row and 4 value loads (f16 rows converted with vcvtph2ps). softmax: one row of 32 scores is two
- * vectors; exp by the polynomial of attn.h with vscalefps. */
+ * vectors; exp by the polynomial of attn.h with vscalefps; the rows' maxima, sums and rescales 16 rows
+ * at a time (reduce16, exp1_16). */
 #include "kernels/attn.h"
 
 #include <immintrin.h>
@@ -96,34 +97,113 @@ static void qk_avx512(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t h
 }
 
 // ----------------------------------------------------------------------------------------------
-// softmax
+// softmax: per row the max, the weights and their sum; then the rescales c = fg_attn_exp1(m - mn)
+// of 16 rows at once (exp1_16), and their l and m. fg_attn_exp1 one call per row was as slow as the
+// rest of the row's work.
 
+/* fg_attn_exp1 on 16 lanes, bit for bit: its clamp, its unfused operations (this file is built
+ * without contraction: -std=c11), rint as round-to-nearest-even, 2^n from the exponent bits; NaN
+ * lanes come back as they went in. */
+FG_INLINE __m512 exp1_16(__m512 x) {
+  const __mmask16 nan = _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q);
+  __m512 xc = _mm512_max_ps(_mm512_min_ps(x, _mm512_set1_ps(FG_EXP_HI)), _mm512_set1_ps(FG_EXP_LO));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, _mm512_set1_ps(FG_EXP_LOG2E)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 r = _mm512_sub_ps(_mm512_sub_ps(xc, _mm512_mul_ps(n, _mm512_set1_ps(FG_EXP_C1))),
+                                 _mm512_mul_ps(n, _mm512_set1_ps(FG_EXP_C2)));
+  __m512 y = _mm512_set1_ps(FG_EXP_P0);
+  y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(FG_EXP_P1));
+  y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(FG_EXP_P2));
+  y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(FG_EXP_P3));
+  y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(FG_EXP_P4));
+  y = _mm512_add_ps(_mm512_mul_ps(y, r), _mm512_set1_ps(FG_EXP_P5));
+  y = _mm512_add_ps(_mm512_add_ps(_mm512_mul_ps(y, _mm512_mul_ps(r, r)), r), _mm512_set1_ps(1.0f));
+  const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+  return _mm512_mask_mov_ps(_mm512_mul_ps(y, _mm512_castsi512_ps(e)), nan, x);
+}
+
+/* Sixteen rows' vectors x[0..15] reduced at once, each to one number, in the order of GCC's
+ * _mm512_reduce_add_ps (what this table summed a row with before): lanes k + 8 and k, then k + 4 and k,
+ * then k + 2 and k, then 1 and 0; the pairs of rows are brought together by shuffles, so every sum is
+ * one of those same additions. Result lane r: row r. MAX: the maximum instead (any order gives it). */
+FG_INLINE __m512 reduce16(const __m512 *x, const int MAX) {
+#define RED_OP(a, b) (MAX ? _mm512_max_ps(a, b) : _mm512_add_ps(a, b))
+  __m512 y[8], z[4], w[2];
+  for (int i = 0; i < 8; i++) /* lanes 0-7: row 2i's k + 8 and k; lanes 8-15: row 2i + 1's */
+    y[i] = RED_OP(_mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0xEE), _mm512_shuffle_f32x4(x[2 * i], x[2 * i + 1], 0x44));
+  for (int i = 0; i < 4; i++) /* 128-bit block b: row 4i + b's k + 4 and k */
+    z[i] = RED_OP(_mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0xDD), _mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0x88));
+  for (int i = 0; i < 2; i++) /* block b: lanes 0, 1: row 8i + b's k + 2 and k; lanes 2, 3: row 8i + 4 + b's */
+    w[i] = RED_OP(_mm512_shuffle_ps(z[2 * i], z[2 * i + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                  _mm512_shuffle_ps(z[2 * i], z[2 * i + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  /* block b, lane k: row 4k + b's lanes 0 and 1 */
+  const __m512 v = RED_OP(_mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                          _mm512_shuffle_ps(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+#undef RED_OP
+  return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), v);
+}
+
+/* Rows in groups of 16: each row's masked max (one vector a row), the 16 maxima at once (reduce16);
+ * the weights of each row and their vector of sums, the 16 sums at once; then c, l and m of the 16
+ * rows as vectors. A row's max, weights and sum are those of one row alone: its own lanes and the
+ * order above, whatever the other rows of the group. */
 static void softmax_avx512(float *FG_RESTRICT s, size_t R, const uint32_t *FG_RESTRICT j0,
                            const uint32_t *FG_RESTRICT j1, float *FG_RESTRICT m, float *FG_RESTRICT l,
                            float *FG_RESTRICT c) {
   const __m512 ninf = _mm512_set1_ps(-INFINITY);
-  for (size_t r = 0; r < R; r++) {
-    float *sr = s + r * FG_ATTN_BLK; /* (32) */
-    const uint32_t a = j0[r], b = j1[r];
-    if (a >= b) {
-      c[r] = 1.0f;
-      _mm512_storeu_ps(sr, _mm512_setzero_ps());
-      _mm512_storeu_ps(sr + 16, _mm512_setzero_ps());
-      continue;
+  for (size_t r0 = 0; r0 < R; r0 += 16) {
+    const size_t nr = FG_MIN((size_t)16, R - r0);
+    const __mmask16 kr = (__mmask16)((1u << nr) - 1u);
+    __m512 x[16];              /* (16) a row's maxima, then its weights' sums, lane by lane */
+    __mmask16 km[16][2];       /* (16, 2) the row's valid keys: 0-15, 16-31 */
+    __mmask16 valid = 0;       /* rows with a key in the block */
+    for (size_t i = 0; i < 16; i++) {
+      const size_t r = r0 + i;
+      const uint32_t a = i < nr ? j0[r] : 0, b = i < nr ? j1[r] : 0;
+      if (a >= b) {
+        km[i][0] = km[i][1] = 0;
+        x[i] = ninf;
+        continue;
+      }
+      valid |= (__mmask16)(1u << i);
+      const uint32_t bits = (b >= 32 ? 0xffffffffu : ((1u << b) - 1u)) & ~((1u << a) - 1u);
+      km[i][0] = (__mmask16)(bits & 0xffffu);
+      km[i][1] = (__mmask16)(bits >> 16);
+      const float *sr = s + r * FG_ATTN_BLK; /* (32) */
+      x[i] = _mm512_max_ps(_mm512_mask_loadu_ps(ninf, km[i][0], sr), _mm512_mask_loadu_ps(ninf, km[i][1], sr + 16));
     }
-    const uint32_t bits = (b >= 32 ? 0xffffffffu : ((1u << b) - 1u)) & ~((1u << a) - 1u);
-    const __mmask16 k0 = (__mmask16)(bits & 0xffffu), k1 = (__mmask16)(bits >> 16);
-    const __m512 s0 = _mm512_maskz_loadu_ps(k0, sr), s1 = _mm512_maskz_loadu_ps(k1, sr + 16);
-    const float mx = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_mask_mov_ps(ninf, k0, s0), _mm512_mask_mov_ps(ninf, k1, s1)));
-    const float mn = m[r] > mx ? m[r] : mx;
-    c[r] = m[r] == -INFINITY ? 0.0f : fg_attn_exp1(m[r] - mn);
-    const __m512 vm = _mm512_set1_ps(mn);
-    const __m512 e0 = _mm512_maskz_mov_ps(k0, exp16(_mm512_sub_ps(s0, vm)));
-    const __m512 e1 = _mm512_maskz_mov_ps(k1, exp16(_mm512_sub_ps(s1, vm)));
-    _mm512_storeu_ps(sr, e0);
-    _mm512_storeu_ps(sr + 16, e1);
-    l[r] = l[r] * c[r] + _mm512_reduce_add_ps(_mm512_add_ps(e0, e1));
-    m[r] = mn;
+    const __m512 vm = _mm512_mask_loadu_ps(ninf, kr, m + r0);
+    /* mn = m > mx ? m : mx, as _mm512_max_ps; rows without keys keep m */
+    const __m512 vmn = _mm512_mask_max_ps(vm, valid, vm, reduce16(x, 1));
+    float mnv[16]; /* (16) */
+    _mm512_storeu_ps(mnv, vmn);
+    for (size_t i = 0; i < 16; i++) {
+      float *sr = s + (r0 + i) * FG_ATTN_BLK; /* (32) */
+      if (!(valid >> i & 1u)) {
+        if (i < nr) {
+          _mm512_storeu_ps(sr, _mm512_setzero_ps());
+          _mm512_storeu_ps(sr + 16, _mm512_setzero_ps());
+        }
+        x[i] = _mm512_setzero_ps();
+        continue;
+      }
+      const __m512 b = _mm512_set1_ps(mnv[i]);
+      const __m512 e0 = _mm512_maskz_mov_ps(km[i][0], exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(km[i][0], sr), b)));
+      const __m512 e1 = _mm512_maskz_mov_ps(km[i][1], exp16(_mm512_sub_ps(_mm512_maskz_loadu_ps(km[i][1], sr + 16), b)));
+      _mm512_storeu_ps(sr, e0);
+      _mm512_storeu_ps(sr + 16, e1);
+      x[i] = _mm512_add_ps(e0, e1);
+    }
+    const __m512 sum = reduce16(x, 0);
+    /* c = 1 where no key (m, l kept); 0 where m = -inf; else fg_attn_exp1(m - mn); l = l c + sum (a
+     * rounded product, then a rounded sum) */
+    const __m512 vl = _mm512_maskz_loadu_ps(kr, l + r0);
+    __m512 vc = exp1_16(_mm512_sub_ps(vm, vmn));
+    vc = _mm512_mask_mov_ps(vc, _mm512_cmp_ps_mask(vm, ninf, _CMP_EQ_OQ), _mm512_setzero_ps());
+    vc = _mm512_mask_mov_ps(_mm512_set1_ps(1.0f), valid, vc);
+    _mm512_mask_storeu_ps(c + r0, kr, vc);
+    _mm512_mask_storeu_ps(l + r0, kr & valid, _mm512_add_ps(_mm512_mul_ps(vl, vc), sum));
+    _mm512_mask_storeu_ps(m + r0, kr & valid, vmn);
   }
 }
 
@@ -243,7 +323,16 @@ static void to_f16_avx512(const float *FG_RESTRICT x, uint16_t *FG_RESTRICT y, s
   for (; i < n; i++) y[i] = fg_f32_to_fp16(x[i]);
 }
 
+static void exp1_avx512(const float *x, float *y, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, exp1_16(_mm512_loadu_ps(x + i)));
+  if (i < n) {
+    const __mmask16 k = (__mmask16)((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, k, exp1_16(_mm512_maskz_loadu_ps(k, x + i)));
+  }
+}
+
 static const fg_attn_kernels k_attn_avx512 = {"avx512", qk_avx512, softmax_avx512, pv_avx512, fg_attn_fold_avx2, gelu_mul_avx512, exp_avx512,
-                                              to_f16_avx512, fg_attn_argmax_c, fg_lora_bt_avx2};
+                                              to_f16_avx512, fg_attn_argmax_c, fg_lora_bt_avx2, exp1_avx512};
 
 const fg_attn_kernels *fg_attn_avx512(void) { return &k_attn_avx512; }
