@@ -41,6 +41,7 @@ typedef struct attn_ws {
   float *o;          /* (R, attn_ld) unnormalized outputs of the current segment */
   float *m, *l;      /* (R) running max and sum of the segment */
   float *c;          /* (R) rescale of this block */
+  float *e;          /* (R) rescales of a fold */
   uint32_t *j0, *j1; /* (R) valid keys of this block: [j0, j1) */
   float *O, *M, *L;  /* (R, attn_ld), (R), (R): the folded segments */
 } attn_ws;
@@ -69,6 +70,7 @@ static uint64_t attn_ws_layout(const fg_hparams *hp, uint64_t R, float *base, at
   ATTN_TAKE(m, float, R);
   ATTN_TAKE(l, float, R);
   ATTN_TAKE(c, float, R);
+  ATTN_TAKE(e, float, R);
   ATTN_TAKE(j0, uint32_t, R);
   ATTN_TAKE(j1, uint32_t, R);
   ATTN_TAKE(O, float, R * attn_ld(hp));
@@ -213,9 +215,13 @@ static uint32_t attn_first(const fg_hparams *hp, const fg_layer *L, uint32_t p) 
 /* Folds one segment's (m, l, o) of R rows into the running (M, L, O): rows without a key in the segment
  * (l = 0) are skipped, an empty running row takes the segment as is, otherwise both are rescaled to
  * the larger max (O = fma(c2, o, O c1) through the table's fold, L = fma(c2, l, L c1)). Rows of hv floats, ld
- * apart in o and O. */
+ * apart in o and O. The side that holds the max rescales by fg_attn_exp1(0) = 1 exactly (tests/test_attn.c),
+ * the other by fg_attn_exp1 of the (non-positive) difference: all rows' at once through the table's exp1,
+ * into e (R). */
 static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, size_t ld, const float *m, const float *l,
-                      const float *o, float *M, float *L, float *O) {
+                      const float *o, float *M, float *L, float *O, float *e) {
+  for (size_t r = 0; r < R; r++) e[r] = M[r] > m[r] ? m[r] - M[r] : M[r] - m[r]; /* unused where l or L is 0 */
+  ak->exp1(e, e, R);
   for (size_t r = 0; r < R; r++) {
     if (l[r] == 0.0f) continue;
     if (L[r] == 0.0f) {
@@ -224,17 +230,19 @@ static void attn_fold(const fg_attn_kernels *ak, size_t R, size_t hv, size_t ld,
       memcpy(O + r * ld, o + r * ld, hv * sizeof(float));
       continue;
     }
-    const float mn = M[r] > m[r] ? M[r] : m[r];
-    const float c1 = fg_attn_exp1(M[r] - mn), c2 = fg_attn_exp1(m[r] - mn);
+    const int big = M[r] > m[r];
+    const float c1 = big ? 1.0f : e[r], c2 = big ? e[r] : 1.0f;
     ak->fold(O + r * ld, c1, o + r * ld, c2, hv);
     L[r] = fmaf(c2, l[r], L[r] * c1);
-    M[r] = mn;
+    M[r] = big ? M[r] : m[r];
   }
 }
 
 /* The rows of query positions [t0, t0 + nt) of the batch (× the group's heads of KV head kvh) against
  * the keys [klo, khi] (each row also limited to what its position sees): (M, L, O) = the folded
- * segments, O unnormalized. w: one thread's scratch (its M, L, O are not used here). */
+ * segments, O unnormalized. w: one thread's scratch (its M, L, O are not used here). The first
+ * segment is computed in (M, L, O) itself, the later ones in w's (m, l, o) and folded: what folding
+ * the first into empty rows would give (attn_fold copies it), without the copy. */
 static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uint32_t klo, uint32_t khi,
                       const attn_ws *w, float *M, float *L, float *O) {
   const fg_hparams *hp = j->hp;
@@ -245,20 +253,23 @@ static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uin
   uint32_t *j0 = w->j0, *j1 = w->j1;
   for (size_t tt = 0; tt < nt; tt++)
     memcpy(qp + tt * group * hk, j->sc->q + (t0 + tt) * nq + (size_t)kvh * group * hk, group * hk * sizeof(float));
-  for (size_t r = 0; r < R; r++) {
-    M[r] = -INFINITY;
-    L[r] = 0.0f;
-  }
   const uint32_t p_lo = j->pos0 + (uint32_t)t0;
   const uint32_t first = klo / FG_KV_BLOCK * FG_KV_BLOCK;
+  float *sm = M, *sl = L, *so = O; /* (R), (R), (R, ld): the current segment's max, sum and output */
+  FG_ASSERT(klo <= khi);
   for (uint32_t bs = first; bs <= khi; bs += FG_KV_BLOCK) {
     if (bs == first || bs % ATTN_SEG == 0) { /* a new segment */
-      if (bs != first) attn_fold(j->ak, R, hv, ld, m, l, o, M, L, O);
-      for (size_t r = 0; r < R; r++) {
-        m[r] = -INFINITY;
-        l[r] = 0.0f;
+      if (bs != first) {
+        if (sm != M) attn_fold(j->ak, R, hv, ld, m, l, o, M, L, O, w->e);
+        sm = m;
+        sl = l;
+        so = o;
       }
-      memset(o, 0, R * ld * sizeof(float));
+      for (size_t r = 0; r < R; r++) {
+        sm[r] = -INFINITY;
+        sl[r] = 0.0f;
+      }
+      memset(so, 0, R * ld * sizeof(float));
     }
     const uint32_t ja = FG_MAX(bs, klo) - bs, jb = FG_MIN(bs + FG_KV_BLOCK, khi + 1) - bs;
     j->ak->qk(qp, hk, R, hk, (const uint8_t *)fg_kv_kt(kv, j->layer, bs) + (size_t)kvh * hk * FG_KV_BLOCK * elt,
@@ -269,11 +280,11 @@ static void attn_rows(const attn_job *j, size_t t0, size_t nt, uint32_t kvh, uin
       j0[r] = a < b ? a - bs : 0;
       j1[r] = a < b ? b - bs : 0;
     }
-    j->ak->softmax(s, R, j0, j1, m, l, c);
-    j->ak->pv(o, ld, R, hv, c, s, ja, jb, (const uint8_t *)fg_kv_v(kv, j->layer, bs + ja) + (size_t)kvh * hv * elt,
+    j->ak->softmax(s, R, j0, j1, sm, sl, c);
+    j->ak->pv(so, ld, R, hv, c, s, ja, jb, (const uint8_t *)fg_kv_v(kv, j->layer, bs + ja) + (size_t)kvh * hv * elt,
               kv->v_row, kv->type);
   }
-  attn_fold(j->ak, R, hv, ld, m, l, o, M, L, O);
+  if (sm != M) attn_fold(j->ak, R, hv, ld, m, l, o, M, L, O, w->e);
 }
 
 /* O / L of R rows into the batch's attention output, rows of positions from t0 */
@@ -327,12 +338,13 @@ static void attn_seg_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
 static void attn_seg_merge(const attn_job *j) {
   const fg_hparams *hp = j->hp;
   const size_t group = hp->n_head / hp->n_head_kv;
+  float *e = attn_ws_of(j, 0).e; /* (group) the first thread's scratch: free once the segments are done */
   for (uint32_t kvh = 0; kvh < hp->n_head_kv; kvh++) {
     float *M, *L, *O, *m, *l, *o;
     attn_part_at(j, (size_t)kvh * j->n_seg, &M, &L, &O);
     for (size_t sg = 1; sg < j->n_seg; sg++) {
       attn_part_at(j, (size_t)kvh * j->n_seg + sg, &m, &l, &o);
-      attn_fold(j->ak, group, hp->head_dim_v, attn_ld(hp), m, l, o, M, L, O);
+      attn_fold(j->ak, group, hp->head_dim_v, attn_ld(hp), m, l, o, M, L, O, e);
     }
     attn_store(j, 0, group, kvh, L, O);
   }
