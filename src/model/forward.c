@@ -80,9 +80,10 @@ static uint64_t attn_ws_layout(const fg_hparams *hp, uint64_t R, float *base, at
   return off;
 }
 
-/* floats of one decode segment's partial result: (m, l, o) of the group's rows, o's rows attn_ld apart */
+/* floats of one decode segment's partial result: (o, m, l) of the group's rows, o's rows attn_ld apart,
+ * rounded to 16 floats: o starts on a 64-byte line (the segment is computed in place, P·V's rows) */
 static uint64_t attn_part_floats(const fg_hparams *hp) {
-  return (uint64_t)(hp->n_head / hp->n_head_kv) * (2 + (uint64_t)attn_ld(hp));
+  return round16_u64((uint64_t)(hp->n_head / hp->n_head_kv) * (2 + (uint64_t)attn_ld(hp)));
 }
 
 /* decode work items per KV head: the segments a query at any position < n_ctx can touch */
@@ -315,9 +316,9 @@ static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, const attn_w
 /* decode: the partial (m, l, o) of work item idx in attn_part */
 static void attn_part_at(const attn_job *j, size_t idx, float **m, float **l, float **o) {
   const size_t group = j->hp->n_head / j->hp->n_head_kv;
-  *m = j->sc->attn_part + idx * (size_t)attn_part_floats(j->hp);
+  *o = j->sc->attn_part + idx * (size_t)attn_part_floats(j->hp);
+  *m = *o + group * attn_ld(j->hp);
   *l = *m + group;
-  *o = *l + group;
 }
 
 /* decode: work item = (KV head, segment) of the one position; its partial (m, l, o) goes to attn_part */

@@ -23,7 +23,7 @@ typedef struct fg_fwd_scratch {
   float *up;     /* (max_nb, ff) */
   float *attn;   /* (n_threads, attn_stride) per-thread attention tile: Q rows, scores, O rows, m, l, c, masks,
                     the running M, L, O */
-  float *attn_part; /* (n_kv, n_ctx / 64 + 2, group, 2 + hv) decode: per-segment m, l, o */
+  float *attn_part; /* (n_kv, n_ctx / 64 + 2, (group, attn_ld + 2) rounded to 16) decode: per-segment o, m, l */
   float *rope_cs;/* (max_nb, 2 bases, hk) cos then sin per pair */
   double *rope_freq; /* (2 bases, hk / 2) base^(-2i/hk): global layers, then sliding layers */
   float *lora_t; /* (n_threads, max rank of an input group) run-time adapters: A · x of one row per thread;
