@@ -460,6 +460,21 @@ static void test_act_quant(const fg_kernels *k, rng *r) {
   enum { COLS = 32 * 12, NB = 7 }; /* neon_i8mm: one group of 4 and 3 single activations */
   static float x[NB * COLS];
   for (size_t i = 0; i < NB * COLS; i++) x[i] = rng_unif(r) * (i % 97 == 0 ? 1e4f : 1.0f);
+  /* rows 4..6: blocks of scales 2^-130 to 2^10 in steps of 2^4 (armv7 quantizes a block below amax
+   * 2^-100 with the spec's code, above it in NEON, which flushes denormals), some with denormal entries
+   * beside the block's maximum; block 6 has amax just above FG_ACT_Q8_MIN_AMAX and denormals that
+   * scale to 0.5..1 (nonzero in the spec, zero after a flush) */
+  for (size_t blk = 0; blk < 3 * COLS / 32; blk++) {
+    float *xb = x + 4 * COLS + blk * 32;
+    const float scale = ldexpf(1.0f, (int)blk * 4 - 130);
+    for (size_t j = 0; j < 32; j++) xb[j] = rng_unif(r) * scale;
+    if (blk % 3 == 0) xb[5] = 1e-39f, xb[6] = -3e-40f, xb[7] = 1.1754942e-38f;
+  }
+  {
+    float *xb = x + 4 * COLS + 6 * 32;
+    xb[0] = ldexpf(1.01f, -119);
+    for (size_t j = 1; j < 32; j++) xb[j] = (j % 2 ? 1.0f : -1.0f) * ldexpf(1.0f + (float)j / 32.0f, -127);
+  }
   x[1] = NAN, x[40] = INFINITY, x[41] = -INFINITY, x[70] = -0.0f, x[100] = 1e-40f;
   for (size_t j = 0; j < 32; j++) x[96 + j] = j % 2 ? 1e-38f : -3e-39f; /* block 3: below FG_ACT_Q8_MIN_AMAX */
   for (size_t j = 0; j < 32; j++) x[128 + j] = (float)j - 0.5f * (float)(j % 3); /* ties after scaling by 127/31 */
