@@ -16,7 +16,9 @@
 # GATE=tune (an adapter made by `fgemma tune`, e.g. models/home/: its committed dev set): the adapter at
 #   run time, unconstrained, call-only and call-or-text: exact >= MIN_EXACT % (call-only on the
 #   utterances that expect a call), call-only never below unconstrained, every call-only answer a valid
-#   call, every call-or-text call valid, no utterance refused. BASE_Q4_0 is not used.
+#   call, every call-or-text call valid, no utterance refused. BASE_Q4_0 is not used. With -DPROBE=JSONL
+#   -DPROBE_MIN=N: a second set (models/home/probe.jsonl, written by hand apart from the spec) answered
+#   call-or-text: at least N exact, every call valid.
 # GATE=demo (tests/tvmini/utterances-de.expected.jsonl): the 12 demo utterances with call-only decoding,
 #   as scripts/demo.sh answers them: all 12 exact.
 # A missing file fails the test with the way to make it; it never skips.
@@ -115,6 +117,15 @@ elseif(GATE STREQUAL "tune")
   foreach(i 0 1 2)
     gate(${t_${i}_errors} EQUAL 0 "t_${i}: no utterance refused (${t_${i}_errors})")
   endforeach()
+  if(DEFINED PROBE)
+    # a hand-written set apart from the spec (names and phrasings no list or example has), call-or-text
+    set(DATA "${PROBE}")
+    run_eval(p "${BASE}" "call-or-text")
+    report(p 0)
+    gate(${p_0_exact_n} GREATER_EQUAL ${PROBE_MIN} "probe: call-or-text exact ${p_0_exact_n}/${p_0_n} >= ${PROBE_MIN}")
+    gate(${p_0_invalid_calls} EQUAL 0 "probe: every call valid (${p_0_invalid_calls} invalid)")
+    gate(${p_0_errors} EQUAL 0 "probe: no utterance refused (${p_0_errors})")
+  endif()
 elseif(GATE STREQUAL "demo")
   run_eval(d "${BASE}" "call-only,off")
   foreach(i 0 1)
