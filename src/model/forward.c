@@ -201,6 +201,7 @@ typedef struct attn_job {
   uint32_t layer;
   uint32_t pos0;
   size_t nb;
+  size_t row0;    /* the first row computed: tiles cover rows row0..nb-1 of the batch */
   size_t T;       /* positions per tile */
   size_t n_tiles;
   uint32_t seg0;  /* decode: the first segment of the position's keys */
@@ -307,7 +308,7 @@ static attn_ws attn_ws_of(const attn_job *j, uint32_t tid) {
 }
 
 static void attn_tile(const attn_job *j, size_t tile, uint32_t kvh, const attn_ws *w) {
-  const size_t t0 = tile * j->T, nt = FG_MIN(j->T, j->nb - t0);
+  const size_t t0 = j->row0 + tile * j->T, nt = FG_MIN(j->T, j->nb - t0);
   const uint32_t p_lo = j->pos0 + (uint32_t)t0, p_hi = p_lo + (uint32_t)nt - 1;
   attn_rows(j, t0, nt, kvh, attn_first(j->hp, j->L, p_lo), p_hi, w, w->M, w->L, w->O);
   attn_store(j, t0, nt * (j->hp->n_head / j->hp->n_head_kv), kvh, w->L, w->O);
@@ -402,6 +403,7 @@ typedef struct rows_job {
   const fg_fwd_args *a;
   uint32_t layer;
   int phase;
+  size_t row0; /* rows row0 + [t0, t1) of the batch are this phase's [t0, t1) */
 } rows_job;
 
 static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
@@ -412,7 +414,7 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
   const size_t nq = (size_t)hp->n_head * hk, nk = (size_t)hp->n_head_kv * hk, nv = (size_t)hp->n_head_kv * hv;
   const size_t ldt = FG_MAX(d, nk); /* row stride of t when it holds f16 K rows */
   float *lora_t = j->LL ? sc->lora_t + (size_t)tid * j->m->lora->max_rank : NULL; /* this thread's A · x */
-  for (size_t t = t0; t < t1; t++) {
+  for (size_t t = j->row0 + t0; t < j->row0 + t1; t++) {
     const uint32_t p = j->a->pos0 + (uint32_t)t;
     float *x = sc->x + t * d, *xn = sc->xn + t * d, *tr = sc->t + t * d;
     switch (j->phase) {
@@ -488,8 +490,10 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
   const size_t no = (size_t)hp->n_head * hv;
   FG_ASSERT(nb >= 1 && nb <= sc->max_nb && a->pos0 + nb <= sc->n_ctx);
   fg_status st;
+  /* the first row whose output after the last layer is read: the hidden rows, else the logits row */
+  const size_t out0 = a->hidden ? a->hidden_from : a->logits ? nb - 1 : nb;
 
-  rows_job rj = {m, ops, NULL, NULL, NULL, kv, sc, a, 0, ROWS_EMBED};
+  rows_job rj = {m, ops, NULL, NULL, NULL, kv, sc, a, 0, ROWS_EMBED, 0};
   rj.next = &m->layers[0];
   fg_ops_parallel_for(ops, nb, rows_range, &rj);
 
@@ -510,13 +514,19 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
     }
     rj.phase = ROWS_QKV;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
+    /* The last layer's K and V are the cache's; the rest of it matters only for the rows whose output is
+     * read (the hidden rows, the logits row): a chunk that only fills the cache stops here, the others
+     * go on with rows r0..nb-1 alone. Each row's arithmetic is that of the whole batch (every table
+     * equals its spec row by row, attention as above), so the results do not change. */
+    const size_t r0 = il + 1 < hp->n_layer ? 0 : out0, nr = nb - r0;
+    if (nr == 0) break;
     {
       /* about 3 work items per thread, tiles of at most attn_rows query rows */
       const size_t group = hp->n_head / hp->n_head_kv, n_kv = hp->n_head_kv;
       const size_t want = 3 * (size_t)sc->n_threads;
-      const size_t T = FG_MAX((size_t)1, FG_MIN(sc->attn_rows / group, (nb * n_kv + want - 1) / want));
+      const size_t T = FG_MAX((size_t)1, FG_MIN(sc->attn_rows / group, (nr * n_kv + want - 1) / want));
       attn_job job = {.hp = hp, .L = L, .kv = kv, .ops = ops, .ak = sc->ak, .layer = il, .pos0 = a->pos0,
-                      .nb = nb, .T = T, .n_tiles = (nb + T - 1) / T, .sc = sc};
+                      .nb = nb, .row0 = r0, .T = T, .n_tiles = (nr + T - 1) / T, .sc = sc};
       if (nb == 1) { /* decode: the position's key segments in parallel, folded afterwards */
         job.seg0 = attn_first(hp, L, a->pos0) / ATTN_SEG;
         job.n_seg = a->pos0 / ATTN_SEG - job.seg0 + 1;
@@ -526,21 +536,23 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
         fg_ops_parallel_for(ops, job.n_tiles * n_kv, attn_range, &job);
       }
     }
-    if ((st = fg_ops_matmul(ops, &L->wo, sc->o, no, nb, sc->t, d)) != FG_OK) goto fail;
+    if ((st = fg_ops_matmul(ops, &L->wo, sc->o + r0 * no, no, nr, sc->t + r0 * d, d)) != FG_OK) goto fail;
     rj.phase = ROWS_POST_ATTN;
-    fg_ops_parallel_for(ops, nb, rows_range, &rj);
+    rj.row0 = r0;
+    fg_ops_parallel_for(ops, nr, rows_range, &rj);
     {
       const fg_mat *w[] = {&L->w_gate, &L->w_up};
-      float *y[] = {sc->gate, sc->up};
+      float *y[] = {sc->gate + r0 * ff, sc->up + r0 * ff};
       const size_t ld[] = {ff, ff};
-      if ((st = fg_ops_matmul_n(ops, 2, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
+      if ((st = fg_ops_matmul_n(ops, 2, w, sc->xn + r0 * d, d, nr, y, ld)) != FG_OK) goto fail;
     }
-    gelu_job gj = {sc->ak, sc->gate, sc->up, ff, ops, LL, sc->xn, d, sc->lora_t, LL ? m->lora->max_rank : 0};
-    fg_ops_parallel_for(ops, nb, gelu_range, &gj);
-    if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate, ff, nb, sc->t, d)) != FG_OK) goto fail;
+    gelu_job gj = {sc->ak, sc->gate + r0 * ff, sc->up + r0 * ff, ff, ops, LL, sc->xn + r0 * d, d, sc->lora_t,
+                   LL ? m->lora->max_rank : 0};
+    fg_ops_parallel_for(ops, nr, gelu_range, &gj);
+    if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate + r0 * ff, ff, nr, sc->t + r0 * d, d)) != FG_OK) goto fail;
     rj.phase = ROWS_POST_FFN;
     rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
-    fg_ops_parallel_for(ops, nb, rows_range, &rj);
+    fg_ops_parallel_for(ops, nr, rows_range, &rj);
   }
 
   FG_ASSERT(!a->hidden || a->hidden_from < nb);

@@ -64,7 +64,11 @@ typedef struct fg_fwd_args {
  * online-softmax update and P·V of attn.h. A row's keys are taken in segments of 64 aligned positions,
  * each with a fresh softmax, folded in key order; a decode step (one position) computes its segments
  * as separate work items on all threads and folds them afterwards. A row's arithmetic depends neither
- * on the tile it falls in (see attn.h) nor on the thread count, so chunking does not change results. */
+ * on the tile it falls in (see attn.h) nor on the thread count, so chunking does not change results.
+ *
+ * The last layer runs in full only for the rows whose output is read (hidden_from.., else the logits row):
+ * for the others it writes K and V to the cache and stops (no attention, output product or FFN), which
+ * saves about 5 % of a long prefill of Gemma 3 270M (18 layers); the results are the same bit for bit. */
 fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scratch *sc, const fg_fwd_args *a,
                            fg_error *err);
 
