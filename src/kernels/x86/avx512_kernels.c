@@ -157,6 +157,42 @@ static size_t fg_q8x16_size(size_t cols, size_t nb) {
   return (size_t)n;
 }
 
+/* Block k of the 16 activations of tile t (rows past nb are zeros) into the gemm layouts' slots: the
+ * qs groups transposed in registers ([g][16 lanes][4 bytes] at qs, 64-byte aligned), then per lane its
+ * scale, sum and (xa != NULL) first-half sum. */
+FG_INLINE void fg_q8_tile_block(const float *x, size_t ldx, size_t nb, size_t t, size_t k, uint8_t *qs, float *d,
+                                int32_t *isum, int32_t *xa) {
+  /* lane l at slot 2l (l < 8) or 2(l - 8) + 1: each 64-byte pair of slots is one register [lane i | lane i + 8] */
+  int8_t q[16][32] __attribute__((aligned(64)));
+  for (size_t l = 0; l < 16; l++) {
+    const size_t b = t * 16 + l;
+    int8_t *ql = q[l < 8 ? 2 * l : 2 * (l - 8) + 1];
+    int32_t is = 0;
+    float dk = 0.0f;
+    if (b < nb) dk = fg_q8_block(x + b * ldx + k * 32, ql, &is);
+    else memset(ql, 0, 32);
+    d[l] = dk;
+    isum[l] = is;
+    if (xa) xa[l] = fg_qs_half_sum(ql);
+  }
+  /* an 8 x 8 transpose of 4-byte groups in each 256-bit half: row i of half h is lane i + 8h's block */
+  __m512i z[8], u[8];
+  for (int i = 0; i < 8; i++) z[i] = _mm512_load_si512(q[2 * i]);
+  for (int i = 0; i < 8; i += 4) {
+    const __m512i t0 = _mm512_unpacklo_epi32(z[i], z[i + 1]), t1 = _mm512_unpackhi_epi32(z[i], z[i + 1]);
+    const __m512i t2 = _mm512_unpacklo_epi32(z[i + 2], z[i + 3]), t3 = _mm512_unpackhi_epi32(z[i + 2], z[i + 3]);
+    u[i] = _mm512_unpacklo_epi64(t0, t2);     /* per 128-bit lane L: group (L % 2) * 4 + 0 of 4 rows */
+    u[i + 1] = _mm512_unpackhi_epi64(t0, t2); /* + 1 */
+    u[i + 2] = _mm512_unpacklo_epi64(t1, t3); /* + 2 */
+    u[i + 3] = _mm512_unpackhi_epi64(t1, t3); /* + 3 */
+  }
+  for (int c = 0; c < 4; c++) {
+    const __m512i lo = _mm512_shuffle_i64x2(u[c], u[4 + c], 0x88), hi = _mm512_shuffle_i64x2(u[c], u[4 + c], 0xdd);
+    _mm512_store_si512(qs + c * 64, _mm512_shuffle_i64x2(lo, lo, 0xd8));
+    _mm512_store_si512(qs + (4 + c) * 64, _mm512_shuffle_i64x2(hi, hi, 0xd8));
+  }
+}
+
 FG_INLINE void fg_q8x16_prep(const float *x, size_t ldx, size_t cols, size_t nb, size_t b0, size_t b1, void *act,
                              int32_t c) {
   const size_t nblk = cols / 32, tb = fg_q8_tile_bytes(cols);
@@ -164,18 +200,9 @@ FG_INLINE void fg_q8x16_prep(const float *x, size_t ldx, size_t cols, size_t nb,
     uint8_t *tile = (uint8_t *)act + t * tb;
     float *d = (float *)(void *)(tile + nblk * 512);
     int32_t *bias = (int32_t *)(void *)(tile + nblk * 576);
-    for (size_t l = 0; l < 16; l++) {
-      const size_t b = t * 16 + l;
-      for (size_t k = 0; k < nblk; k++) {
-        int8_t q[32];
-        int32_t isum = 0;
-        float dk = 0.0f;
-        if (b < nb) dk = fg_q8_block(x + b * ldx + k * 32, q, &isum);
-        else memset(q, 0, sizeof q);
-        for (int g = 0; g < 8; g++) memcpy(tile + k * 512 + g * 64 + l * 4, q + 4 * g, 4);
-        d[k * 16 + l] = dk;
-        bias[k * 16 + l] = -c * isum;
-      }
+    for (size_t k = 0; k < nblk; k++) {
+      fg_q8_tile_block(x, ldx, nb, t, k, tile + k * 512, d + k * 16, bias + k * 16, NULL);
+      for (int l = 0; l < 16; l++) bias[k * 16 + l] *= -c;
     }
   }
 }
@@ -518,20 +545,8 @@ static void fg_q8h_prep(const float *x, size_t ldx, size_t cols, size_t nb, size
     float *d = (float *)(void *)(tile + nblk * 512);
     int32_t *isum = (int32_t *)(void *)(tile + nblk * 576);
     int32_t *xa = (int32_t *)(void *)(tile + nblk * 640);
-    for (size_t l = 0; l < 16; l++) {
-      const size_t b = t * 16 + l;
-      for (size_t k = 0; k < nblk; k++) {
-        int8_t q[32];
-        int32_t is = 0;
-        float dk = 0.0f;
-        if (b < nb) dk = fg_q8_block(x + b * ldx + k * 32, q, &is);
-        else memset(q, 0, sizeof q);
-        for (int g = 0; g < 8; g++) memcpy(tile + k * 512 + g * 64 + l * 4, q + 4 * g, 4);
-        d[k * 16 + l] = dk;
-        isum[k * 16 + l] = is;
-        xa[k * 16 + l] = fg_qs_half_sum(q);
-      }
-    }
+    for (size_t k = 0; k < nblk; k++)
+      fg_q8_tile_block(x, ldx, nb, t, k, tile + k * 512, d + k * 16, isum + k * 16, xa + k * 16);
   }
 }
 
