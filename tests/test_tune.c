@@ -7,6 +7,9 @@
  *    dev parses back (fg_call_parse with the catalog) into itself, unflagged; no dev phrasing and no
  *    held-out value is trained; no dev line equals a training utterance; a slot inside [...] sets its
  *    argument only when said; data.bin (FGTVDATA v1) reads back with the counts of the jsonl files.
+ * 3. The report stage there, on 6 of the dev lines, with a synthetic adapter (gen-lora): the tuned model's misses (report.json)
+ *    are exactly its inexact dev lines, each with the dev line's expected answer; the per-function counts
+ *    add up to its row; report.md has both sections.
  *
  * The CLI's path comes from FG_CLI_BIN (tests/tune.cmake). */
 #include "fgemma.h"
@@ -273,6 +276,82 @@ static bool spec_has_value(const char *v) {
   return text && strcasestr(text, v) != NULL;
 }
 
+/* 3. The report stage on DIR (after the data stage) with a synthetic adapter: the tuned model's misses
+ * and per-function counts agree with its row, and each miss is a dev line with that line's expected answer. */
+static void test_report(const char *dir, const char *spec, const char *model, const line *dev, size_t n_dev) {
+  char args[4096], p[600];
+  /* the first 6 dev lines (the tiny model's answers run to the 64-token cap: about 0.15 s each) */
+  n_dev = n_dev < 6 ? n_dev : 6;
+  snprintf(p, sizeof p, "%s/dev.jsonl", dir);
+  FILE *f = fopen(p, "wb");
+  CHECK(f != NULL);
+  for (size_t i = 0; f && i < n_dev; i++) {
+    char *l = cJSON_PrintUnformatted(dev[i].o);
+    fprintf(f, "%s\n", l ? l : "");
+    free(l);
+  }
+  if (f) fclose(f);
+  snprintf(args, sizeof args, "gen-lora -m '%s' -o '%s/adapter.gguf' --rank 4 --seed 3", model, dir);
+  CHECK_EQ_INT(run_cli(args), 0);
+  snprintf(args, sizeof args, "tune '%s' --stage report -o '%s' --base '%s' -q -t 2", spec, dir, model);
+  CHECK_EQ_INT(run_cli(args), 0);
+  snprintf(p, sizeof p, "%s/report.json", dir);
+  char *text = fg_test_read_file(p, NULL);
+  cJSON *rep = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  CHECK(rep != NULL);
+  const cJSON *row = NULL;
+  const cJSON *rows = cJSON_GetObjectItemCaseSensitive(rep, "rows");
+  for (const cJSON *r = rows ? rows->child : NULL; r; r = r->next)
+    if (!strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "model")), "tuned") &&
+        !strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(r, "constrained")), "call-or-text"))
+      row = r;
+  CHECK_EQ_INT(cJSON_GetArraySize(rows), 6);
+  CHECK(row != NULL);
+  const double n = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "n"));
+  const double exact = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "exact_n"));
+  CHECK_EQ_INT((size_t)n, n_dev);
+  const cJSON *misses = cJSON_GetObjectItemCaseSensitive(rep, "tuned_misses");
+  CHECK_EQ_INT(cJSON_GetArraySize(misses), (int)(n - exact));
+  size_t unknown = 0, wrong_expected = 0;
+  for (const cJSON *m = misses ? misses->child : NULL; m; m = m->next) {
+    const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(m, "utterance"));
+    const line *d = NULL;
+    for (size_t i = 0; u && i < n_dev && !d; i++)
+      if (!strcmp(dev[i].utt, u)) d = &dev[i];
+    unknown += !d;
+    wrong_expected += d && !cJSON_Compare(d->expected, cJSON_GetObjectItemCaseSensitive(m, "expected"), true);
+  }
+  CHECK_EQ_INT(unknown, 0);
+  CHECK_EQ_INT(wrong_expected, 0);
+  double fn_n = 0, fn_exact = 0;
+  const cJSON *bf = cJSON_GetObjectItemCaseSensitive(rep, "tuned_by_function");
+  for (const cJSON *fn = bf ? bf->child : NULL; fn; fn = fn->next) {
+    fn_n += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(fn, "n"));
+    fn_exact += cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(fn, "exact_n"));
+  }
+  CHECK(fn_n == n && fn_exact == exact);
+  /* each dev line counted under its expected function (a text answer under "(text answer)") */
+  size_t miscounted = 0;
+  for (size_t i = 0; i < n_dev; i++) {
+    const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dev[i].expected, "calls"), 0);
+    const char *name = c0 ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c0, "name")) : "(text answer)";
+    size_t same = 0;
+    for (size_t j = 0; j < n_dev; j++) {
+      const cJSON *cj = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(dev[j].expected, "calls"), 0);
+      same += !strcmp(name, cj ? cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cj, "name")) : "(text answer)");
+    }
+    miscounted += (double)same != cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(
+                                      cJSON_GetObjectItemCaseSensitive(bf, name), "n"));
+  }
+  CHECK_EQ_INT(miscounted, 0);
+  cJSON_Delete(rep);
+  snprintf(p, sizeof p, "%s/report.md", dir);
+  char *md = fg_test_read_file(p, NULL);
+  CHECK(md && strstr(md, "## The tuned model's misses (call-or-text)") && strstr(md, "## The tuned model per function"));
+  free(md);
+}
+
 static void test_data(void) {
   const char *model = fg_test_model_path("tiny-vocab-f32.gguf");
   const char *spec = FG_SOURCE_DIR "/tests/data/tune/tv-small.tune.json";
@@ -390,6 +469,7 @@ static void test_data(void) {
 
   snprintf(pa, sizeof pa, "%s/data.bin", tmp_path("a"));
   check_bin(pa, n_train, n_dev);
+  test_report(tmp_path("a"), spec, model, dev, n_dev);
   free_lines(train, n_train), free_lines(dev, n_dev);
 
   char cmd[700];

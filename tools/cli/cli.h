@@ -124,6 +124,9 @@ typedef struct cli_calls_score {
   size_t n_items;
   bool *item_exact;      /* (n_items) */
   char (*item_lang)[16]; /* (n_items) the line's "lang", "" when none */
+  char **item_utt;       /* (n_items) the utterance */
+  char **item_expected;  /* (n_items) the expected answer, JSON ({"calls": [...]} or {"text": ...}) */
+  char **item_answer;    /* (n_items) the answer, JSON as fg_nlu_ask gives it ("" when the engine refused) */
 } cli_calls_score;
 int cli_calls_score_run(const fg_model *m, const fg_catalog *cat, const char *data_path, const char *name,
                         uint32_t constrained, uint32_t n_threads, bool progress, cli_calls_score *out);

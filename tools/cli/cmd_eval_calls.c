@@ -38,6 +38,7 @@ typedef struct call_row {
   uint64_t decode, full_head, sparse_head, forced;
   double *ms;            /* (n) per-utterance wall time of fg_nlu_ask */
   bool *item_exact;      /* (n) per utterance: exact (cli_calls_score), or NULL */
+  char **item_answer;    /* (n) per utterance: the answer's JSON (cli_calls_score), or NULL */
   cli_spec_stats spec;   /* weight passes and drafts (speculation, docs/SPECULATION.md) */
 } call_row;
 
@@ -424,6 +425,11 @@ static int calls_row(const calls_run *x, call_row *r, size_t k, const fg_model *
       cli_spec_add(&r->spec, &res);
     }
     if (r->item_exact) r->item_exact[r->n] = exact;
+    if (r->item_answer && !(r->item_answer[r->n] = strdup(got ? res.json : ""))) {
+      cJSON_Delete(got);
+      fg_nlu_free(nlu);
+      return cli_error("out of memory");
+    }
     r->n++;
     if (x->details) {
       char *exp = cJSON_PrintUnformatted(it->expected);
@@ -566,15 +572,26 @@ int cli_calls_score_run(const fg_model *m, const fg_catalog *cat, const char *da
   memset(&r, 0, sizeof r);
   fg_model_info info;
   fg_model_get_info(m, &info);
+  out->n_items = (size_t)n_items;
   out->item_exact = calloc((size_t)n_items, sizeof *out->item_exact);
   out->item_lang = calloc((size_t)n_items, sizeof *out->item_lang);
-  int rc = out->item_exact && out->item_lang ? 0 : cli_error("out of memory");
+  out->item_utt = calloc((size_t)n_items, sizeof *out->item_utt);
+  out->item_expected = calloc((size_t)n_items, sizeof *out->item_expected);
+  out->item_answer = calloc((size_t)n_items, sizeof *out->item_answer);
+  int rc = out->item_exact && out->item_lang && out->item_utt && out->item_expected && out->item_answer
+               ? 0
+               : cli_error("out of memory");
   r.item_exact = out->item_exact;
+  r.item_answer = out->item_answer;
   if (!rc) rc = calls_row(&x, &r, 0, m, &info, 0, 0, 0);
   if (progress) fputc('\n', stderr);
   if (!rc) {
-    out->n_items = (size_t)n_items;
-    for (long i = 0; i < n_items; i++) memcpy(out->item_lang[i], items[i].lang, sizeof out->item_lang[i]);
+    for (long i = 0; i < n_items && !rc; i++) {
+      memcpy(out->item_lang[i], items[i].lang, sizeof out->item_lang[i]);
+      out->item_utt[i] = strdup(items[i].utt);
+      out->item_expected[i] = cJSON_PrintUnformatted(items[i].expected);
+      if (!out->item_utt[i] || !out->item_expected[i]) rc = cli_error("out of memory");
+    }
     out->n = r.n, out->exact = r.exact, out->n_expect_calls = r.n_expect_calls, out->exact_calls = r.exact_calls;
     out->n_expect_text = r.n_expect_text, out->exact_text = r.exact_text, out->calls = r.calls;
     out->invalid_calls = r.invalid_calls, out->errors = r.errors;
@@ -589,6 +606,11 @@ int cli_calls_score_run(const fg_model *m, const fg_catalog *cat, const char *da
 }
 
 void cli_calls_score_free(cli_calls_score *s) {
-  free(s->item_exact), free(s->item_lang);
+  for (size_t i = 0; i < s->n_items; i++) {
+    if (s->item_utt) free(s->item_utt[i]);
+    if (s->item_expected) free(s->item_expected[i]);
+    if (s->item_answer) free(s->item_answer[i]);
+  }
+  free(s->item_exact), free(s->item_lang), free(s->item_utt), free(s->item_expected), free(s->item_answer);
   memset(s, 0, sizeof *s);
 }

@@ -255,6 +255,76 @@ static void row_json(cJSON *arr, const tn_spec *s, const report_row *r) {
   cJSON_AddItemToArray(arr, o);
 }
 
+/* The expected function of dev line i ("" for a text answer): the first call's name. */
+static void expected_name(const cli_calls_score *sc, size_t i, char *out, size_t cap) {
+  cJSON *e = cJSON_Parse(sc->item_expected[i]);
+  const cJSON *c0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(e, "calls"), 0);
+  const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c0, "name"));
+  snprintf(out, cap, "%s", name ? name : "");
+  cJSON_Delete(e);
+}
+
+/* text in a markdown table cell: '|' escaped, line breaks as spaces */
+static void md_cell(FILE *f, const char *t) {
+  for (; *t; t++) {
+    if (*t == '|') fputs("\\|", f);
+    else fputc(*t == '\n' || *t == '\r' ? ' ' : *t, f);
+  }
+}
+
+#define TUNE_MISSES_MD 100 /* misses listed in report.md (report.json has them all) */
+
+/* What the tuned model gets right per expected function, and every dev line it gets wrong: where a
+ * spec needs more phrasings or values (docs/TUNE.md, "Reading the report"). */
+static void write_misses(FILE *md, cJSON *o, const tn_spec *s, const report_row *r) {
+  fprintf(md, "\n## The tuned model per function (%s)\n\n| expected | dev lines | exact |\n|---|---:|---:|\n",
+          cli_constrained_name(r->mode));
+  cJSON *bf = cJSON_AddObjectToObject(o, "tuned_by_function");
+  for (size_t fi = 0; fi <= s->n_funcs; fi++) {
+    const char *want = fi < s->n_funcs ? s->funcs[fi].name : "";
+    uint64_t n = 0, e = 0;
+    for (size_t i = 0; i < r->sc.n_items; i++) {
+      char name[128];
+      expected_name(&r->sc, i, name, sizeof name);
+      if (strcmp(name, want) != 0) continue;
+      n++;
+      e += r->sc.item_exact[i];
+    }
+    if (!n) continue;
+    fprintf(md, "| %s | %llu | %llu (%.1f %%) |\n", *want ? want : "(text answer)", (unsigned long long)n,
+            (unsigned long long)e, pct_of(e, n));
+    cJSON *fo = cJSON_AddObjectToObject(bf, *want ? want : "(text answer)");
+    cJSON_AddNumberToObject(fo, "n", (double)n);
+    cJSON_AddNumberToObject(fo, "exact_n", (double)e);
+  }
+  fprintf(md, "\n## The tuned model's misses (%s)\n\n| utterance | expected | answer |\n|---|---|---|\n",
+          cli_constrained_name(r->mode));
+  cJSON *arr = cJSON_AddArrayToObject(o, "tuned_misses");
+  size_t listed = 0, missed = 0;
+  for (size_t i = 0; i < r->sc.n_items; i++) {
+    if (r->sc.item_exact[i]) continue;
+    missed++;
+    cJSON *m = cJSON_CreateObject();
+    cJSON_AddStringToObject(m, "utterance", r->sc.item_utt[i]);
+    cJSON_AddStringToObject(m, "lang", r->sc.item_lang[i]);
+    cJSON_AddItemToObject(m, "expected", cJSON_Parse(r->sc.item_expected[i]));
+    cJSON *ans = cJSON_Parse(r->sc.item_answer[i]);
+    cJSON_AddItemToObject(m, "answer", ans ? ans : cJSON_CreateNull());
+    cJSON_AddItemToArray(arr, m);
+    if (listed == TUNE_MISSES_MD) continue;
+    listed++;
+    fputs("| ", md);
+    md_cell(md, r->sc.item_utt[i]);
+    fputs(" | `", md);
+    md_cell(md, r->sc.item_expected[i]);
+    fputs("` | `", md);
+    md_cell(md, *r->sc.item_answer[i] ? r->sc.item_answer[i] : "(refused)");
+    fputs("` |\n", md);
+  }
+  if (missed > listed) fprintf(md, "\n%zu more in report.json.\n", missed - listed);
+  if (!missed) fputs("| (none) | | |\n", md);
+}
+
 /* Writes text to dir/name through name.tmp. */
 static int write_text(const char *dir, const char *name, const char *text) {
   char *p = join(dir, name), *tmp = p ? malloc(strlen(p) + 5) : NULL;
@@ -327,8 +397,9 @@ static int stage_report(const tune_cfg *c, const tn_spec *s) {
     char *agree_txt = agree ? cJSON_PrintUnformatted(agree) : NULL;
     if (agree) cJSON_AddItemToObject(o, "llama_agreement", agree), agree = NULL;
     else cJSON_AddNullToObject(o, "llama_agreement");
-    char *json = cJSON_Print(o);
-    cJSON_Delete(o);
+    const report_row *tuned = NULL; /* the tuned model as the NLU engine answers by default */
+    for (size_t k = 0; k < n_rows; k++)
+      if (!strcmp(rows[k].model, "tuned") && rows[k].mode == FG_NLU_CONSTRAIN_CALL_OR_TEXT) tuned = &rows[k];
     char *md = NULL;
     size_t md_len = 0;
     FILE *mf = open_memstream(&md, &md_len);
@@ -340,8 +411,11 @@ static int stage_report(const tune_cfg *c, const tn_spec *s) {
               (unsigned long long)rows[0].sc.n, c->base);
       write_table(mf, s, rows, n_rows, true);
       fprintf(mf, "\nllama.cpp agreement (`--llama-agreement`): %s\n", agree_txt ? agree_txt : "not measured");
+      if (tuned) write_misses(mf, o, s, tuned);
       fclose(mf);
     }
+    char *json = cJSON_Print(o);
+    cJSON_Delete(o);
     if (!json || !md) rc = cli_error("out of memory");
     if (!rc) {
       char *jn = malloc(strlen(json) + 2);
@@ -352,6 +426,9 @@ static int stage_report(const tune_cfg *c, const tn_spec *s) {
     if (!rc) rc = write_text(c->dir, "report.md", md);
     if (!rc) {
       write_table(stdout, s, rows, n_rows, false);
+      if (tuned)
+        printf("tuned, %s: %llu dev lines missed, listed with the expected answers in report.md\n",
+               cli_constrained_name(tuned->mode), (unsigned long long)(tuned->sc.n - tuned->sc.exact));
       printf("(%s/report.md, %s/report.json)\n", c->dir, c->dir);
     }
     free(json), free(md), free(agree_txt);
