@@ -35,6 +35,17 @@
 
 #define FG_NEON_INLINE static inline __attribute__((always_inline))
 
+/* armv7 inline assembly: q0-q7 set to zero (the accumulators, at the top of a loop) */
+#define FG_A32_ZERO_Q0_Q7                                                                                  \
+  "vmov.i32 q0, #0\n\t"                                                                                   \
+  "vmov.i32 q1, #0\n\t"                                                                                   \
+  "vmov.i32 q2, #0\n\t"                                                                                   \
+  "vmov.i32 q3, #0\n\t"                                                                                   \
+  "vmov.i32 q4, #0\n\t"                                                                                   \
+  "vmov.i32 q5, #0\n\t"                                                                                   \
+  "vmov.i32 q6, #0\n\t"                                                                                   \
+  "vmov.i32 q7, #0\n\t"
+
 // ----------------------------------------------------------------------------
 // horizontal and pairwise adds
 

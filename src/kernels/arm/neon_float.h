@@ -74,14 +74,7 @@ static const uint32_t k_fg_type_of_kind[3] = {FG_TYPE_F32, FG_TYPE_F16, FG_TYPE_
  * 0 < |w| < 2^-40 (fg_tiny_u32), written to mn[0..3]. */
 static void fg_f32_vec2_a32(const float *w0, const float *w1, const float *x, size_t n16, float *acc, uint32_t *mn) {
   __asm__ volatile(
-      "vmov.i32 q0, #0\n\t"
-      "vmov.i32 q1, #0\n\t"
-      "vmov.i32 q2, #0\n\t"
-      "vmov.i32 q3, #0\n\t"
-      "vmov.i32 q4, #0\n\t"
-      "vmov.i32 q5, #0\n\t"
-      "vmov.i32 q6, #0\n\t"
-      "vmov.i32 q7, #0\n\t"
+      FG_A32_ZERO_Q0_Q7
       "vmov.i8 q10, #255\n\t"
       "vmov.i8 q11, #255\n\t"
 #  define FG_F32_A32_CHECK                 \
