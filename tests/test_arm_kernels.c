@@ -411,8 +411,84 @@ static void test_attn_neon(rng *r) {
       bad += n->argmax(v, len) != c->argmax(v, len);
       cases++;
     }
+  /* softmax, bit for bit (both architectures: the flush-to-zero cases included): rows of 1..7 (the scalar
+   * fallback beside the NEON rows), every kind of row below with ranges full, cut at either end, one key
+   * and none, the running max below, above, -inf, +inf and NaN */
+  {
+    enum { RS = 7, KINDS = 14 };
+    static float s1[RS * FG_ATTN_BLK], s2[RS * FG_ATTN_BLK];
+    float m1[RS], m2[RS], l1[RS], l2[RS], c1[RS], c2[RS];
+    uint32_t ja[RS], jb[RS];
+    for (int rep = 0; rep < 40; rep++)
+      for (size_t R = 1; R <= RS; R++) {
+        for (size_t rr = 0; rr < R; rr++) {
+          float *sr = s1 + rr * FG_ATTN_BLK;
+          const int kind = (int)((rep * 5 + rr * 3 + R) % KINDS);
+          for (uint32_t j = 0; j < FG_ATTN_BLK; j++) {
+            const float u = rng_unif(r);
+            switch (kind) {
+            case 1: sr[j] = u * 1e4f; break;                                  /* the exp clamp */
+            case 2: sr[j] = j % 5 == 3 ? NAN : u * 4.0f; break;               /* NaN scores */
+            case 3: sr[j] = j % 7 == 2 ? INFINITY : u; break;                 /* +inf */
+            case 4: sr[j] = j % 3 ? -INFINITY : u; break;                     /* -inf */
+            case 5: sr[j] = j % 2 ? 0.0f : -0.0f; break;                      /* max +-0 */
+            case 6: sr[j] = j % 4 ? -fabsf(u) - 0.5f : -0.0f; break;          /* max -0 among negatives */
+            case 7: sr[j] = u * 0x1p-130f; break;                             /* all denormal */
+            case 8: sr[j] = j % 2 ? u * 0x1p-127f : -fabsf(u) * 0x1p-120f; break; /* denormals, max tiny */
+            case 9: sr[j] = j % 3 ? u * 0x1p-128f : u * 3.0f; break;          /* denormals beside ordinary */
+            case 10: sr[j] = j % 6 == 1 ? 0x1p-120f : -fabsf(u) * 0x1p-122f; break; /* a tiny normal max */
+            case 11: sr[j] = (float)(j % 4) - 2.0f; break;                    /* ties */
+            default: sr[j] = u * 8.0f; break;
+            }
+          }
+          if (kind == 2 && rr % 2) sr[0] = NAN; /* NaN at the first valid key */
+          const int cut = (int)((rep + rr) % 6);
+          ja[rr] = cut == 1 ? 5 : cut == 3 ? 17 : cut == 4 ? 9 : 0;
+          jb[rr] = cut == 2 ? 23 : cut == 3 ? 18 : cut == 4 ? 0 : FG_ATTN_BLK;
+          const int mk = (int)((rep + 2 * rr) % 7);
+          m1[rr] = mk == 0 ? -INFINITY : mk == 1 ? 100.0f : mk == 2 ? INFINITY : mk == 3 ? NAN
+                 : mk == 4 ? 0x1p-127f : rng_unif(r) * 4.0f;
+          l1[rr] = m1[rr] == -INFINITY ? 0.0f : 1.0f + fabsf(rng_unif(r)) * 20.0f;
+        }
+        memcpy(s2, s1, sizeof s1);
+        memcpy(m2, m1, sizeof m1);
+        memcpy(l2, l1, sizeof l1);
+        n->softmax(s1, R, ja, jb, m1, l1, c1);
+        c->softmax(s2, R, ja, jb, m2, l2, c2);
+        bad += memcmp(s1, s2, R * FG_ATTN_BLK * sizeof(float)) != 0 || memcmp(m1, m2, R * sizeof(float)) != 0 ||
+               memcmp(l1, l2, R * sizeof(float)) != 0 || memcmp(c1, c2, R * sizeof(float)) != 0;
+        cases++;
+      }
+  }
+  /* fold, bit for bit: lengths around the 16-wide chunks, ordinary rows and rows with a zero, a denormal,
+   * an infinity, a NaN or a denormal result (o c1 = -c2 x nearly), and c1, c2 of 1, 0, tiny and denormal */
+  {
+    enum { NF = 70 };
+    static float o1[NF], o2[NF], xf[NF];
+    static const float cs[][2] = {{1.0f, 0.25f}, {0.3f, 1.0f}, {1.0f, 1e-37f}, {1.0f, 0.0f}, {0x1p-130f, 1.0f}};
+    for (int kind = 0; kind < 7; kind++)
+      for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++)
+        for (size_t len = 0; len <= NF; len += (len < 20 ? 1 : 13)) {
+          for (size_t i = 0; i < NF; i++) {
+            o1[i] = rng_unif(r);
+            xf[i] = rng_unif(r);
+          }
+          const size_t at = len / 2;
+          if (kind == 1) o1[at] = 0.0f;
+          if (kind == 2) xf[at] = 0x1p-129f;
+          if (kind == 3) o1[at] = -INFINITY;
+          if (kind == 4) xf[at] = NAN;
+          if (kind == 5) { o1[at] = 0x1p-100f; xf[at] = -0x1p-100f * cs[ci][0] / cs[ci][1]; }
+          if (kind == 6) o1[at] = 1e-38f;
+          memcpy(o2, o1, sizeof o1);
+          n->fold(o1, cs[ci][0], xf, cs[ci][1], len);
+          c->fold(o2, cs[ci][0], xf, cs[ci][1], len);
+          bad += memcmp(o1, o2, sizeof o1) != 0;
+          cases++;
+        }
+  }
   CHECK_MSG(bad == 0, "NEON attention differs from the C table in %d of %d cases", bad, cases);
-  fprintf(stderr, "attention neon == C bit for bit: %d cases (qk, pv; f32, f16; odd sizes; lora_bt; gelu_mul; argmax)\n",
+  fprintf(stderr, "attention neon == C bit for bit: %d cases (qk, pv; f32, f16; odd sizes; lora_bt; gelu_mul; argmax; softmax; fold)\n",
           cases);
 }
 #endif

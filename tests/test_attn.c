@@ -437,7 +437,7 @@ static void test_c_equals_avx2(void) {
 
 int main(void) {
   test_c_equals_avx2();
-  const char *names[] = {"ref", "avx2", "avx512"};
+  const char *names[] = {"ref", "avx2", "avx512", "neon"};
   int tested = 0;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     const fg_attn_kernels *k = fg_attn_by_name(names[i]);

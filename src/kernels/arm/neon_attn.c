@@ -17,6 +17,8 @@
 #include "kernels/arm/neon.h"
 
 #if defined(__ARM_NEON)
+#  include "kernels/arm/neon_compat.h"
+
 #  include <arm_neon.h>
 #  include <math.h>
 #  include <pthread.h>
@@ -84,16 +86,13 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
 
 #  if !defined(__aarch64__)
 /* armv7, f32 keys or values: the tile in assembly (GCC recomputed the four load addresses every step: 21
- * instructions a step, 14 here, and the tile's set-up and stores in C cost pv a third of its loop). The
+ * instructions a step, 12.5 here, and the tile's set-up and stores in C cost pv a third of its loop). The
  * accumulators a0..a3 (q0-q3) and b0..b3 (q4-q7) start from 0 (ca == NULL: qk) or from a[i] * *ca and
  * b[i] * *cb (pv: o * c, as DECL_SCALED); n steps, step t loading 16 values x[t] (x advances stride bytes a
  * step) and the weights w0[t], w1[t], then a_i = fma(w0[t], x_i, a_i) and b_i = fma(w1[t], x_i, b_i): the
  * fused multiply-adds of FMA_AB in the same order. Stores b[0..15], then a[0..15] (b may be a: then both
  * rows are the same row). */
-#    define FMA_TILE_A32_LOOP                     \
-  "cmp %[n], #0\n\t"                              \
-  "beq 2f\n\t"                                    \
-  "1:\n\t"                                        \
+#    define FMA_TILE_A32_STEP                     \
   "vld1.32 {d16-d19}, [%[x]]!\n\t"                \
   "vld1.32 {d20-d23}, [%[x]], %[step]\n\t"        \
   "vld1.32 {d24[], d25[]}, [%[w0]]!\n\t"          \
@@ -105,14 +104,31 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
   "vfma.f32 q2, q12, q10\n\t"                     \
   "vfma.f32 q6, q13, q10\n\t"                     \
   "vfma.f32 q3, q12, q11\n\t"                     \
-  "vfma.f32 q7, q13, q11\n\t"                     \
+  "vfma.f32 q7, q13, q11\n\t"
+/* n % 4 single steps, then n / 4 times four steps (the loop's count and branch once per four steps: 12.5
+ * instructions a step against 14) */
+#    define FMA_TILE_A32_LOOP                     \
+  "ands %[rem], %[n], #3\n\t"                     \
+  "beq 3f\n\t"                                    \
+  "4:\n\t"                                        \
+  FMA_TILE_A32_STEP                               \
+  "subs %[rem], %[rem], #1\n\t"                   \
+  "bne 4b\n\t"                                    \
+  "3:\n\t"                                        \
+  "lsrs %[n], %[n], #2\n\t"                       \
+  "beq 2f\n\t"                                    \
+  "1:\n\t"                                        \
+  FMA_TILE_A32_STEP                               \
+  FMA_TILE_A32_STEP                               \
+  FMA_TILE_A32_STEP                               \
+  FMA_TILE_A32_STEP                               \
   "subs %[n], %[n], #1\n\t"                       \
   "bne 1b\n\t"                                    \
   "2:\n\t"                                        \
   "vstmia %[b], {d8-d15}\n\t"                     \
   "vstmia %[a], {d0-d7}\n\t"
 #    define FMA_TILE_A32_REGS                                                                                \
-  : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(n)                                                   \
+  : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(n), [rem] "=&r"(rem)                                 \
   : [a] "r"(a), [b] "r"(b), [ca] "r"(ca), [cb] "r"(cb), [step] "r"(step)                                     \
   : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",  \
     "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28", \
@@ -120,16 +136,10 @@ static inline float ld1(const void *p, size_t i, uint32_t type) {
 static void fma_tile_a32(float *a, float *b, const float *ca, const float *cb, const float *x, size_t stride,
                          const float *w0, const float *w1, size_t n) {
   const size_t step = stride - 32;
+  size_t rem;
   if (ca == NULL) {
     __asm__ volatile(
-        "vmov.i32 q0, #0\n\t"
-        "vmov.i32 q1, #0\n\t"
-        "vmov.i32 q2, #0\n\t"
-        "vmov.i32 q3, #0\n\t"
-        "vmov.i32 q4, #0\n\t"
-        "vmov.i32 q5, #0\n\t"
-        "vmov.i32 q6, #0\n\t"
-        "vmov.i32 q7, #0\n\t" FMA_TILE_A32_LOOP FMA_TILE_A32_REGS);
+        FG_A32_ZERO_Q0_Q7 FMA_TILE_A32_LOOP FMA_TILE_A32_REGS);
   } else {
     __asm__ volatile(
         "vldmia %[a], {d0-d7}\n\t"
@@ -147,6 +157,7 @@ static void fma_tile_a32(float *a, float *b, const float *ca, const float *cb, c
   }
 }
 #    undef FMA_TILE_A32_LOOP
+#    undef FMA_TILE_A32_STEP
 #    undef FMA_TILE_A32_REGS
 #  endif
 
@@ -234,13 +245,32 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
   }
 }
 
-#  if defined(__aarch64__)
 /* The C table's exp_lane, 4 lanes: the same clamp (NaN -> FG_EXP_HI), the same fused reductions and
- * polynomial, the same 2^n scaling. */
-static inline float32x4_t exp4(float32x4_t x) {
+ * polynomial, the same 2^n scaling. armv7 has no VRINTN: n = rint(x log2e) is rounded to nearest even by
+ * adding and subtracting 1.5 * 2^23 (exact for |x log2e| <= 2^22; here <= 127). Bit for bit on armv7 too,
+ * flush to zero notwithstanding: after the clamp the only denormal that can appear is a denormal x (then
+ * n = 0 and r = x or 0, and both give y + 1 = 1 exactly), r is 0 or at least 2^-37 in magnitude where
+ * n != 0, r * r is denormal only where |r| < 2^-63 (then y r^2 + r rounds to r either way), and the result
+ * y 2^n is at least 2^-126 (n = -126 only where r > 0, i.e. y > 1). */
+static inline float32x4_t exp4(float32x4_t x, const int nonpos) {
+#  if defined(__aarch64__)
+  (void)nonpos;
   x = vbslq_f32(vcltq_f32(x, vdupq_n_f32(FG_EXP_HI)), x, vdupq_n_f32(FG_EXP_HI));
   x = vbslq_f32(vcgtq_f32(x, vdupq_n_f32(FG_EXP_LO)), x, vdupq_n_f32(FG_EXP_LO));
   const float32x4_t n = vrndnq_f32(vmulq_n_f32(x, FG_EXP_LOG2E));
+#  else
+  /* GCC turns float vector comparisons into scalar code on armv7: the clamp by vmin and vmax (the same for
+   * every x but NaN, which gets FG_EXP_HI through an integer test of its bits; nonpos: x is <= 0 and
+   * not NaN, only the lower clamp) */
+  if (nonpos) {
+    x = vmaxq_f32(x, vdupq_n_f32(FG_EXP_LO));
+  } else {
+    const uint32x4_t nan = vcgtq_u32(vandq_u32(vreinterpretq_u32_f32(x), vdupq_n_u32(0x7fffffffu)), vdupq_n_u32(0x7f800000u));
+    x = vmaxq_f32(vminq_f32(x, vdupq_n_f32(FG_EXP_HI)), vdupq_n_f32(FG_EXP_LO));
+    x = vbslq_f32(nan, vdupq_n_f32(FG_EXP_HI), x);
+  }
+  const float32x4_t n = vsubq_f32(vaddq_f32(vmulq_n_f32(x, FG_EXP_LOG2E), vdupq_n_f32(0x1.8p23f)), vdupq_n_f32(0x1.8p23f));
+#  endif
   float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(FG_EXP_C1));
   r = vfmsq_f32(r, n, vdupq_n_f32(FG_EXP_C2));
   float32x4_t y = vdupq_n_f32(FG_EXP_P0);
@@ -255,6 +285,107 @@ static inline float32x4_t exp4(float32x4_t x) {
   return vmulq_f32(y, vreinterpretq_f32_s32(bits));
 }
 
+/* The online-softmax update of the C table (softmax_c), a row's 32 keys in 8 vectors. The row's maximum as
+ * a tree of vmax: where it is finite and not zero it is the value of every entry that equals it, so the same
+ * bits as softmax_c's scan (which keeps the first of equal entries: +0 and -0 tie, NaN entries skipped
+ * unless the first); a row whose maximum is NaN, infinite or zero (armv7: also a denormal maximum, which
+ * vmax flushes to zero) is left to softmax_c. Then every valid x = s_j - mn is <= 0 and not NaN, so
+ * exp4 is exp_lane; masked keys (a partial row: copied with -inf there) get 0 after the exp. armv7: a
+ * denormal s_j or mn only changes an x of magnitude below 2^-99, whose exp is 1 either way. The weights
+ * are summed in softmax_c's 8-lane order (lanes k and k + 4 of its 8 are lanes k of the vectors of keys
+ * 0-3, 8-11, 16-19, 24-27 and of 4-7, 12-15, 20-23, 28-31), c, l and m in scalar code as there. */
+static void softmax_neon(float *FG_RESTRICT s, size_t R, const uint32_t *FG_RESTRICT j0, const uint32_t *FG_RESTRICT j1,
+                         float *FG_RESTRICT m, float *FG_RESTRICT l, float *FG_RESTRICT c) {
+  for (size_t r = 0; r < R; r++) {
+    float *sr = s + r * FG_ATTN_BLK; /* (FG_ATTN_BLK) */
+    const uint32_t a = j0[r], b = j1[r];
+    if (a >= b) {
+      c[r] = 1.0f;
+      memset(sr, 0, FG_ATTN_BLK * sizeof(float));
+      continue;
+    }
+    float t[FG_ATTN_BLK] __attribute__((aligned(16)));    /* a partial row: -inf outside [a, b) */
+    uint32_t k[FG_ATTN_BLK] __attribute__((aligned(16))); /* and its mask of valid keys */
+    const int part = a > 0 || b < FG_ATTN_BLK;
+    const float *src = sr;
+    if (part) {
+      for (uint32_t j = 0; j < FG_ATTN_BLK; j++) {
+        const int in = j >= a && j < b;
+        t[j] = in ? sr[j] : -INFINITY;
+        k[j] = in ? UINT32_MAX : 0;
+      }
+      src = t;
+    }
+    float32x4_t v0 = vld1q_f32(src), v1 = vld1q_f32(src + 4), v2 = vld1q_f32(src + 8), v3 = vld1q_f32(src + 12);
+    float32x4_t v4 = vld1q_f32(src + 16), v5 = vld1q_f32(src + 20), v6 = vld1q_f32(src + 24), v7 = vld1q_f32(src + 28);
+    const float32x4_t mq = vmaxq_f32(vmaxq_f32(vmaxq_f32(v0, v1), vmaxq_f32(v2, v3)), vmaxq_f32(vmaxq_f32(v4, v5), vmaxq_f32(v6, v7)));
+    float32x2_t m2 = vpmax_f32(vget_low_f32(mq), vget_high_f32(mq));
+    m2 = vpmax_f32(m2, m2);
+    const float mx = vget_lane_f32(m2, 0);
+    if (!(mx != 0.0f && mx - mx == 0.0f)) { /* NaN, infinite or zero */
+      fg_attn_ref()->softmax(sr, 1, j0 + r, j1 + r, m + r, l + r, c + r);
+      continue;
+    }
+    const float mn = m[r] > mx ? m[r] : mx;
+    const float32x4_t vb = vdupq_n_f32(mn);
+#  define SM_EXP(i) v##i = exp4(vsubq_f32(v##i, vb), 1);
+    SM_EXP(0) SM_EXP(1) SM_EXP(2) SM_EXP(3) SM_EXP(4) SM_EXP(5) SM_EXP(6) SM_EXP(7)
+#  undef SM_EXP
+    if (part) {
+#  define SM_MASK(i) v##i = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(v##i), vld1q_u32(k + 4 * (i))));
+      SM_MASK(0) SM_MASK(1) SM_MASK(2) SM_MASK(3) SM_MASK(4) SM_MASK(5) SM_MASK(6) SM_MASK(7)
+#  undef SM_MASK
+    }
+    vst1q_f32(sr, v0), vst1q_f32(sr + 4, v1), vst1q_f32(sr + 8, v2), vst1q_f32(sr + 12, v3);
+    vst1q_f32(sr + 16, v4), vst1q_f32(sr + 20, v5), vst1q_f32(sr + 24, v6), vst1q_f32(sr + 28, v7);
+    const float32x4_t lo = vaddq_f32(vaddq_f32(vaddq_f32(v0, v2), v4), v6); /* softmax_c's lanes 0..3 */
+    const float32x4_t hi = vaddq_f32(vaddq_f32(vaddq_f32(v1, v3), v5), v7); /* and 4..7 */
+    const float32x4_t u = vaddq_f32(lo, hi);                                 /* lanes k + (k + 4) */
+    const float32x2_t w = vadd_f32(vget_low_f32(u), vget_high_f32(u));      /* (0+4) + (2+6), (1+5) + (3+7) */
+    const float sum = vget_lane_f32(w, 0) + vget_lane_f32(w, 1);
+    const float cr = m[r] == -INFINITY ? 0.0f : fg_attn_exp1(m[r] - mn);
+    const float lc = l[r] * cr; /* a rounded product, then a rounded sum */
+    c[r] = cr;
+    l[r] = lc + sum;
+    m[r] = mn;
+  }
+}
+
+/* fold_c, 4 lanes: o = fma(c2, x, o c1). armv7, 16 values at a time, stored only where every o, x and
+ * result is a normal number (the exponent field neither 0 nor 255: checked as (bits << 1) - 2^24 below
+ * 254 * 2^24, unsigned, the lanes' maximum), and c1, c2 are too: then no operand, product or result is
+ * flushed and NaN payloads cannot differ; other values (zeros included) are done by fold_c's code. */
+static void fold_neon(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x, float c2, size_t n) {
+  const float32x4_t vc2 = vdupq_n_f32(c2);
+  size_t i = 0;
+#  if defined(__aarch64__)
+  for (; i + 4 <= n; i += 4) vst1q_f32(o + i, vfmaq_f32(vmulq_n_f32(vld1q_f32(o + i), c1), vc2, vld1q_f32(x + i)));
+#  else
+  uint32_t cb1, cb2;
+  memcpy(&cb1, &c1, 4);
+  memcpy(&cb2, &c2, 4);
+  const uint32x4_t lo = vdupq_n_u32(1u << 24);
+  if ((cb1 << 1) - (1u << 24) < 254u << 24 && (cb2 << 1) - (1u << 24) < 254u << 24)
+    for (; i + 16 <= n; i += 16) {
+      float32x4_t r[4];
+      uint32x4_t mx = vdupq_n_u32(0);
+      for (int q = 0; q < 4; q++) {
+        const float32x4_t ov = vld1q_f32(o + i + 4 * q), xv = vld1q_f32(x + i + 4 * q);
+        r[q] = vfmaq_f32(vmulq_n_f32(ov, c1), vc2, xv);
+        mx = vmaxq_u32(mx, vsubq_u32(vshlq_n_u32(vreinterpretq_u32_f32(ov), 1), lo));
+        mx = vmaxq_u32(mx, vsubq_u32(vshlq_n_u32(vreinterpretq_u32_f32(xv), 1), lo));
+        mx = vmaxq_u32(mx, vsubq_u32(vshlq_n_u32(vreinterpretq_u32_f32(r[q]), 1), lo));
+      }
+      uint32x2_t m2 = vpmax_u32(vget_low_u32(mx), vget_high_u32(mx));
+      m2 = vpmax_u32(m2, m2);
+      if (vget_lane_u32(m2, 0) >= 254u << 24) break; /* from here fold_c's code */
+      for (int q = 0; q < 4; q++) vst1q_f32(o + i + 4 * q, r[q]);
+    }
+#  endif
+  if (i < n) fg_attn_ref()->fold(o + i, c1, x + i, c2, n - i);
+}
+
+#  if defined(__aarch64__)
 /* gelu_mul_c, 4 lanes: x / (1 + exp(-2 K x (1 + A x^2))) * up, the same operations in the same order */
 static void gelu_mul_neon(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n) {
   size_t i = 0;
@@ -262,12 +393,35 @@ static void gelu_mul_neon(float *FG_RESTRICT g, const float *FG_RESTRICT up, siz
     const float32x4_t x = vld1q_f32(g + i);
     const float32x4_t u =
         vmulq_f32(vmulq_n_f32(x, FG_GELU_K), vfmaq_f32(vdupq_n_f32(1.0f), vdupq_n_f32(FG_GELU_A), vmulq_f32(x, x)));
-    const float32x4_t e = exp4(vmulq_n_f32(u, -2.0f));
+    const float32x4_t e = exp4(vmulq_n_f32(u, -2.0f), 0);
     vst1q_f32(g + i, vmulq_f32(vdivq_f32(x, vaddq_f32(vdupq_n_f32(1.0f), e)), vld1q_f32(up + i)));
   }
   if (i < n) fg_attn_ref()->gelu_mul(g + i, up + i, n - i);
 }
 
+#  else
+/* armv7: gelu_mul_c with its exp in NEON (exp4, bit for bit) and the division and the product by up in
+ * scalar VFP code (IEEE; AArch32 NEON has no division), 16 at a time. The NEON u = (K x) (1 + A x^2) is
+ * gelu_mul_c's except where K x is denormal (|x| < 2^-126 / K): flushed, u = 0 and exp(-0) = 1, where the
+ * scalar code's exp of a denormal -2u is 1 too; 1 + A x^2 >= 1, so u is never denormal otherwise, and
+ * 1 + exp(..) >= 1. NaN and infinite x take the clamp as in exp_lane. */
+static void gelu_mul_neon(float *FG_RESTRICT g, const float *FG_RESTRICT up, size_t n) {
+  float d[16] __attribute__((aligned(16))); /* 1 + exp(-2u) of 16 values */
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    for (int q = 0; q < 4; q++) {
+      const float32x4_t x = vld1q_f32(g + i + 4 * q);
+      const float32x4_t u =
+          vmulq_f32(vmulq_n_f32(x, FG_GELU_K), vfmaq_f32(vdupq_n_f32(1.0f), vdupq_n_f32(FG_GELU_A), vmulq_f32(x, x)));
+      vst1q_f32(d + 4 * q, vaddq_f32(vdupq_n_f32(1.0f), exp4(vmulq_n_f32(u, -2.0f), 0)));
+    }
+    for (int j = 0; j < 16; j++) g[i + j] = g[i + j] / d[j] * up[i + j];
+  }
+  if (i < n) fg_attn_ref()->gelu_mul(g + i, up + i, n - i);
+}
+#  endif
+
+#  if defined(__aarch64__)
 /* Two passes: the largest non-NaN value (FMAXNM ignores a NaN beside a number; the lanes start at -inf),
  * then the first entry equal to it, 16 at a time. Both are the C scan's answer: it keeps the first of
  * the entries that equal the maximum, and +0 == -0. */
@@ -307,8 +461,10 @@ static void neon_attn_init(void) {
   g_neon_attn.qk = qk_neon;
   g_neon_attn.pv = pv_neon;
   g_neon_attn.lora_bt = fg_lora_bt_neon;
-#  if defined(__aarch64__)
+  g_neon_attn.softmax = softmax_neon;
+  g_neon_attn.fold = fold_neon;
   g_neon_attn.gelu_mul = gelu_mul_neon;
+#  if defined(__aarch64__)
   g_neon_attn.argmax = argmax_neon;
 #  endif
 }
