@@ -198,17 +198,28 @@ FG_NEON_INLINE void fg_px_strip_q5_2(const uint8_t *st, fg_act_q8_row xa, fg_act
   vst1q_f32(yb + 12, b3);
 }
 
+/* a packed Q4_K block's 16 scales d and minimums dmin (f16 at o and o + 32), as f32: rows 4q..4q+3 in d[q],
+ * dm[q] */
+FG_NEON_INLINE void fg_px_k4_scales(const uint8_t *o, float32x4_t d[4], float32x4_t dm[4]) {
+  const uint16x8_t d01 = vld1q_u16((const uint16_t *)(const void *)o), d23 = vld1q_u16((const uint16_t *)(const void *)(o + 16));
+  const uint16x8_t m01 = vld1q_u16((const uint16_t *)(const void *)(o + 32)), m23 = vld1q_u16((const uint16_t *)(const void *)(o + 48));
+  d[0] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(d01)));
+  d[1] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(d01)));
+  d[2] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(d23)));
+  d[3] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(d23)));
+  dm[0] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(m01)));
+  dm[1] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(m01)));
+  dm[2] = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(m23)));
+  dm[3] = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(m23)));
+}
+
 /* the 16 outputs of a packed Q4_K strip st against one activation */
 FG_NEON_INLINE void fg_px_strip_k4(const uint8_t *st, fg_act_q8_row xr, size_t cols, float *y) {
   float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = acc0, acc2 = acc0, acc3 = acc0;
   for (size_t K = 0; K < cols / 256; K++) {
     const uint8_t *o = st + K * FG_PX_K4_BLOCK;
-    const uint16x8_t d01 = vld1q_u16((const uint16_t *)(const void *)o), d23 = vld1q_u16((const uint16_t *)(const void *)(o + 16));
-    const uint16x8_t m01 = vld1q_u16((const uint16_t *)(const void *)(o + 32)), m23 = vld1q_u16((const uint16_t *)(const void *)(o + 48));
-    const float32x4_t d0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(d01))), d1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(d01)));
-    const float32x4_t d2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(d23))), d3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(d23)));
-    const float32x4_t n0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(m01))), n1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(m01)));
-    const float32x4_t n2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(m23))), n3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(m23)));
+    float32x4_t d[4], dm[4];
+    fg_px_k4_scales(o, d, dm);
     for (int j = 0; j < 8; j++) {
       const size_t k = 8 * K + (size_t)j;
       const int8x16_t x0 = vld1q_s8(xr.qs + 32 * k), x1 = vld1q_s8(xr.qs + 32 * k + 16);
@@ -227,10 +238,10 @@ FG_NEON_INLINE void fg_px_strip_k4(const uint8_t *st, fg_act_q8_row xr, size_t c
     } while (0)
 #  define FG_PX_LO(v) vmovl_u16(vget_low_u16(v))
 #  define FG_PX_HI(v) vmovl_u16(vget_high_u16(v))
-      FG_PX_K4_QUAD(acc0, 0, d0, n0, sl, ml, FG_PX_LO);
-      FG_PX_K4_QUAD(acc1, 1, d1, n1, sl, ml, FG_PX_HI);
-      FG_PX_K4_QUAD(acc2, 2, d2, n2, sh, mh, FG_PX_LO);
-      FG_PX_K4_QUAD(acc3, 3, d3, n3, sh, mh, FG_PX_HI);
+      FG_PX_K4_QUAD(acc0, 0, d[0], dm[0], sl, ml, FG_PX_LO);
+      FG_PX_K4_QUAD(acc1, 1, d[1], dm[1], sl, ml, FG_PX_HI);
+      FG_PX_K4_QUAD(acc2, 2, d[2], dm[2], sh, mh, FG_PX_LO);
+      FG_PX_K4_QUAD(acc3, 3, d[3], dm[3], sh, mh, FG_PX_HI);
 #  undef FG_PX_K4_QUAD
 #  undef FG_PX_LO
 #  undef FG_PX_HI
@@ -250,12 +261,8 @@ FG_NEON_INLINE void fg_px_strip_k4_2(const uint8_t *st, fg_act_q8_row xa, fg_act
   const uint8x16_t m4 = vdupq_n_u8(0x0f);
   for (size_t K = 0; K < cols / 256; K++) {
     const uint8_t *o = st + K * FG_PX_K4_BLOCK;
-    const uint16x8_t d01 = vld1q_u16((const uint16_t *)(const void *)o), d23 = vld1q_u16((const uint16_t *)(const void *)(o + 16));
-    const uint16x8_t m01 = vld1q_u16((const uint16_t *)(const void *)(o + 32)), m23 = vld1q_u16((const uint16_t *)(const void *)(o + 48));
-    const float32x4_t d0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(d01))), d1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(d01)));
-    const float32x4_t d2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(d23))), d3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(d23)));
-    const float32x4_t n0 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(m01))), n1 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(m01)));
-    const float32x4_t n2 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(m23))), n3 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(m23)));
+    float32x4_t d[4], dm[4];
+    fg_px_k4_scales(o, d, dm);
     for (int j = 0; j < 8; j++) {
       const size_t k = 8 * K + (size_t)j;
       const int8x16_t xa0 = vld1q_s8(xa.qs + 32 * k), xa1 = vld1q_s8(xa.qs + 32 * k + 16);
@@ -300,10 +307,10 @@ FG_NEON_INLINE void fg_px_strip_k4_2(const uint8_t *st, fg_act_q8_row xa, fg_act
     } while (0)
 #  define FG_PX_LO(v) vmovl_u16(vget_low_u16(v))
 #  define FG_PX_HI(v) vmovl_u16(vget_high_u16(v))
-      FG_PX_K4_QUAD2(a0, b0, 0, d0, n0, sl, ml, FG_PX_LO);
-      FG_PX_K4_QUAD2(a1, b1, 1, d1, n1, sl, ml, FG_PX_HI);
-      FG_PX_K4_QUAD2(a2, b2, 2, d2, n2, sh, mh, FG_PX_LO);
-      FG_PX_K4_QUAD2(a3, b3, 3, d3, n3, sh, mh, FG_PX_HI);
+      FG_PX_K4_QUAD2(a0, b0, 0, d[0], dm[0], sl, ml, FG_PX_LO);
+      FG_PX_K4_QUAD2(a1, b1, 1, d[1], dm[1], sl, ml, FG_PX_HI);
+      FG_PX_K4_QUAD2(a2, b2, 2, d[2], dm[2], sh, mh, FG_PX_LO);
+      FG_PX_K4_QUAD2(a3, b3, 3, d[3], dm[3], sh, mh, FG_PX_HI);
 #  undef FG_PX_K4_QUAD2
 #  undef FG_PX_LO
 #  undef FG_PX_HI
