@@ -769,6 +769,67 @@ FG_NEON_INLINE void fg_nq_interleave(const fg_nq_seg *sg, size_t nk, int8_t *vt)
   }
 }
 
+#  if !FG_NEON_A64
+/* armv7 with VSDOT, Q5_0: the four rows' blocks b[r][0..n) staged and re-laid at once (fg_nq_stage_q5_0_a32
+ * for each row, then fg_nq_interleave: 86 instructions a block of 4 rows; 63 here, the values never
+ * stored in between). Per row the same decoding as fg_nq_stage_q5_0_a32 (scale by the scalar VFP
+ * conversion, into s0..s3: one store of the 4 rows' dw; values 0..15 into q8, q9, q12, q13 for rows 0..3,
+ * 16..31 into q10, q11, q14, q15), then vtrn.32 pairs rows 0, 1 and 2, 3 and two vswp of d halves per half
+ * put groups g0, g1 in q8, q9, g2, g3 in q12, q13, g4, g5 in q10, q11, g6, g7 in q14, q15: vt gets
+ * fg_nq_interleave's bytes, 128 a block, and dw fg_nq_stage's. */
+static void fg_nq_stage_q5_0_sd_a32(const uint8_t *const *rp, size_t k0, size_t n, int8_t *vt, float *dw) {
+  static const uint8_t k_bits[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+  if (n == 0) return;
+  const uint8_t *b0 = rp[0] + k0 * 22, *b1 = rp[1] + k0 * 22, *b2 = rp[2] + k0 * 22, *b3 = rp[3] + k0 * 22;
+#    define FG_NQ_Q5SD_ROW(b, s, lo, hi)      \
+  "vld1.16 {" s "}, [%[" b "]]!\n\t"            \
+  "vld4.8 {d4[], d5[], d6[], d7[]}, [%[" b "]]!\n\t" \
+  "vld1.8 {d2-d3}, [%[" b "]]!\n\t"             \
+  "vtst.8 q2, q2, q6\n\t"                       \
+  "vtst.8 q3, q3, q6\n\t"                       \
+  "vand " lo ", q1, q5\n\t"                     \
+  "vshr.u8 " hi ", q1, #4\n\t"                  \
+  "vbic q2, q7, q2\n\t"                         \
+  "vbic q3, q7, q3\n\t"                         \
+  "vorr " lo ", " lo ", q2\n\t"                 \
+  "vorr " hi ", " hi ", q3\n\t"
+  __asm__ volatile(
+      "vld1.8 {d12-d13}, [%[bits]]\n\t"
+      "vmov.i8 q5, #15\n\t"
+      "vmov.i8 q7, #240\n\t"
+      "1:\n\t"
+      FG_NQ_Q5SD_ROW("b0", "d0[0]", "q8", "q10")
+      FG_NQ_Q5SD_ROW("b1", "d0[2]", "q9", "q11")
+      FG_NQ_Q5SD_ROW("b2", "d1[0]", "q12", "q14")
+      FG_NQ_Q5SD_ROW("b3", "d1[2]", "q13", "q15")
+      "vcvtb.f32.f16 s0, s0\n\t"
+      "vcvtb.f32.f16 s1, s1\n\t"
+      "vcvtb.f32.f16 s2, s2\n\t"
+      "vcvtb.f32.f16 s3, s3\n\t"
+      "vst1.32 {d0-d1}, [%[dw]]!\n\t"
+      "vtrn.32 q8, q9\n\t"
+      "vtrn.32 q12, q13\n\t"
+      "vtrn.32 q10, q11\n\t"
+      "vtrn.32 q14, q15\n\t"
+      "vswp d17, d24\n\t"
+      "vswp d19, d26\n\t"
+      "vswp d21, d28\n\t"
+      "vswp d23, d30\n\t"
+      "vst1.32 {d16-d19}, [%[vt] :128]!\n\t"
+      "vst1.32 {d24-d27}, [%[vt] :128]!\n\t"
+      "vst1.32 {d20-d23}, [%[vt] :128]!\n\t"
+      "vst1.32 {d28-d31}, [%[vt] :128]!\n\t"
+      "subs %[n], %[n], #1\n\t"
+      "bne 1b\n\t"
+      : [b0] "+r"(b0), [b1] "+r"(b1), [b2] "+r"(b2), [b3] "+r"(b3), [vt] "+r"(vt), [dw] "+r"(dw), [n] "+r"(n)
+      : [bits] "r"(k_bits)
+      : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d10", "d11", "d12", "d13", "d14", "d15",
+        "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28", "d29", "d30",
+        "d31");
+#    undef FG_NQ_Q5SD_ROW
+}
+#  endif
+
 /* acc + (row lanes) the dot of group w with bytes 4L..4L+3 of x (L constant) */
 #  if FG_NEON_A64
 #    define FG_NQ_SDOT(acc, w, x, L) vdotq_laneq_s32((acc), (w), (x), (L))
@@ -939,11 +1000,19 @@ FG_NEON_INLINE void fg_nq_run(const fg_mm_args *a, size_t i0, size_t i1, const u
     fg_tile_rows(a, t0, nr, FG_Q_ROWS, rp);
     for (size_t k0 = 0; k0 < nblk; k0 += FG_NQ_KSEG) {
       const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
-      for (size_t r = 0; r < FG_Q_ROWS; r++) fg_nq_stage(&sg, type, rp[r], k0, k1, r);
       size_t b = 0;
+#if FG_NEON_HAVE_DOTPROD && !FG_NEON_A64
+      const int q5sd = gemm && type == FG_TYPE_Q5_0; /* staged and re-laid at once */
+      if (q5sd) fg_nq_stage_q5_0_sd_a32(rp, k0, k1 - k0, vt, sg.dw);
+      else
+#endif
+        for (size_t r = 0; r < FG_Q_ROWS; r++) fg_nq_stage(&sg, type, rp[r], k0, k1, r);
 #if FG_NEON_HAVE_DOTPROD
       if (gemm) {
-        fg_nq_interleave(&sg, k1 - k0, vt);
+#  if !FG_NEON_A64
+        if (!q5sd)
+#  endif
+          fg_nq_interleave(&sg, k1 - k0, vt);
         for (; b + FG_NQ_DP_B <= a->nb; b += FG_NQ_DP_B) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, FG_NQ_DP_B, fl);
         for (; b + 2 <= a->nb; b += 2) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, 2, fl);
         for (; b < a->nb; b++) fg_nq_seg_run_dp(a, &sg, vt, t0, nr, k0, k1, b, 1, fl);
