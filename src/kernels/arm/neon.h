@@ -40,10 +40,11 @@ bool fg_arm_i8mm_decide(unsigned long hwcap, unsigned long hwcap2);
  * disposition and signal mask; one call at a time. */
 int fg_arm_probe_sigill(int (*fn)(void));
 
-/* The attention table of the NEON matmul tables: NEON qk, pv (neon_attn.c) and lora_bt (neon_lora.c;
- * aarch64 also GELU and argmax), the C table's other kernels. aarch64: bit for bit the C table; armv7: the same with AArch32
- * NEON's flush of denormals to zero (bit for bit on data without them; the bound in neon_attn.c). NULL
- * where NEON is not compiled in. */
+/* The attention table of the NEON matmul tables: NEON qk, pv, softmax, fold, GELU (neon_attn.c; aarch64
+ * also argmax) and lora_bt (neon_lora.c), the C table's other kernels. aarch64: bit for bit the C table;
+ * armv7: softmax, fold and GELU too, qk, pv and lora_bt the same with AArch32 NEON's flush of denormals
+ * to zero (bit for bit on data without them; the bound in neon_attn.c). NULL where NEON is not compiled
+ * in. */
 const fg_attn_kernels *fg_attn_neon(void);
 /* Its lora_bt (neon_lora.c): the C table's rounded products and sums, 4 lanes. */
 void fg_lora_bt_neon(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq, const float *FG_RESTRICT bt, size_t ld,

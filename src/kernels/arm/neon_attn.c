@@ -3,11 +3,13 @@
  * multiply-adds in the same order, only several elements at a time.
  *
  * aarch64: bit for bit. AArch64 NEON is IEEE (FPCR left at its default by Linux/Android), so vfmaq_f32
- * rounds exactly like fmaf. GELU and argmax are NEON too (the same operations; argmax the same answer);
- * softmax, exp and the f16 conversion are the C table's.
+ * rounds exactly like fmaf. Softmax, fold, GELU and argmax are NEON too (the same operations; argmax the
+ * same answer); exp, exp1 and the f16 conversion are the C table's.
  *
- * armv7 (qk and pv only; the rest is the C table's): AArch32 Advanced SIMD always flushes denormals to
- * zero (VFMA.F32 on Q registers rounds like fmaf otherwise: round to nearest even, one rounding). So the
+ * armv7: softmax, fold and GELU are bit for bit the C table's, flush to zero notwithstanding (each says
+ * why: the cases where flushing could matter go to the C code or cannot change a result; GELU divides in
+ * scalar VFP code); argmax, exp, exp1 and the f16 conversion are the C table's. qk and pv: AArch32
+ * Advanced SIMD always flushes denormals to zero (VFMA.F32 on Q registers rounds like fmaf otherwise: round to nearest even, one rounding). So the
  * armv7 table is the spec with flush-to-zero: bit for bit the C table's wherever no operand, product or
  * partial sum is denormal (|x| < 2^-126), which tests/test_arm_kernels.c checks on ordinary data; where
  * one is, each affected operation differs by less than 2^-126 in absolute terms (tested there too). A
@@ -356,10 +358,10 @@ static void softmax_neon(float *FG_RESTRICT s, size_t R, const uint32_t *FG_REST
  * 254 * 2^24, unsigned, the lanes' maximum), and c1, c2 are too: then no operand, product or result is
  * flushed and NaN payloads cannot differ; other values (zeros included) are done by fold_c's code. */
 static void fold_neon(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x, float c2, size_t n) {
-  const float32x4_t vc2 = vdupq_n_f32(c2);
+  const float32x4_t vc1 = vdupq_n_f32(c1), vc2 = vdupq_n_f32(c2);
   size_t i = 0;
 #  if defined(__aarch64__)
-  for (; i + 4 <= n; i += 4) vst1q_f32(o + i, vfmaq_f32(vmulq_n_f32(vld1q_f32(o + i), c1), vc2, vld1q_f32(x + i)));
+  for (; i + 4 <= n; i += 4) vst1q_f32(o + i, vfmaq_f32(vmulq_f32(vld1q_f32(o + i), vc1), vc2, vld1q_f32(x + i)));
 #  else
   uint32_t cb1, cb2;
   memcpy(&cb1, &c1, 4);
@@ -371,7 +373,7 @@ static void fold_neon(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x
       uint32x4_t mx = vdupq_n_u32(0);
       for (int q = 0; q < 4; q++) {
         const float32x4_t ov = vld1q_f32(o + i + 4 * q), xv = vld1q_f32(x + i + 4 * q);
-        r[q] = vfmaq_f32(vmulq_n_f32(ov, c1), vc2, xv);
+        r[q] = vfmaq_f32(vmulq_f32(ov, vc1), vc2, xv);
         mx = vmaxq_u32(mx, vsubq_u32(vshlq_n_u32(vreinterpretq_u32_f32(ov), 1), lo));
         mx = vmaxq_u32(mx, vsubq_u32(vshlq_n_u32(vreinterpretq_u32_f32(xv), 1), lo));
         mx = vmaxq_u32(mx, vsubq_u32(vshlq_n_u32(vreinterpretq_u32_f32(r[q]), 1), lo));
@@ -409,7 +411,8 @@ static void gelu_mul_neon(float *FG_RESTRICT g, const float *FG_RESTRICT up, siz
   float d[16] __attribute__((aligned(16))); /* 1 + exp(-2u) of 16 values */
   size_t i = 0;
   for (; i + 16 <= n; i += 16) {
-    for (int q = 0; q < 4; q++) {
+#    pragma GCC unroll 1
+    for (int q = 0; q < 4; q++) { /* one vector at a time: unrolled, GCC spilled the exp's constants */
       const float32x4_t x = vld1q_f32(g + i + 4 * q);
       const float32x4_t u =
           vmulq_f32(vmulq_n_f32(x, FG_GELU_K), vfmaq_f32(vdupq_n_f32(1.0f), vdupq_n_f32(FG_GELU_A), vmulq_f32(x, x)));
