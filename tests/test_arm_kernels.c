@@ -354,12 +354,18 @@ static void test_attn_neon(rng *r) {
         n->qk(q, ldq, R, h, kv, type, sn);
         c->qk(q, ldq, R, h, kv, type, sc);
         bad += memcmp(sn, sc, R * FG_ATTN_BLK * sizeof(float)) != 0;
-        /* value rows h elements apart; keys 3 .. 28 of the block */
+        /* value rows h elements apart; keys 3 .. 28 of the block, then other key ranges (none, one, a whole
+         * block, 5: the aarch64 f32 tile's passes of four steps and single steps) */
         const size_t vs = h * (type == FG_TYPE_F16 ? 2 : 4);
-        n->pv(on, ldq, R, h, cc, p, 3, 29, kv + 3 * vs, vs, type);
-        c->pv(oc, ldq, R, h, cc, p, 3, 29, kv + 3 * vs, vs, type);
-        bad += memcmp(on, oc, sizeof on) != 0;
-        cases += 2;
+        static const uint32_t pv_keys[][2] = {{3, 29}, {5, 5}, {7, 8}, {0, 32}, {11, 16}};
+        for (size_t ki = 0; ki < sizeof pv_keys / sizeof pv_keys[0]; ki++) {
+          const uint32_t ja = pv_keys[ki][0], jb = pv_keys[ki][1];
+          n->pv(on, ldq, R, h, cc, p, ja, jb, kv + ja * vs, vs, type);
+          c->pv(oc, ldq, R, h, cc, p, ja, jb, kv + ja * vs, vs, type);
+          bad += memcmp(on, oc, sizeof on) != 0;
+          cases++;
+        }
+        cases++;
       }
   /* lora_bt: output counts around the 32- and 4-wide tiles, ranks 1..16 */
   {

@@ -163,6 +163,123 @@ static void fma_tile_a32(float *a, float *b, const float *ca, const float *cb, c
 #    undef FMA_TILE_A32_REGS
 #  endif
 
+#  if defined(__aarch64__)
+/* aarch64, f32 keys or values: the tile in assembly, as fma_tile_a32 (GCC's loop took 25 instructions a step:
+ * the weights loaded one at a time by index, the key pointer copied and advanced apart; here 19 a step in
+ * passes of four, the weights of four steps in one load per row). The accumulators a0..a7 (v0-v7) and
+ * b0..b7 (v8-v15) start from 0 (ca == NULL: qk) or from a[i] * *ca and b[i] * *cb (pv: o * c, as
+ * DECL_SCALED); n steps, step t loading the 32 values x[t] (x advances stride bytes a step) and the
+ * weights w0[t], w1[t], then a_i = fma(w0[t], x_i, a_i) and b_i = fma(w1[t], x_i, b_i): FMA_AB's fused
+ * multiply-adds in the same order. Stores b[0..31], then a[0..31] (b may be a: then both rows are the same
+ * row). */
+#    define FMA_TILE_A64_FMAS(l)                                                                            \
+  "fmla v0.4s, v16.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v8.4s, v16.4s, v25.s[" l "]\n\t"                                                                   \
+  "fmla v1.4s, v17.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v9.4s, v17.4s, v25.s[" l "]\n\t"                                                                   \
+  "fmla v2.4s, v18.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v10.4s, v18.4s, v25.s[" l "]\n\t"                                                                  \
+  "fmla v3.4s, v19.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v11.4s, v19.4s, v25.s[" l "]\n\t"                                                                  \
+  "fmla v4.4s, v20.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v12.4s, v20.4s, v25.s[" l "]\n\t"                                                                  \
+  "fmla v5.4s, v21.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v13.4s, v21.4s, v25.s[" l "]\n\t"                                                                  \
+  "fmla v6.4s, v22.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v14.4s, v22.4s, v25.s[" l "]\n\t"                                                                  \
+  "fmla v7.4s, v23.4s, v24.s[" l "]\n\t"                                                                   \
+  "fmla v15.4s, v23.4s, v25.s[" l "]\n\t"
+#    define FMA_TILE_A64_LDX                                                                                \
+  "ld1 {v16.4s-v19.4s}, [%[x]], #64\n\t"                                                                   \
+  "ld1 {v20.4s-v23.4s}, [%[x]], %[step]\n\t"
+/* n % 4 single steps, then n / 4 passes of four steps */
+#    define FMA_TILE_A64_LOOP                                                                               \
+  "ands %[rem], %[n], #3\n\t"                                                                              \
+  "b.eq 3f\n\t"                                                                                            \
+  "4:\n\t"                                                                                                 \
+  "ldr s24, [%[w0]], #4\n\t"                                                                               \
+  "ldr s25, [%[w1]], #4\n\t" FMA_TILE_A64_LDX FMA_TILE_A64_FMAS("0")                                       \
+  "subs %[rem], %[rem], #1\n\t"                                                                            \
+  "b.ne 4b\n\t"                                                                                            \
+  "3:\n\t"                                                                                                 \
+  "lsr %[n], %[n], #2\n\t"                                                                                 \
+  "cbz %[n], 2f\n\t"                                                                                       \
+  "1:\n\t"                                                                                                 \
+  "ldr q24, [%[w0]], #16\n\t"                                                                              \
+  "ldr q25, [%[w1]], #16\n\t" FMA_TILE_A64_LDX FMA_TILE_A64_FMAS("0") FMA_TILE_A64_LDX FMA_TILE_A64_FMAS("1") \
+  FMA_TILE_A64_LDX FMA_TILE_A64_FMAS("2") FMA_TILE_A64_LDX FMA_TILE_A64_FMAS("3")                          \
+  "subs %[n], %[n], #1\n\t"                                                                                \
+  "b.ne 1b\n\t"                                                                                            \
+  "2:\n\t"                                                                                                 \
+  "st1 {v8.4s-v11.4s}, [%[b]], #64\n\t"                                                                    \
+  "st1 {v12.4s-v15.4s}, [%[b]]\n\t"                                                                        \
+  "st1 {v0.4s-v3.4s}, [%[a]], #64\n\t"                                                                     \
+  "st1 {v4.4s-v7.4s}, [%[a]]\n\t"
+#    define FMA_TILE_A64_REGS                                                                               \
+  : [x] "+r"(x), [w0] "+r"(w0), [w1] "+r"(w1), [n] "+r"(n), [rem] "=&r"(rem), [a] "+r"(a), [b] "+r"(b)     \
+  : [ca] "r"(ca), [cb] "r"(cb), [step] "r"(step)                                                           \
+  : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", \
+    "v14", "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27"
+static void fma_tile_a64(float *a, float *b, const float *ca, const float *cb, const float *x, size_t stride,
+                         const float *w0, const float *w1, size_t n) {
+  const size_t step = stride - 64;
+  size_t rem;
+  if (ca == NULL) {
+    __asm__ volatile(
+        "movi v0.4s, #0\n\t"
+        "movi v1.4s, #0\n\t"
+        "movi v2.4s, #0\n\t"
+        "movi v3.4s, #0\n\t"
+        "movi v4.4s, #0\n\t"
+        "movi v5.4s, #0\n\t"
+        "movi v6.4s, #0\n\t"
+        "movi v7.4s, #0\n\t"
+        "movi v8.4s, #0\n\t"
+        "movi v9.4s, #0\n\t"
+        "movi v10.4s, #0\n\t"
+        "movi v11.4s, #0\n\t"
+        "movi v12.4s, #0\n\t"
+        "movi v13.4s, #0\n\t"
+        "movi v14.4s, #0\n\t"
+        "movi v15.4s, #0\n\t" FMA_TILE_A64_LOOP FMA_TILE_A64_REGS);
+  } else {
+    __asm__ volatile(
+        "ld1 {v0.4s-v3.4s}, [%[a]]\n\t"
+        "ldr q4, [%[a], #64]\n\t"
+        "ldr q5, [%[a], #80]\n\t"
+        "ldr q6, [%[a], #96]\n\t"
+        "ldr q7, [%[a], #112]\n\t"
+        "ld1 {v8.4s-v11.4s}, [%[b]]\n\t"
+        "ldr q12, [%[b], #64]\n\t"
+        "ldr q13, [%[b], #80]\n\t"
+        "ldr q14, [%[b], #96]\n\t"
+        "ldr q15, [%[b], #112]\n\t"
+        "ld1r {v26.4s}, [%[ca]]\n\t"
+        "ld1r {v27.4s}, [%[cb]]\n\t"
+        "fmul v0.4s, v0.4s, v26.4s\n\t"
+        "fmul v1.4s, v1.4s, v26.4s\n\t"
+        "fmul v2.4s, v2.4s, v26.4s\n\t"
+        "fmul v3.4s, v3.4s, v26.4s\n\t"
+        "fmul v4.4s, v4.4s, v26.4s\n\t"
+        "fmul v5.4s, v5.4s, v26.4s\n\t"
+        "fmul v6.4s, v6.4s, v26.4s\n\t"
+        "fmul v7.4s, v7.4s, v26.4s\n\t"
+        "fmul v8.4s, v8.4s, v27.4s\n\t"
+        "fmul v9.4s, v9.4s, v27.4s\n\t"
+        "fmul v10.4s, v10.4s, v27.4s\n\t"
+        "fmul v11.4s, v11.4s, v27.4s\n\t"
+        "fmul v12.4s, v12.4s, v27.4s\n\t"
+        "fmul v13.4s, v13.4s, v27.4s\n\t"
+        "fmul v14.4s, v14.4s, v27.4s\n\t"
+        "fmul v15.4s, v15.4s, v27.4s\n\t" FMA_TILE_A64_LOOP FMA_TILE_A64_REGS);
+  }
+}
+#    undef FMA_TILE_A64_LOOP
+#    undef FMA_TILE_A64_LDX
+#    undef FMA_TILE_A64_FMAS
+#    undef FMA_TILE_A64_REGS
+#  endif
+
 /* s[r][j] = fma(q[r][i], kt[i][j], s[r][j]) for i = 0 .. hk-1, from 0; two query rows share each loaded
  * key vector */
 static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk, const void *FG_RESTRICT kt,
@@ -183,13 +300,15 @@ static void qk_neon(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk,
         }                                                                                                  \
       } while (0)
       float *da = s + r * FG_ATTN_BLK + j0, *db = da + FG_ATTN_BLK;
-#  if !defined(__aarch64__)
       if (k_type != FG_TYPE_F16) {
         float tb[TW];
+#  if defined(__aarch64__)
+        fma_tile_a64(da, two ? db : tb, NULL, NULL, (const float *)kt + j0, FG_ATTN_BLK * sizeof(float), q0, q1, hk);
+#  else
         fma_tile_a32(da, two ? db : tb, NULL, NULL, (const float *)kt + j0, FG_ATTN_BLK * sizeof(float), q0, q1, hk);
+#  endif
         continue;
       }
-#  endif
       if (k_type == FG_TYPE_F16) QK_LOOP(uint16_t, LDV_F16);
       else QK_LOOP(float, LDV_F32);
 #  undef QK_LOOP
@@ -211,12 +330,14 @@ static void pv_neon(float *FG_RESTRICT o, size_t ldo, size_t R, size_t hv, const
     const float c0 = c[r], c1 = two ? c[r + 1] : c[r];
     size_t i0 = 0;
     for (; i0 + TW <= hv; i0 += TW) {
-#  if !defined(__aarch64__)
       if (v_type != FG_TYPE_F16) { /* one row (!two): o1 == o0, c1 == c0, p1 == p0, so b is a */
+#  if defined(__aarch64__)
+        fma_tile_a64(o0 + i0, o1 + i0, &c0, &c1, (const float *)v + i0, v_stride, p0 + ja, p1 + ja, jb - ja);
+#  else
         fma_tile_a32(o0 + i0, o1 + i0, &c0, &c1, (const float *)v + i0, v_stride, p0 + ja, p1 + ja, jb - ja);
+#  endif
         continue;
       }
-#  endif
       EACH(DECL_SCALED)
 #  define PV_LOOP(T, LD)                                                                                   \
       do {                                                                                                 \
