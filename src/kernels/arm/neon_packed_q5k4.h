@@ -131,195 +131,168 @@ FG_NEON_INLINE void fg_px_strip_q5(const uint8_t *st, fg_act_q8_row xr, size_t c
   vst1q_f32(y + 12, acc3);
 }
 
-/* one quad's Q5_0 block against two activations: the 8 value registers of fg_px_q5_quad decoded once */
-FG_NEON_INLINE void fg_px_q5_quad2(const uint8_t *n, uint8x16_t h, int8x16_t xa0, int8x16_t xa1, int8x16_t xb0,
-                                   int8x16_t xb1, int32x4_t *sa, int32x4_t *sb) {
-  const uint8x16_t m4 = vdupq_n_u8(0x0f), m10 = vdupq_n_u8(0x10);
-  const uint8x16_t n0 = vld1q_u8(n), n1 = vld1q_u8(n + 16), n2 = vld1q_u8(n + 32), n3 = vld1q_u8(n + 48);
-  const int8x16_t u0 = vreinterpretq_s8_u8(vbslq_u8(m10, vshlq_n_u8(h, 4), vandq_u8(n0, m4)));
-  const int8x16_t u1 = vreinterpretq_s8_u8(vbslq_u8(m10, vshlq_n_u8(h, 3), vandq_u8(n1, m4)));
-  const int8x16_t u2 = vreinterpretq_s8_u8(vbslq_u8(m10, vshlq_n_u8(h, 2), vandq_u8(n2, m4)));
-  const int8x16_t u3 = vreinterpretq_s8_u8(vbslq_u8(m10, vshlq_n_u8(h, 1), vandq_u8(n3, m4)));
-  const int8x16_t u4 = vreinterpretq_s8_u8(vbslq_u8(m10, h, vshrq_n_u8(n0, 4)));
-  const int8x16_t u5 = vreinterpretq_s8_u8(vbslq_u8(m10, vshrq_n_u8(h, 1), vshrq_n_u8(n1, 4)));
-  const int8x16_t u6 = vreinterpretq_s8_u8(vbslq_u8(m10, vshrq_n_u8(h, 2), vshrq_n_u8(n2, 4)));
-  const int8x16_t u7 = vreinterpretq_s8_u8(vbslq_u8(m10, vshrq_n_u8(h, 3), vshrq_n_u8(n3, 4)));
-  int32x4_t s = vdupq_n_s32(0), t = s;
-  s = vdotq_laneq_s32(s, u0, xa0, 0);
-  t = vdotq_laneq_s32(t, u0, xb0, 0);
-  s = vdotq_laneq_s32(s, u1, xa0, 1);
-  t = vdotq_laneq_s32(t, u1, xb0, 1);
-  s = vdotq_laneq_s32(s, u2, xa0, 2);
-  t = vdotq_laneq_s32(t, u2, xb0, 2);
-  s = vdotq_laneq_s32(s, u3, xa0, 3);
-  t = vdotq_laneq_s32(t, u3, xb0, 3);
-  s = vdotq_laneq_s32(s, u4, xa1, 0);
-  t = vdotq_laneq_s32(t, u4, xb1, 0);
-  s = vdotq_laneq_s32(s, u5, xa1, 1);
-  t = vdotq_laneq_s32(t, u5, xb1, 1);
-  s = vdotq_laneq_s32(s, u6, xa1, 2);
-  t = vdotq_laneq_s32(t, u6, xb1, 2);
-  s = vdotq_laneq_s32(s, u7, xa1, 3);
-  t = vdotq_laneq_s32(t, u7, xb1, 3);
-  *sa = s;
-  *sb = t;
-}
+/* The assembly of the packed Q5_0 and Q4_K gemm (fg_px_q5_half, fg_px_k4_half) takes n = 1..4 activations
+ * per pass; M(a, u, v) for a = 0 .. n-1 writes activation a's instructions, with its registers by name:
+ * the sums v28 + a (FG_PX_S), the bytes v8 + 2a and v9 + 2a (FG_PX_XLO, FG_PX_XHI), the outputs of quad A
+ * v0 + a and of quad B v4 + a (FG_PX_AA, FG_PX_AB), the pointers to its bytes x5 + a, scales x9 + a, sums
+ * x13 + a (FG_PX_PQ, FG_PX_PD, FG_PX_PI) and outputs x2 + a (FG_PX_PY, after the loop). */
+#  define FG_PX_EACH1(M, u, v) M(0, u, v)
+#  define FG_PX_EACH2(M, u, v) FG_PX_EACH1(M, u, v) M(1, u, v)
+#  define FG_PX_EACH3(M, u, v) FG_PX_EACH2(M, u, v) M(2, u, v)
+#  define FG_PX_EACH4(M, u, v) FG_PX_EACH3(M, u, v) M(3, u, v)
+#  define FG_PX_EACH(n, M, u, v) FG_PX_EACH##n(M, u, v)
+#  define FG_PX_S0 "v28"
+#  define FG_PX_S1 "v29"
+#  define FG_PX_S2 "v30"
+#  define FG_PX_S3 "v31"
+#  define FG_PX_XLO0 "v8"
+#  define FG_PX_XLO1 "v10"
+#  define FG_PX_XLO2 "v12"
+#  define FG_PX_XLO3 "v14"
+#  define FG_PX_XHI0 "v9"
+#  define FG_PX_XHI1 "v11"
+#  define FG_PX_XHI2 "v13"
+#  define FG_PX_XHI3 "v15"
+#  define FG_PX_AA0 "v0"
+#  define FG_PX_AA1 "v1"
+#  define FG_PX_AA2 "v2"
+#  define FG_PX_AA3 "v3"
+#  define FG_PX_AB0 "v4"
+#  define FG_PX_AB1 "v5"
+#  define FG_PX_AB2 "v6"
+#  define FG_PX_AB3 "v7"
+#  define FG_PX_PQ0 "x5"
+#  define FG_PX_PQ1 "x6"
+#  define FG_PX_PQ2 "x7"
+#  define FG_PX_PQ3 "x8"
+#  define FG_PX_PD0 "x9"
+#  define FG_PX_PD1 "x10"
+#  define FG_PX_PD2 "x11"
+#  define FG_PX_PD3 "x12"
+#  define FG_PX_PI0 "x13"
+#  define FG_PX_PI1 "x14"
+#  define FG_PX_PI2 "x15"
+#  define FG_PX_PI3 "x16"
+#  define FG_PX_PY0 "x2"
+#  define FG_PX_PY1 "x3"
+#  define FG_PX_PY2 "x4"
+#  define FG_PX_PY3 "x5"
+/* sdot of value register v27 by group c of the activation's bytes xb (LO: 0..15, HI: 16..31) */
+#  define FG_PX_SDOT(a, xb, c) "sdot " FG_PX_S##a ".4s, v27.16b, " FG_PX_X##xb##a ".4b[" c "]\n\t"
+#  define FG_PX_MOVI(a, u, v) "movi " FG_PX_AA##a ".4s, #0\n\tmovi " FG_PX_AB##a ".4s, #0\n\t"
+#  define FG_PX_LDX(a, u, v) "ld1 {" FG_PX_XLO##a ".16b, " FG_PX_XHI##a ".16b}, [" FG_PX_PQ##a "], #32\n\t"
+/* the activation's scale into lane a of v18, its sum x into lane a of register r */
+#  define FG_PX_LDD(a, r, v)                                                                                \
+    "ld1 {v18.s}[" #a "], [" FG_PX_PD##a "], #4\n\t"                                                       \
+    "ld1 {" r ".s}[" #a "], [" FG_PX_PI##a "], #4\n\t"
+#  define FG_PX_STY(a, u, v) "stp q" #a ", q" FG_PX_STR(FG_PX_Q4PLUS##a) ", [" FG_PX_PY##a "]\n\t"
+#  define FG_PX_Q4PLUS0 4
+#  define FG_PX_Q4PLUS1 5
+#  define FG_PX_Q4PLUS2 6
+#  define FG_PX_Q4PLUS3 7
+/* the asm's 20 pointers and counts (GCC allows 30 operands): p[0..2] the strip's, p[3..14] the activations'
+ * bytes, scales and sums, p[15] the blocks, p[16..19] the outputs; activations past n repeat activation 0
+ * (never read) */
+#  define FG_PX_P(b0, b1, b2, x, n, cnt, y, h)                                                              \
+    const size_t m1 = (n) > 1, m2 = 2 * ((n) > 2), m3 = 3 * ((n) > 3);                                    \
+    const void *p[20] = {b0, b1, b2, x[0].qs, x[m1].qs, x[m2].qs, x[m3].qs, x[0].d, x[m1].d, x[m2].d,      \
+                         x[m3].d, x[0].isum, x[m1].isum, x[m2].isum, x[m3].isum, (const void *)(uintptr_t)(cnt), \
+                         y[0] + 8 * (h), y[m1] + 8 * (h), y[m2] + 8 * (h), y[m3] + 8 * (h)}
+#  define FG_PX_LDP                                                                                         \
+    "ldp x2, x3, [%[p]]\n\t"                                                                               \
+    "ldp x4, x5, [%[p], #16]\n\t"                                                                          \
+    "ldp x6, x7, [%[p], #32]\n\t"                                                                          \
+    "ldp x8, x9, [%[p], #48]\n\t"                                                                          \
+    "ldp x10, x11, [%[p], #64]\n\t"                                                                        \
+    "ldp x12, x13, [%[p], #80]\n\t"                                                                        \
+    "ldp x14, x15, [%[p], #96]\n\t"                                                                        \
+    "ldp x16, x17, [%[p], #112]\n\t"
+#  define FG_PX_LDY                                                                                         \
+    "ldp x2, x3, [%[p], #128]\n\t"                                                                         \
+    "ldp x4, x5, [%[p], #144]\n\t"
+#  define FG_PX_CLOBBERS                                                                                    \
+    : [p] "r"(p)                                                                                           \
+    : "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16",   \
+      "x17", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",   \
+      "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", \
+      "v30", "v31", "cc", "memory"
 
-/* fg_px_strip_q5 against two activations at once (each block's quads decoded once for both): the same
- * operations per output, so each output is bit for bit the single-activation one */
-FG_NEON_INLINE void fg_px_strip_q5_2(const uint8_t *st, fg_act_q8_row xa, fg_act_q8_row xb, size_t cols, float *ya,
-                                     float *yb) {
-  float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-  for (size_t k = 0; k < cols / 32; k++) {
-    const uint8_t *o = st + k * FG_PX_Q5_BLOCK;
-    const int8x16_t xa0 = vld1q_s8(xa.qs + 32 * k), xa1 = vld1q_s8(xa.qs + 32 * k + 16);
-    const int8x16_t xb0 = vld1q_s8(xb.qs + 32 * k), xb1 = vld1q_s8(xb.qs + 32 * k + 16);
-    const int32x4_t offa = vdupq_n_s32(16 * xa.isum[k]), offb = vdupq_n_s32(16 * xb.isum[k]);
-    const float32x4_t dxa = vdupq_n_f32(xa.d[k]), dxb = vdupq_n_f32(xb.d[k]);
-    const uint16x8_t h01 = vld1q_u16((const uint16_t *)(const void *)o), h23 = vld1q_u16((const uint16_t *)(const void *)(o + 16));
-#  define FG_PX_Q5_QUAD2(acca, accb, q, dw)                                                                  \
-    do {                                                                                                     \
-      int32x4_t sa, sb;                                                                                      \
-      fg_px_q5_quad2(o + 96 + 64 * (q), vld1q_u8(o + 32 + 16 * (q)), xa0, xa1, xb0, xb1, &sa, &sb);          \
-      const float32x4_t dwq = (dw);                                                                          \
-      acca = vfmaq_f32(acca, vcvtq_f32_s32(vsubq_s32(sa, offa)), vmulq_f32(dwq, dxa));                       \
-      accb = vfmaq_f32(accb, vcvtq_f32_s32(vsubq_s32(sb, offb)), vmulq_f32(dwq, dxb));                       \
-    } while (0)
-    FG_PX_Q5_QUAD2(a0, b0, 0, vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h01))));
-    FG_PX_Q5_QUAD2(a1, b1, 1, vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h01))));
-    FG_PX_Q5_QUAD2(a2, b2, 2, vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(h23))));
-    FG_PX_Q5_QUAD2(a3, b3, 3, vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(h23))));
-#  undef FG_PX_Q5_QUAD2
-  }
-  vst1q_f32(ya, a0);
-  vst1q_f32(ya + 4, a1);
-  vst1q_f32(ya + 8, a2);
-  vst1q_f32(ya + 12, a3);
-  vst1q_f32(yb, b0);
-  vst1q_f32(yb + 4, b1);
-  vst1q_f32(yb + 8, b2);
-  vst1q_f32(yb + 12, b3);
-}
-
-/* Half a packed Q5_0 strip (quads 2h and 2h + 1: 8 rows) against four activations, in assembly: per block
- * each quad's 8 value registers are decoded once for the four (and, shl/ushr, bit: 23 instructions a quad)
- * and go into 32 SDOT by element; the sums start at -16 * sum x (so the block's integer dot is the spec's
- * sum (q - 16) x, exact), then per activation scvtf, dw * dx (fmul by element) and fmla: each output is
- * fma(dw * dx, (float)isum, acc) in block order, bit for bit fg_px_strip_q5's. 166 instructions a block
- * of 8 rows x 4 activations against 266 a block of 16 rows x 2 for GCC's fg_px_strip_q5_2 (which spilled).
- * Registers: v0-v7 the outputs (quad A: v0-v3 for activations 0..3, quad B: v4-v7), v8-v15 the
- * activations' bytes (activation a: v8 + 2a bytes 0..15, v9 + 2a bytes 16..31), v16/v17 the masks 0x0f
- * and 0x10, v18 the 4 activation scales, v19 the 4 values -16 * sum x, v20/v21 the quads' dw, v22/v23
- * their fifth bits, v24/v25 value bytes, v26 a shifted fifth-bit register and then dw * dx, v27 a value
- * register, v28-v31 the 4 sums. */
-#  define FG_PX5_SDOT4(X0, X1, X2, X3, c)                                                                   \
-    "sdot v28.4s, v27.16b, v" X0 ".4b[" c "]\n\t"                                                          \
-    "sdot v29.4s, v27.16b, v" X1 ".4b[" c "]\n\t"                                                          \
-    "sdot v30.4s, v27.16b, v" X2 ".4b[" c "]\n\t"                                                          \
-    "sdot v31.4s, v27.16b, v" X3 ".4b[" c "]\n\t"
+/* Half a packed Q5_0 strip (quads 2h and 2h + 1: 8 rows) against n = 1..4 activations, in assembly: per
+ * block each quad's 8 value registers are decoded once for the n (and, shl/ushr, bit: 23 instructions a
+ * quad) and go into 8 n SDOT by element; the sums start at -16 * sum x (so the block's integer dot is the
+ * spec's sum (q - 16) x, exact), then per activation scvtf, dw * dx (fmul by element) and fmla: each output
+ * is fma(dw * dx, (float)isum, acc) in block order, bit for bit fg_px_strip_q5's. With 4 activations 166
+ * instructions a block of 8 rows against 266 a block of 16 rows x 2 for GCC's fg_px_strip_q5_2 (which
+ * spilled). Registers: v0-v7 the outputs, v8-v15 the activations' bytes, v16/v17 the masks 0x0f and 0x10,
+ * v18 the activations' scales, v19 their -16 * sum x, v20/v21 the quads' dw, v22/v23 their fifth bits,
+ * v24/v25 value bytes, v26 a shifted fifth-bit register and then dw * dx, v27 a value register, v28-v31
+ * the sums (FG_PX_EACH). Pointers: x2 the scales, x3 the fifth bits, x4 the value bytes, x17 the blocks
+ * left. */
 /* group c (0..3): low nibbles of n, fifth bit c of H shifted to bit 4 (by sh = 4 - c) */
-#  define FG_PX5_LO(n, H, sh, c)                                                                            \
+#  define FG_PX5_LO(N, n, H, sh, c)                                                                         \
     "and v27.16b, " n ".16b, v16.16b\n\t"                                                                  \
     "shl v26.16b, " H ".16b, #" sh "\n\t"                                                                  \
-    "bit v27.16b, v26.16b, v17.16b\n\t" FG_PX5_SDOT4("8", "10", "12", "14", c)
+    "bit v27.16b, v26.16b, v17.16b\n\t" FG_PX_EACH(N, FG_PX_SDOT, LO, c)
 /* group c + 4: high nibbles of n, fifth bit c + 4 of H shifted to bit 4 (by c; c = 0: H itself) */
-#  define FG_PX5_HI(n, H, c)                                                                                \
+#  define FG_PX5_HI(N, n, H, c)                                                                             \
     "ushr v27.16b, " n ".16b, #4\n\t"                                                                      \
     "ushr v26.16b, " H ".16b, #" c "\n\t"                                                                  \
-    "bit v27.16b, v26.16b, v17.16b\n\t" FG_PX5_SDOT4("9", "11", "13", "15", c)
-#  define FG_PX5_HI0(n, H)                                                                                  \
+    "bit v27.16b, v26.16b, v17.16b\n\t" FG_PX_EACH(N, FG_PX_SDOT, HI, c)
+#  define FG_PX5_HI0(N, n, H)                                                                               \
     "ushr v27.16b, " n ".16b, #4\n\t"                                                                      \
-    "bit v27.16b, " H ".16b, v17.16b\n\t" FG_PX5_SDOT4("9", "11", "13", "15", "0")
-/* sum a into output acc: acc = fma(dw * dx_a, (float)sum, acc) */
-#  define FG_PX5_FMA(s, acc, dw, a)                                                                         \
-    "scvtf " s ".4s, " s ".4s\n\t"                                                                         \
-    "fmul v26.4s, " dw ".4s, v18.s[" a "]\n\t"                                                             \
-    "fmla " acc ".4s, " s ".4s, v26.4s\n\t"
-/* one quad of a block: H its fifth bits, dw its scales, A0..A3 its outputs; the value bytes at pc (64),
- * then pc moves on by 32 + npost */
-#  define FG_PX5_QUAD(H, dw, A0, A1, A2, A3, npost)                                                         \
-    "dup v28.4s, v19.s[0]\n\t"                                                                             \
-    "dup v29.4s, v19.s[1]\n\t"                                                                             \
-    "dup v30.4s, v19.s[2]\n\t"                                                                             \
-    "dup v31.4s, v19.s[3]\n\t"                                                                             \
-    "ldp q24, q25, [x4], #32\n\t"                                                                       \
-    FG_PX5_LO("v24", H, "4", "0") FG_PX5_HI0("v24", H)                                                      \
-    FG_PX5_LO("v25", H, "3", "1") FG_PX5_HI("v25", H, "1")                                                  \
-    "ldp q24, q25, [x4], #" npost "\n\t"                                                                \
-    FG_PX5_LO("v24", H, "2", "2") FG_PX5_HI("v24", H, "2")                                                  \
-    FG_PX5_LO("v25", H, "1", "3") FG_PX5_HI("v25", H, "3")                                                  \
-    FG_PX5_FMA("v28", A0, dw, "0") FG_PX5_FMA("v29", A1, dw, "1")                                           \
-    FG_PX5_FMA("v30", A2, dw, "2") FG_PX5_FMA("v31", A3, dw, "3")
+    "bit v27.16b, " H ".16b, v17.16b\n\t" FG_PX_EACH(N, FG_PX_SDOT, HI, "0")
+#  define FG_PX5_DUP(a, u, v) "dup " FG_PX_S##a ".4s, v19.s[" #a "]\n\t"
+/* activation a's sum into its output of quad q: acc = fma(dw * dx_a, (float)sum, acc) */
+#  define FG_PX5_FMA(a, dw, q)                                                                              \
+    "scvtf " FG_PX_S##a ".4s, " FG_PX_S##a ".4s\n\t"                                                       \
+    "fmul v26.4s, " dw ".4s, v18.s[" #a "]\n\t"                                                            \
+    "fmla " FG_PX_A##q##a ".4s, " FG_PX_S##a ".4s, v26.4s\n\t"
+/* one quad of a block: H its fifth bits, dw its scales, q its outputs (A or B); the value bytes at x4 (64),
+ * then x4 moves on by 32 + npost */
+#  define FG_PX5_QUAD(N, H, dw, q, npost)                                                                   \
+    FG_PX_EACH(N, FG_PX5_DUP, , )                                                                          \
+    "ldp q24, q25, [x4], #32\n\t"                                                                          \
+    FG_PX5_LO(N, "v24", H, "4", "0") FG_PX5_HI0(N, "v24", H)                                               \
+    FG_PX5_LO(N, "v25", H, "3", "1") FG_PX5_HI(N, "v25", H, "1")                                           \
+    "ldp q24, q25, [x4], #" npost "\n\t"                                                                   \
+    FG_PX5_LO(N, "v24", H, "2", "2") FG_PX5_HI(N, "v24", H, "2")                                           \
+    FG_PX5_LO(N, "v25", H, "1", "3") FG_PX5_HI(N, "v25", H, "3")                                           \
+    FG_PX_EACH(N, FG_PX5_FMA, dw, q)
+#  define FG_PX5_ASM(N)                                                                                     \
+    FG_PX_LDP FG_PX_EACH(N, FG_PX_MOVI, , )                                                                \
+    "movi v16.16b, #0x0f\n\t"                                                                              \
+    "movi v17.16b, #0x10\n\t"                                                                              \
+    "1:\n\t"                                                                                               \
+    FG_PX_EACH(N, FG_PX_LDX, , ) FG_PX_EACH(N, FG_PX_LDD, "v19", )                                         \
+    "shl v19.4s, v19.4s, #4\n\t"                                                                           \
+    "neg v19.4s, v19.4s\n\t"                                                                               \
+    "ldp d20, d21, [x2], #" FG_PX_STR(FG_PX_Q5_BLOCK) "\n\t"                                               \
+    "fcvtl v20.4s, v20.4h\n\t"                                                                             \
+    "fcvtl v21.4s, v21.4h\n\t"                                                                             \
+    "ldp q22, q23, [x3], #" FG_PX_STR(FG_PX_Q5_BLOCK) "\n\t"                                               \
+    FG_PX5_QUAD(N, "v22", "v20", A, "32")                                                                  \
+    FG_PX5_QUAD(N, "v23", "v21", B, "256")                                                                 \
+    "subs x17, x17, #1\n\t"                                                                                \
+    "b.ne 1b\n\t" FG_PX_LDY FG_PX_EACH(N, FG_PX_STY, , )
 
-/* rows 8h..8h+7 of the packed Q5_0 strip st against activations x[0..3] (nblk blocks), into y[a] + 8h. The
- * asm takes its 20 pointers and counts from p[] (GCC allows 30 operands) into x2..x17: x2 the scales, x3 the
- * fifth bits, x4 the value bytes, x5..x8 the activations' bytes, x9..x12 their scales, x13..x16 their sums,
- * x17 the blocks left; then the outputs in x2..x5. */
-static void fg_px_q5_half4(const uint8_t *st, unsigned h, const fg_act_q8_row x[4], size_t nblk, float *const y[4]) {
-  const void *p[20] = {st + 16 * h, st + 32 + 32 * h, st + 96 + 128 * h, x[0].qs, x[1].qs, x[2].qs, x[3].qs,
-                       x[0].d, x[1].d, x[2].d, x[3].d, x[0].isum, x[1].isum, x[2].isum, x[3].isum,
-                       (const void *)(uintptr_t)nblk, y[0] + 8 * h, y[1] + 8 * h, y[2] + 8 * h, y[3] + 8 * h};
-  __asm__ volatile(
-      "ldp x2, x3, [%[p]]\n\t"
-      "ldp x4, x5, [%[p], #16]\n\t"
-      "ldp x6, x7, [%[p], #32]\n\t"
-      "ldp x8, x9, [%[p], #48]\n\t"
-      "ldp x10, x11, [%[p], #64]\n\t"
-      "ldp x12, x13, [%[p], #80]\n\t"
-      "ldp x14, x15, [%[p], #96]\n\t"
-      "ldp x16, x17, [%[p], #112]\n\t"
-      "movi v0.4s, #0\n\t"
-      "movi v1.4s, #0\n\t"
-      "movi v2.4s, #0\n\t"
-      "movi v3.4s, #0\n\t"
-      "movi v4.4s, #0\n\t"
-      "movi v5.4s, #0\n\t"
-      "movi v6.4s, #0\n\t"
-      "movi v7.4s, #0\n\t"
-      "movi v16.16b, #0x0f\n\t"
-      "movi v17.16b, #0x10\n\t"
-      "1:\n\t"
-      "ldp q8, q9, [x5], #32\n\t"
-      "ldp q10, q11, [x6], #32\n\t"
-      "ldp q12, q13, [x7], #32\n\t"
-      "ldp q14, q15, [x8], #32\n\t"
-      "ld1 {v18.s}[0], [x9], #4\n\t"
-      "ld1 {v18.s}[1], [x10], #4\n\t"
-      "ld1 {v18.s}[2], [x11], #4\n\t"
-      "ld1 {v18.s}[3], [x12], #4\n\t"
-      "ld1 {v19.s}[0], [x13], #4\n\t"
-      "ld1 {v19.s}[1], [x14], #4\n\t"
-      "ld1 {v19.s}[2], [x15], #4\n\t"
-      "ld1 {v19.s}[3], [x16], #4\n\t"
-      "shl v19.4s, v19.4s, #4\n\t"
-      "neg v19.4s, v19.4s\n\t"
-      "ldp d20, d21, [x2], #" FG_PX_STR(FG_PX_Q5_BLOCK) "\n\t"
-      "fcvtl v20.4s, v20.4h\n\t"
-      "fcvtl v21.4s, v21.4h\n\t"
-      "ldp q22, q23, [x3], #" FG_PX_STR(FG_PX_Q5_BLOCK) "\n\t"
-      FG_PX5_QUAD("v22", "v20", "v0", "v1", "v2", "v3", "32")
-      FG_PX5_QUAD("v23", "v21", "v4", "v5", "v6", "v7", "256")
-      "subs x17, x17, #1\n\t"
-      "b.ne 1b\n\t"
-      "ldp x2, x3, [%[p], #128]\n\t"
-      "ldp x4, x5, [%[p], #144]\n\t"
-      "stp q0, q4, [x2]\n\t"
-      "stp q1, q5, [x3]\n\t"
-      "stp q2, q6, [x4]\n\t"
-      "stp q3, q7, [x5]\n\t"
-      :
-      : [p] "r"(p)
-      : "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17", "v0",
-        "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16", "v17",
-        "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
-        "memory");
+/* rows 8h..8h+7 of the packed Q5_0 strip st against activations x[0..n-1] (nblk blocks), into y[a] + 8h */
+static void fg_px_q5_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x, size_t n, size_t nblk,
+                          float *const *y) {
+  FG_PX_P(st + 16 * h, st + 32 + 32 * h, st + 96 + 128 * h, x, n, nblk, y, h);
+  switch (n) {
+  case 4: __asm__ volatile(FG_PX5_ASM(4) : FG_PX_CLOBBERS); break;
+  case 3: __asm__ volatile(FG_PX5_ASM(3) : FG_PX_CLOBBERS); break;
+  case 2: __asm__ volatile(FG_PX5_ASM(2) : FG_PX_CLOBBERS); break;
+  default: __asm__ volatile(FG_PX5_ASM(1) : FG_PX_CLOBBERS); break;
+  }
 }
+#  undef FG_PX5_ASM
 #  undef FG_PX5_QUAD
 #  undef FG_PX5_FMA
+#  undef FG_PX5_DUP
 #  undef FG_PX5_HI0
 #  undef FG_PX5_HI
 #  undef FG_PX5_LO
-#  undef FG_PX5_SDOT4
 
 /* a packed Q4_K block's 16 scales d and minimums dmin (f16 at o and o + 32), as f32: rows 4q..4q+3 in d[q],
  * dm[q] */
@@ -376,107 +349,31 @@ FG_NEON_INLINE void fg_px_strip_k4(const uint8_t *st, fg_act_q8_row xr, size_t c
   vst1q_f32(y + 12, acc3);
 }
 
-/* fg_px_strip_k4 against two activations at once (each sub-block's nibbles loaded and masked once for
- * both): the same operations per output */
-FG_NEON_INLINE void fg_px_strip_k4_2(const uint8_t *st, fg_act_q8_row xa, fg_act_q8_row xb, size_t cols, float *ya,
-                                     float *yb) {
-  float32x4_t a0 = vdupq_n_f32(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-  const uint8x16_t m4 = vdupq_n_u8(0x0f);
-  for (size_t K = 0; K < cols / 256; K++) {
-    const uint8_t *o = st + K * FG_PX_K4_BLOCK;
-    float32x4_t d[4], dm[4];
-    fg_px_k4_scales(o, d, dm);
-    for (int j = 0; j < 8; j++) {
-      const size_t k = 8 * K + (size_t)j;
-      const int8x16_t xa0 = vld1q_s8(xa.qs + 32 * k), xa1 = vld1q_s8(xa.qs + 32 * k + 16);
-      const int8x16_t xb0 = vld1q_s8(xb.qs + 32 * k), xb1 = vld1q_s8(xb.qs + 32 * k + 16);
-      const float32x4_t dxa = vdupq_n_f32(xa.d[k]), xsa = vdupq_n_f32((float)xa.isum[k]);
-      const float32x4_t dxb = vdupq_n_f32(xb.d[k]), xsb = vdupq_n_f32((float)xb.isum[k]);
-      const uint8x16_t sc8 = vld1q_u8(o + 64 + 16 * j), m8 = vld1q_u8(o + 192 + 16 * j);
-      const uint16x8_t sl = vmovl_u8(vget_low_u8(sc8)), sh = vmovl_u8(vget_high_u8(sc8));
-      const uint16x8_t ml = vmovl_u8(vget_low_u8(m8)), mh = vmovl_u8(vget_high_u8(m8));
-      const uint8_t *n = o + FG_PX_K4_HEAD + 256 * j;
-#  define FG_PX_K4_QUAD2(acca, accb, q, d, dmin, sc16, m16, half)                                            \
-    do {                                                                                                     \
-      const float32x4_t dw = vmulq_f32((d), vcvtq_f32_u32(half(sc16)));                                      \
-      const float32x4_t mw = vnegq_f32(vmulq_f32((dmin), vcvtq_f32_u32(half(m16))));                         \
-      const uint8_t *nq = n + 64 * (q);                                                                      \
-      const uint8x16_t q0 = vld1q_u8(nq), q1 = vld1q_u8(nq + 16), q2 = vld1q_u8(nq + 32), q3 = vld1q_u8(nq + 48); \
-      const int8x16_t u0 = vreinterpretq_s8_u8(vandq_u8(q0, m4)), u1 = vreinterpretq_s8_u8(vandq_u8(q1, m4));  \
-      const int8x16_t u2 = vreinterpretq_s8_u8(vandq_u8(q2, m4)), u3 = vreinterpretq_s8_u8(vandq_u8(q3, m4));  \
-      const int8x16_t u4 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), u5 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)); \
-      const int8x16_t u6 = vreinterpretq_s8_u8(vshrq_n_u8(q2, 4)), u7 = vreinterpretq_s8_u8(vshrq_n_u8(q3, 4)); \
-      int32x4_t s = vdupq_n_s32(0), t = s;                                                                   \
-      s = vdotq_laneq_s32(s, u0, xa0, 0);                                                                    \
-      t = vdotq_laneq_s32(t, u0, xb0, 0);                                                                    \
-      s = vdotq_laneq_s32(s, u1, xa0, 1);                                                                    \
-      t = vdotq_laneq_s32(t, u1, xb0, 1);                                                                    \
-      s = vdotq_laneq_s32(s, u2, xa0, 2);                                                                    \
-      t = vdotq_laneq_s32(t, u2, xb0, 2);                                                                    \
-      s = vdotq_laneq_s32(s, u3, xa0, 3);                                                                    \
-      t = vdotq_laneq_s32(t, u3, xb0, 3);                                                                    \
-      s = vdotq_laneq_s32(s, u4, xa1, 0);                                                                    \
-      t = vdotq_laneq_s32(t, u4, xb1, 0);                                                                    \
-      s = vdotq_laneq_s32(s, u5, xa1, 1);                                                                    \
-      t = vdotq_laneq_s32(t, u5, xb1, 1);                                                                    \
-      s = vdotq_laneq_s32(s, u6, xa1, 2);                                                                    \
-      t = vdotq_laneq_s32(t, u6, xb1, 2);                                                                    \
-      s = vdotq_laneq_s32(s, u7, xa1, 3);                                                                    \
-      t = vdotq_laneq_s32(t, u7, xb1, 3);                                                                    \
-      acca = vfmaq_f32(acca, vcvtq_f32_s32(s), vmulq_f32(dw, dxa));                                          \
-      acca = vfmaq_f32(acca, xsa, vmulq_f32(mw, dxa));                                                       \
-      accb = vfmaq_f32(accb, vcvtq_f32_s32(t), vmulq_f32(dw, dxb));                                          \
-      accb = vfmaq_f32(accb, xsb, vmulq_f32(mw, dxb));                                                       \
-    } while (0)
-#  define FG_PX_LO(v) vmovl_u16(vget_low_u16(v))
-#  define FG_PX_HI(v) vmovl_u16(vget_high_u16(v))
-      FG_PX_K4_QUAD2(a0, b0, 0, d[0], dm[0], sl, ml, FG_PX_LO);
-      FG_PX_K4_QUAD2(a1, b1, 1, d[1], dm[1], sl, ml, FG_PX_HI);
-      FG_PX_K4_QUAD2(a2, b2, 2, d[2], dm[2], sh, mh, FG_PX_LO);
-      FG_PX_K4_QUAD2(a3, b3, 3, d[3], dm[3], sh, mh, FG_PX_HI);
-#  undef FG_PX_K4_QUAD2
-#  undef FG_PX_LO
-#  undef FG_PX_HI
-    }
-  }
-  vst1q_f32(ya, a0);
-  vst1q_f32(ya + 4, a1);
-  vst1q_f32(ya + 8, a2);
-  vst1q_f32(ya + 12, a3);
-  vst1q_f32(yb, b0);
-  vst1q_f32(yb + 4, b1);
-  vst1q_f32(yb + 8, b2);
-  vst1q_f32(yb + 12, b3);
-}
-
-/* Half a packed Q4_K strip (quads 2h and 2h + 1: 8 rows) against four activations, in assembly, as
- * fg_px_q5_half4: per sub-block each quad's 8 value registers (and, ushr) go into 32 SDOT by element, then
+/* Half a packed Q4_K strip (quads 2h and 2h + 1: 8 rows) against n = 1..4 activations, in assembly, as
+ * fg_px_q5_half: per sub-block each quad's 8 value registers (and, ushr) go into 8 n SDOT by element, then
  * per activation fma(dw * dx, (float)isum, acc) and fma(mw * dx, (float)sum x, acc) with dw = d * sc and
- * mw = -(dmin * m): fg_px_strip_k4's operations, bit for bit. 169 instructions a sub-block of 8 rows x 4
- * activations against 239 a sub-block of 16 rows x 2 for GCC's fg_px_strip_k4_2. Registers: v0-v7 the
- * outputs (quad A: v0-v3, quad B: v4-v7), v8-v15 the activations' bytes (as fg_px_q5_half4), v16 the mask
- * 0x0f, v17 the 4 activations' (float) sum x, v18 their scales, v19/v20 the quads' d, v21/v22 their dmin
- * (per superblock), v23/v24 the quad's dw and mw, v25/v26 value bytes, v27 a value register and then a
- * scale product, v28-v31 the 4 sums. */
-#  define FG_PK4_SDOT4(X0, X1, X2, X3, c)                                                                   \
-    "sdot v28.4s, v27.16b, v" X0 ".4b[" c "]\n\t"                                                          \
-    "sdot v29.4s, v27.16b, v" X1 ".4b[" c "]\n\t"                                                          \
-    "sdot v30.4s, v27.16b, v" X2 ".4b[" c "]\n\t"                                                          \
-    "sdot v31.4s, v27.16b, v" X3 ".4b[" c "]\n\t"
+ * mw = -(dmin * m): fg_px_strip_k4's operations, bit for bit. With 4 activations 169 instructions a
+ * sub-block of 8 rows against 239 a sub-block of 16 rows x 2 for GCC's fg_px_strip_k4_2. Registers: v0-v15
+ * and v28-v31 as fg_px_q5_half, v16 the mask 0x0f, v17 the activations' (float) sum x, v18 their scales,
+ * v19/v20 the quads' d, v21/v22 their dmin (per superblock), v23/v24 the quad's dw and mw, v25/v26 value
+ * bytes, v27 a value register and then a scale product. Pointers: x2 the superblock's d and dmin, x3 the
+ * sub-block's sc bytes (m 128 bytes on), x4 the value bytes, x17 the superblocks left, x1 the sub-blocks
+ * left. */
 /* groups c (low nibbles of n) and c + 4 (high nibbles) */
-#  define FG_PK4_GROUPS(n, c)                                                                               \
-    "and v27.16b, " n ".16b, v16.16b\n\t" FG_PK4_SDOT4("8", "10", "12", "14", c)                          \
-    "ushr v27.16b, " n ".16b, #4\n\t" FG_PK4_SDOT4("9", "11", "13", "15", c)
-/* output acc, sum s, activation a: acc = fma(dw * dx, (float)s, acc), then fma(mw * dx, xs, acc) */
-#  define FG_PK4_FMA(s, acc, a)                                                                             \
-    "scvtf " s ".4s, " s ".4s\n\t"                                                                         \
-    "fmul v27.4s, v23.4s, v18.s[" a "]\n\t"                                                                \
-    "fmla " acc ".4s, " s ".4s, v27.4s\n\t"                                                                \
-    "fmul v27.4s, v24.4s, v18.s[" a "]\n\t"                                                                \
-    "fmla " acc ".4s, v27.4s, v17.s[" a "]\n\t"
-/* one quad of a sub-block: its sc and m bytes at x3 + qoff and x3 + 128 + qoff (4 each), d and dmin, the
- * outputs A0..A3; the value bytes at x4 (64), then x4 moves on by 32 + npost */
-#  define FG_PK4_QUAD(qoff, moff, d, dmin, A0, A1, A2, A3, npost)                                          \
+#  define FG_PK4_GROUPS(N, n, c)                                                                            \
+    "and v27.16b, " n ".16b, v16.16b\n\t" FG_PX_EACH(N, FG_PX_SDOT, LO, c)                                 \
+    "ushr v27.16b, " n ".16b, #4\n\t" FG_PX_EACH(N, FG_PX_SDOT, HI, c)
+#  define FG_PK4_ZERO(a, u, v) "movi " FG_PX_S##a ".4s, #0\n\t"
+/* activation a's sum into its output of quad q: acc = fma(dw * dx, (float)s, acc), then fma(mw * dx, xs, acc) */
+#  define FG_PK4_FMA(a, u, q)                                                                               \
+    "scvtf " FG_PX_S##a ".4s, " FG_PX_S##a ".4s\n\t"                                                       \
+    "fmul v27.4s, v23.4s, v18.s[" #a "]\n\t"                                                               \
+    "fmla " FG_PX_A##q##a ".4s, " FG_PX_S##a ".4s, v27.4s\n\t"                                             \
+    "fmul v27.4s, v24.4s, v18.s[" #a "]\n\t"                                                               \
+    "fmla " FG_PX_A##q##a ".4s, v27.4s, v17.s[" #a "]\n\t"
+/* one quad of a sub-block: its sc and m bytes at x3 + qoff and x3 + moff (4 each), d and dmin, its outputs
+ * q (A or B); the value bytes at x4 (64), then x4 moves on by 32 + npost */
+#  define FG_PK4_QUAD(N, qoff, moff, d, dmin, q, npost)                                                     \
     "ldr s23, [x3, #" qoff "]\n\t"                                                                         \
     "ldr s24, [x3, #" moff "]\n\t"                                                                         \
     "uxtl v23.8h, v23.8b\n\t"                                                                              \
@@ -487,89 +384,51 @@ FG_NEON_INLINE void fg_px_strip_k4_2(const uint8_t *st, fg_act_q8_row xa, fg_act
     "ucvtf v24.4s, v24.4s\n\t"                                                                             \
     "fmul v23.4s, " d ".4s, v23.4s\n\t"                                                                    \
     "fmul v24.4s, " dmin ".4s, v24.4s\n\t"                                                                 \
-    "fneg v24.4s, v24.4s\n\t"                                                                              \
-    "movi v28.4s, #0\n\t"                                                                                  \
-    "movi v29.4s, #0\n\t"                                                                                  \
-    "movi v30.4s, #0\n\t"                                                                                  \
-    "movi v31.4s, #0\n\t"                                                                                  \
-    "ldp q25, q26, [x4], #32\n\t" FG_PK4_GROUPS("v25", "0") FG_PK4_GROUPS("v26", "1")                      \
-    "ldp q25, q26, [x4], #" npost "\n\t" FG_PK4_GROUPS("v25", "2") FG_PK4_GROUPS("v26", "3")             \
-    FG_PK4_FMA("v28", A0, "0") FG_PK4_FMA("v29", A1, "1") FG_PK4_FMA("v30", A2, "2") FG_PK4_FMA("v31", A3, "3")
+    "fneg v24.4s, v24.4s\n\t" FG_PX_EACH(N, FG_PK4_ZERO, , )                                               \
+    "ldp q25, q26, [x4], #32\n\t" FG_PK4_GROUPS(N, "v25", "0") FG_PK4_GROUPS(N, "v26", "1")                \
+    "ldp q25, q26, [x4], #" npost "\n\t" FG_PK4_GROUPS(N, "v25", "2") FG_PK4_GROUPS(N, "v26", "3")       \
+    FG_PX_EACH(N, FG_PK4_FMA, , q)
+#  define FG_PK4_ASM(N)                                                                                     \
+    FG_PX_LDP FG_PX_EACH(N, FG_PX_MOVI, , )                                                                \
+    "movi v16.16b, #0x0f\n\t"                                                                              \
+    "1:\n\t"                                                                                               \
+    "ldr q19, [x2]\n\t"                                                                                    \
+    "ldr q21, [x2, #32]\n\t"                                                                               \
+    "fcvtl2 v20.4s, v19.8h\n\t"                                                                            \
+    "fcvtl v19.4s, v19.4h\n\t"                                                                             \
+    "fcvtl2 v22.4s, v21.8h\n\t"                                                                            \
+    "fcvtl v21.4s, v21.4h\n\t"                                                                             \
+    "mov x1, #8\n\t"                                                                                       \
+    "2:\n\t"                                                                                               \
+    FG_PX_EACH(N, FG_PX_LDX, , ) FG_PX_EACH(N, FG_PX_LDD, "v17", )                                         \
+    "scvtf v17.4s, v17.4s\n\t"                                                                             \
+    FG_PK4_QUAD(N, "0", "128", "v19", "v21", A, "32")                                                      \
+    FG_PK4_QUAD(N, "4", "132", "v20", "v22", B, "160")                                                     \
+    "add x3, x3, #16\n\t"                                                                                  \
+    "subs x1, x1, #1\n\t"                                                                                  \
+    "b.ne 2b\n\t"                                                                                          \
+    "add x2, x2, #" FG_PX_STR(FG_PX_K4_BLOCK) "\n\t"                                                       \
+    "add x3, x3, #" FG_PX_STR(FG_PX_K4_BLOCK - 128) "\n\t"                                                 \
+    "add x4, x4, #" FG_PX_STR(FG_PX_K4_HEAD) "\n\t"                                                        \
+    "subs x17, x17, #1\n\t"                                                                                \
+    "b.ne 1b\n\t" FG_PX_LDY FG_PX_EACH(N, FG_PX_STY, , )
 
-/* rows 8h..8h+7 of the packed Q4_K strip st against activations x[0..3] (nsb superblocks), into y[a] + 8h.
- * x2 the d and dmin of the superblock, x3 the sc bytes of the sub-block (m 128 bytes on), x4 the value
- * bytes, x5..x16 the activations (as fg_px_q5_half4), x17 the superblocks left, x1 the sub-blocks left. */
-static void fg_px_k4_half4(const uint8_t *st, unsigned h, const fg_act_q8_row x[4], size_t nsb, float *const y[4]) {
-  const void *p[20] = {st + 16 * h, st + 64 + 8 * h, st + FG_PX_K4_HEAD + 128 * h, x[0].qs, x[1].qs, x[2].qs,
-                       x[3].qs, x[0].d, x[1].d, x[2].d, x[3].d, x[0].isum, x[1].isum, x[2].isum, x[3].isum,
-                       (const void *)(uintptr_t)nsb, y[0] + 8 * h, y[1] + 8 * h, y[2] + 8 * h, y[3] + 8 * h};
-  __asm__ volatile(
-      "ldp x2, x3, [%[p]]\n\t"
-      "ldp x4, x5, [%[p], #16]\n\t"
-      "ldp x6, x7, [%[p], #32]\n\t"
-      "ldp x8, x9, [%[p], #48]\n\t"
-      "ldp x10, x11, [%[p], #64]\n\t"
-      "ldp x12, x13, [%[p], #80]\n\t"
-      "ldp x14, x15, [%[p], #96]\n\t"
-      "ldp x16, x17, [%[p], #112]\n\t"
-      "movi v0.4s, #0\n\t"
-      "movi v1.4s, #0\n\t"
-      "movi v2.4s, #0\n\t"
-      "movi v3.4s, #0\n\t"
-      "movi v4.4s, #0\n\t"
-      "movi v5.4s, #0\n\t"
-      "movi v6.4s, #0\n\t"
-      "movi v7.4s, #0\n\t"
-      "movi v16.16b, #0x0f\n\t"
-      "1:\n\t"
-      "ldr q19, [x2]\n\t"
-      "ldr q21, [x2, #32]\n\t"
-      "fcvtl2 v20.4s, v19.8h\n\t"
-      "fcvtl v19.4s, v19.4h\n\t"
-      "fcvtl2 v22.4s, v21.8h\n\t"
-      "fcvtl v21.4s, v21.4h\n\t"
-      "mov x1, #8\n\t"
-      "2:\n\t"
-      "ldp q8, q9, [x5], #32\n\t"
-      "ldp q10, q11, [x6], #32\n\t"
-      "ldp q12, q13, [x7], #32\n\t"
-      "ldp q14, q15, [x8], #32\n\t"
-      "ld1 {v18.s}[0], [x9], #4\n\t"
-      "ld1 {v18.s}[1], [x10], #4\n\t"
-      "ld1 {v18.s}[2], [x11], #4\n\t"
-      "ld1 {v18.s}[3], [x12], #4\n\t"
-      "ld1 {v17.s}[0], [x13], #4\n\t"
-      "ld1 {v17.s}[1], [x14], #4\n\t"
-      "ld1 {v17.s}[2], [x15], #4\n\t"
-      "ld1 {v17.s}[3], [x16], #4\n\t"
-      "scvtf v17.4s, v17.4s\n\t"
-      FG_PK4_QUAD("0", "128", "v19", "v21", "v0", "v1", "v2", "v3", "32")
-      FG_PK4_QUAD("4", "132", "v20", "v22", "v4", "v5", "v6", "v7", "160")
-      "add x3, x3, #16\n\t"
-      "subs x1, x1, #1\n\t"
-      "b.ne 2b\n\t"
-      "add x2, x2, #" FG_PX_STR(FG_PX_K4_BLOCK) "\n\t"
-      "add x3, x3, #" FG_PX_STR(FG_PX_K4_BLOCK - 128) "\n\t"
-      "add x4, x4, #" FG_PX_STR(FG_PX_K4_HEAD) "\n\t"
-      "subs x17, x17, #1\n\t"
-      "b.ne 1b\n\t"
-      "ldp x2, x3, [%[p], #128]\n\t"
-      "ldp x4, x5, [%[p], #144]\n\t"
-      "stp q0, q4, [x2]\n\t"
-      "stp q1, q5, [x3]\n\t"
-      "stp q2, q6, [x4]\n\t"
-      "stp q3, q7, [x5]\n\t"
-      :
-      : [p] "r"(p)
-      : "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", "x16", "x17",
-        "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15", "v16",
-        "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", "v30", "v31", "cc",
-        "memory");
+/* rows 8h..8h+7 of the packed Q4_K strip st against activations x[0..n-1] (nsb superblocks), into y[a] + 8h */
+static void fg_px_k4_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x, size_t n, size_t nsb,
+                          float *const *y) {
+  FG_PX_P(st + 16 * h, st + 64 + 8 * h, st + FG_PX_K4_HEAD + 128 * h, x, n, nsb, y, h);
+  switch (n) {
+  case 4: __asm__ volatile(FG_PK4_ASM(4) : FG_PX_CLOBBERS); break;
+  case 3: __asm__ volatile(FG_PK4_ASM(3) : FG_PX_CLOBBERS); break;
+  case 2: __asm__ volatile(FG_PK4_ASM(2) : FG_PX_CLOBBERS); break;
+  default: __asm__ volatile(FG_PK4_ASM(1) : FG_PX_CLOBBERS); break;
+  }
 }
+#  undef FG_PK4_ASM
 #  undef FG_PK4_QUAD
 #  undef FG_PK4_FMA
+#  undef FG_PK4_ZERO
 #  undef FG_PK4_GROUPS
-#  undef FG_PK4_SDOT4
 
 /* Outputs i0 <= i < i1 of a packed Q5_0 / Q4_K matrix: whole strips from the copy, each against every
  * activation; the rest (and row lists, and matrices without a copy) by `rows` */
@@ -582,49 +441,25 @@ FG_NEON_INLINE void fg_px_run(const fg_mm_args *a, size_t i0, size_t i1, const u
   if (i0 < s0) rows(a, i0, s0);
   const size_t sbytes = fg_pk_size(type, FG_PK_ROWS, a->cols), stride = fg_act_q8_row_bytes(a->cols);
   for (size_t t = s0; t < s1; t += FG_PK_ROWS) {
-    size_t b = 0;
-    if (type == FG_TYPE_Q5_0) {
-      for (; b + 4 <= a->nb; b += 4) {
-        const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
-        fg_act_q8_row x[4];
-        float *y[4];
-        for (size_t j = 0; j < 4; j++) {
-          x[j] = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + j) * stride, a->cols);
-          y[j] = a->y + (b + j) * a->ldy + t;
-        }
-        fg_px_q5_half4(st, 0, x, a->cols / 32, y);
-        fg_px_q5_half4(st, 1, x, a->cols / 32, y);
-      }
-      for (; b + 2 <= a->nb; b += 2) {
-        const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
-        const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
-        const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + 1) * stride, a->cols);
-        fg_px_strip_q5_2(st, xa, xb, a->cols, a->y + b * a->ldy + t, a->y + (b + 1) * a->ldy + t);
-      }
-    } else {
-      for (; b + 4 <= a->nb; b += 4) {
-        const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
-        fg_act_q8_row x[4];
-        float *y[4];
-        for (size_t j = 0; j < 4; j++) {
-          x[j] = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + j) * stride, a->cols);
-          y[j] = a->y + (b + j) * a->ldy + t;
-        }
-        fg_px_k4_half4(st, 0, x, a->cols / 256, y);
-        fg_px_k4_half4(st, 1, x, a->cols / 256, y);
-      }
-      for (; b + 2 <= a->nb; b += 2) {
-        const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
-        const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
-        const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + 1) * stride, a->cols);
-        fg_px_strip_k4_2(st, xa, xb, a->cols, a->y + b * a->ldy + t, a->y + (b + 1) * a->ldy + t);
-      }
+    const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
+    if (a->nb == 1) { /* decode: the strip against its one activation in C */
+      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act, a->cols);
+      if (type == FG_TYPE_Q5_0) fg_px_strip_q5(st, xr, a->cols, a->y + t);
+      else fg_px_strip_k4(st, xr, a->cols, a->y + t);
+      continue;
     }
-    for (; b < a->nb; b++) {
-      const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
-      const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
-      if (type == FG_TYPE_Q5_0) fg_px_strip_q5(st, xr, a->cols, a->y + b * a->ldy + t);
-      else fg_px_strip_k4(st, xr, a->cols, a->y + b * a->ldy + t);
+    for (size_t b = 0; b < a->nb; b += 4) { /* up to 4 activations a pass, each half strip in assembly */
+      const size_t n = a->nb - b < 4 ? a->nb - b : 4;
+      fg_act_q8_row x[4];
+      float *y[4];
+      for (size_t j = 0; j < n; j++) {
+        x[j] = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + j) * stride, a->cols);
+        y[j] = a->y + (b + j) * a->ldy + t;
+      }
+      for (unsigned h = 0; h < 2; h++) {
+        if (type == FG_TYPE_Q5_0) fg_px_q5_half(st, h, x, n, a->cols / 32, y);
+        else fg_px_k4_half(st, h, x, n, a->cols / 256, y);
+      }
     }
   }
   if (s1 < i1) rows(a, s1, i1);
