@@ -71,6 +71,58 @@ void fg_lora_bt_neon(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq
           : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
             "d14", "d15", "d16", "d17", "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25");
     }
+#  else
+  /* aarch64: the 32-output tile in assembly too (GCC: 24 instructions per q, with the row address advanced
+   * apart; here 21 for single q, 18.75 in passes of four q that load t[q..q+3] once and multiply by
+   * element), the same fmul and fadd in the same order: a0..a7 in v0-v7, the row in v17-v24 */
+#    define FG_LORA_A64_Q(t)                                                                                 "ld1 {v17.4s-v20.4s}, [%[row]], #64\n\t"                                                                   "ld1 {v21.4s-v24.4s}, [%[row]], %[step]\n\t"                                                               "fmul v17.4s, v17.4s, " t "\n\t"                                                                          "fmul v18.4s, v18.4s, " t "\n\t"                                                                          "fmul v19.4s, v19.4s, " t "\n\t"                                                                          "fmul v20.4s, v20.4s, " t "\n\t"                                                                          "fmul v21.4s, v21.4s, " t "\n\t"                                                                          "fmul v22.4s, v22.4s, " t "\n\t"                                                                          "fmul v23.4s, v23.4s, " t "\n\t"                                                                          "fmul v24.4s, v24.4s, " t "\n\t"                                                                          "fadd v0.4s, v0.4s, v17.4s\n\t"                                                                            "fadd v1.4s, v1.4s, v18.4s\n\t"                                                                            "fadd v2.4s, v2.4s, v19.4s\n\t"                                                                            "fadd v3.4s, v3.4s, v20.4s\n\t"                                                                            "fadd v4.4s, v4.4s, v21.4s\n\t"                                                                            "fadd v5.4s, v5.4s, v22.4s\n\t"                                                                            "fadd v6.4s, v6.4s, v23.4s\n\t"                                                                            "fadd v7.4s, v7.4s, v24.4s\n\t"
+  for (; r0 + 32 <= n; r0 += 32) {
+    const float *row = bt + r0, *tq = t;
+    const size_t step = ld * sizeof(float) - 64;
+    size_t k = nq, rem;
+    float *o = y + r0;
+    __asm__ volatile(
+        "movi v0.4s, #0\n\t"
+        "movi v1.4s, #0\n\t"
+        "movi v2.4s, #0\n\t"
+        "movi v3.4s, #0\n\t"
+        "movi v4.4s, #0\n\t"
+        "movi v5.4s, #0\n\t"
+        "movi v6.4s, #0\n\t"
+        "movi v7.4s, #0\n\t"
+        "ands %[rem], %[k], #3\n\t"
+        "b.eq 3f\n\t"
+        "4:\n\t"
+        "ld1r {v16.4s}, [%[t]], #4\n\t" FG_LORA_A64_Q("v16.4s")
+        "subs %[rem], %[rem], #1\n\t"
+        "b.ne 4b\n\t"
+        "3:\n\t"
+        "lsr %[k], %[k], #2\n\t"
+        "cbz %[k], 2f\n\t"
+        "1:\n\t"
+        "ldr q16, [%[t]], #16\n\t" FG_LORA_A64_Q("v16.s[0]") FG_LORA_A64_Q("v16.s[1]") FG_LORA_A64_Q("v16.s[2]")
+        FG_LORA_A64_Q("v16.s[3]")
+        "subs %[k], %[k], #1\n\t"
+        "b.ne 1b\n\t"
+        "2:\n\t"
+        "ld1 {v16.4s-v19.4s}, [%[o]]\n\t" /* y += a, as below */
+        "fadd v16.4s, v16.4s, v0.4s\n\t"
+        "fadd v17.4s, v17.4s, v1.4s\n\t"
+        "fadd v18.4s, v18.4s, v2.4s\n\t"
+        "fadd v19.4s, v19.4s, v3.4s\n\t"
+        "st1 {v16.4s-v19.4s}, [%[o]], #64\n\t"
+        "ld1 {v16.4s-v19.4s}, [%[o]]\n\t"
+        "fadd v16.4s, v16.4s, v4.4s\n\t"
+        "fadd v17.4s, v17.4s, v5.4s\n\t"
+        "fadd v18.4s, v18.4s, v6.4s\n\t"
+        "fadd v19.4s, v19.4s, v7.4s\n\t"
+        "st1 {v16.4s-v19.4s}, [%[o]]\n\t"
+        : [t] "+r"(tq), [row] "+r"(row), [k] "+r"(k), [rem] "=&r"(rem), [o] "+r"(o)
+        : [step] "r"(step)
+        : "cc", "memory", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18", "v19", "v20", "v21",
+          "v22", "v23", "v24");
+  }
+#    undef FG_LORA_A64_Q
 #  endif
   for (; r0 + 32 <= n; r0 += 32) {
     const float32x4_t z = vdupq_n_f32(0.0f);
