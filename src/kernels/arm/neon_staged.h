@@ -156,6 +156,50 @@ static void fg_nq_stage_q4_k_v7(const uint8_t *b, size_t nsb, int8_t *v, float *
 }
 #endif
 
+#if FG_NEON_A64
+/* aarch64: Q6_K blocks k0 .. k1 (multiples of 8) of one row staged as fg_nq_stage's Q6_K case does (the
+ * same int8 values, scales and dw), a superblock's 8 sub-blocks unrolled: its 128 bytes of low bits and 64
+ * of high bits loaded once, each value register one mask or shift of the low bits, at most one shift of
+ * the high bits, a bit select and the subtraction of 32 (GCC's loop over the sub-blocks computed each
+ * one's addresses and shift count apart: about 57 instructions a sub-block, about 15 here). */
+FG_NEON_INLINE void fg_nq_stage_q6_k_a64(fg_nq_seg *sg, const uint8_t *row, size_t k0, size_t k1, size_t r) {
+  const size_t R = FG_Q_ROWS;
+  const uint8x16_t m4 = vdupq_n_u8(0x0f), m30 = vdupq_n_u8(0x30);
+  const int8x16_t o32 = vdupq_n_s8(32);
+  for (size_t k = k0; k < k1; k += 8) {
+    const uint8_t *b = row + (k / 8) * 210;
+    const int8_t *scales = (const int8_t *)(b + 192);
+    const float d = fg_nq_h2f(b + 208);
+    const size_t e0 = (k - k0) * R + r;
+    int8_t *v = sg->v + 32 * e0;
+    for (int h = 0; h < 2; h++) {
+      const uint8x16x4_t l = vld1q_u8_x4(b + 64 * h);
+      const uint8x16x2_t q = vld1q_u8_x2(b + 128 + 32 * h);
+      /* sub-block 4h + s: the low bits' nibble (s < 2: low, else high) of bytes 32 (s & 1) .., the high
+       * bits 2s, 2s + 1 moved to bits 4, 5 */
+#  define FG_NQ_Q6(s, LO, HS)                                                                                     do {                                                                                                             const size_t e = e0 + R * (size_t)(4 * h + (s));                                                             sg->dw[e] = d;                                                                                               sg->sa[e] = scales[8 * h + 2 * (s)];                                                                         sg->sb[e] = scales[8 * h + 2 * (s) + 1];                                                                     const uint8x16_t u0 = vbslq_u8(m30, HS(q.val[0]), LO(l.val[2 * ((s) & 1)]));                                const uint8x16_t u1 = vbslq_u8(m30, HS(q.val[1]), LO(l.val[2 * ((s) & 1) + 1]));                            fg_nq_put(v + 32 * R * (size_t)(4 * h + (s)), vsubq_s8(vreinterpretq_s8_u8(u0), o32),                                   vsubq_s8(vreinterpretq_s8_u8(u1), o32));                                                         } while (0)
+#  define FG_NQ_LO(x) vandq_u8((x), m4)
+#  define FG_NQ_HI(x) vshrq_n_u8((x), 4)
+#  define FG_NQ_SH4(x) vshlq_n_u8((x), 4)
+#  define FG_NQ_SH2(x) vshlq_n_u8((x), 2)
+#  define FG_NQ_SH0(x) (x)
+#  define FG_NQ_SHR2(x) vshrq_n_u8((x), 2)
+      FG_NQ_Q6(0, FG_NQ_LO, FG_NQ_SH4);
+      FG_NQ_Q6(1, FG_NQ_LO, FG_NQ_SH2);
+      FG_NQ_Q6(2, FG_NQ_HI, FG_NQ_SH0);
+      FG_NQ_Q6(3, FG_NQ_HI, FG_NQ_SHR2);
+#  undef FG_NQ_Q6
+#  undef FG_NQ_LO
+#  undef FG_NQ_HI
+#  undef FG_NQ_SH4
+#  undef FG_NQ_SH2
+#  undef FG_NQ_SH0
+#  undef FG_NQ_SHR2
+    }
+  }
+}
+#endif
+
 /* Stages blocks k0 .. k1 (for the 256-element types multiples of 8) of one row as row r of sg. */
 FG_NEON_INLINE void fg_nq_stage(fg_nq_seg *sg, uint32_t type, const uint8_t *row, size_t k0, size_t k1, size_t r) {
   const size_t R = FG_Q_ROWS;
@@ -254,6 +298,10 @@ FG_NEON_INLINE void fg_nq_stage(fg_nq_seg *sg, uint32_t type, const uint8_t *row
       }
     } break;
     case FG_TYPE_Q6_K: {
+#if FG_NEON_A64
+      fg_nq_stage_q6_k_a64(sg, row, k0, k1, r);
+      break;
+#endif
       const uint8x16_t m4 = vdupq_n_u8(0x0f), m3 = vdupq_n_u8(0x03);
       const int8x16_t o32 = vdupq_n_s8(32);
       for (size_t k = k0; k < k1; k += 8) {
