@@ -8,6 +8,8 @@
 #                                        # the SHA-256 inside train_lora.py, trains, writes into $OUT
 #   training/device_lora.sh tune [ARGS]  # the same for `fgemma tune`'s data (carries training/data/tune,
 #                                        # made by split_base.sh --tune DIR): data.bin, golden.json/.f32, dev.jsonl
+# TUNE_DATA names another such directory (default training/data/tune), so that two runs on two data sets
+# can share one GPU: each a `tune` of its own, in the background, with its own OUT.
 #
 # training/split_base.sh makes the pieces and training/data/lora (the data, the golden, the gguf package).
 # TV_BUDGET: seconds of training from the start of train_lora.py (default 330).
@@ -31,7 +33,7 @@ case "${1:-}" in
       files=("$d/tv270m-data.bin" "$d/golden.npz")
       run=(--data "$d/tv270m-data.bin" --golden "$d/golden.npz" --dev-jsonl training/tv270m-dev.jsonl)
     else
-      d=training/data/tune
+      d=${TUNE_DATA:-training/data/tune}
       files=("$d/data.bin" "$d/golden.json" "$d/golden.f32" "$d/dev.jsonl")
       run=(--data "$d/data.bin" --golden "$d/golden.json" --dev-jsonl "$d/dev.jsonl")
     fi
@@ -45,7 +47,8 @@ case "${1:-}" in
       cp "$p" "$store/part-$k"
     done
     n=$(ls "$store" | wc -l)
-    cat $(ls "$store"/part-* | sort -t- -k3 -n) > /tmp/base.gguf
+    cat $(ls "$store"/part-* | sort -t- -k3 -n) > /tmp/base.gguf.$$  # atomic: a second run may join too
+    mv /tmp/base.gguf.$$ /tmp/base.gguf
     echo "joined $n pieces: $(stat -c %s /tmp/base.gguf) bytes"
     PY=$(command -v python3 || command -v python)
     export PYTHONPATH="$PWD/$d${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
