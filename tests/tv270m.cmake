@@ -24,7 +24,7 @@ set(FG_TV270M_ISA avx2 CACHE STRING "FG_ISA of the tv-270m gates (empty: the dis
 # 93.1 % call-or-text and 94.4 % call-only on the call lines (models/home/README.md), so the gate holds
 # that level until a better adapter is trained; its hand-written probe: 44 of 47 (the issue's hidden set
 # asks 42)
-set(FG_HOME270M_MIN_EXACT 92 CACHE STRING "home270m_dev: least exact-match percentage")
+set(FG_HOME270M_MIN_EXACT 93 CACHE STRING "home270m_dev: least exact-match percentage")
 set(FG_HOME270M_PROBE_MIN 42 CACHE STRING "home270m_dev: least exact answers of models/home/probe.jsonl")
 set(FG_TV270M_Q4_0_POINTS 2 CACHE STRING "tv270m_dev: largest exact-match drop of Q4_0 + adapter, in points")
 if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
