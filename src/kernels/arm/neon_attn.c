@@ -226,14 +226,7 @@ static void fma_tile_a64(float *a, float *b, const float *ca, const float *cb, c
   size_t rem;
   if (ca == NULL) {
     __asm__ volatile(
-        "movi v0.4s, #0\n\t"
-        "movi v1.4s, #0\n\t"
-        "movi v2.4s, #0\n\t"
-        "movi v3.4s, #0\n\t"
-        "movi v4.4s, #0\n\t"
-        "movi v5.4s, #0\n\t"
-        "movi v6.4s, #0\n\t"
-        "movi v7.4s, #0\n\t"
+        FG_A64_ZERO_V0_V7
         "movi v8.4s, #0\n\t"
         "movi v9.4s, #0\n\t"
         "movi v10.4s, #0\n\t"

@@ -46,6 +46,17 @@
   "vmov.i32 q6, #0\n\t"                                                                                   \
   "vmov.i32 q7, #0\n\t"
 
+/* aarch64 inline assembly: v0-v7 set to zero (the accumulators, at the top of a loop) */
+#define FG_A64_ZERO_V0_V7                                                                                  \
+  "movi v0.4s, #0\n\t"                                                                                    \
+  "movi v1.4s, #0\n\t"                                                                                    \
+  "movi v2.4s, #0\n\t"                                                                                    \
+  "movi v3.4s, #0\n\t"                                                                                    \
+  "movi v4.4s, #0\n\t"                                                                                    \
+  "movi v5.4s, #0\n\t"                                                                                    \
+  "movi v6.4s, #0\n\t"                                                                                    \
+  "movi v7.4s, #0\n\t"
+
 // ----------------------------------------------------------------------------
 // horizontal and pairwise adds
 

@@ -82,14 +82,7 @@ void fg_lora_bt_neon(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq
     size_t k = nq, rem;
     float *o = y + r0;
     __asm__ volatile(
-        "movi v0.4s, #0\n\t"
-        "movi v1.4s, #0\n\t"
-        "movi v2.4s, #0\n\t"
-        "movi v3.4s, #0\n\t"
-        "movi v4.4s, #0\n\t"
-        "movi v5.4s, #0\n\t"
-        "movi v6.4s, #0\n\t"
-        "movi v7.4s, #0\n\t"
+        FG_A64_ZERO_V0_V7
         "ands %[rem], %[k], #3\n\t"
         "b.eq 3f\n\t"
         "4:\n\t"
