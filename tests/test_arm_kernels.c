@@ -20,6 +20,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #if defined(__ARM_NEON)
@@ -86,8 +87,10 @@ static int same_float(float a, float b) { return (isnan(a) && isnan(b)) || a == 
 
 static int g_reports;
 
-static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t rows, size_t cols, size_t nb, int data,
-                     int use_rows, size_t w_off, rng *r) {
+/* packed: 0, or the product from the table's packed copy (kernels.h, load-time repacking; rows a multiple of its
+ * strips); 2 also overwrites a Q6_K block's values and scales with random bytes (every int8 scale, -128 included) */
+static void run_case_pk(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t rows, size_t cols, size_t nb, int data,
+                        int use_rows, size_t w_off, int packed, rng *r) {
   uint64_t rb64;
   if (!fg_type_row_bytes(type, cols, &rb64)) return;
   /* rows misaligned by whole elements (an F32 row must stay 4-byte aligned: VFP loads fault otherwise) */
@@ -105,7 +108,14 @@ static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t row
       const float dn = -3e-42f;
       memcpy(w + i * row_bytes + 4 * (i % cols), &dn, 4);
     }
+    if (type == FG_TYPE_Q6_K && packed == 2)
+      for (size_t K = 0; K < cols / 256; K++)
+        for (size_t j = 0; j < offsetof(fg_block_q6_k, d); j++) w[i * row_bytes + K * sizeof(fg_block_q6_k) + j] = (uint8_t)rng_u64(r);
   }
+  const size_t pk_size = packed && k->pack_size ? k->pack_size(type, rows, cols) : 0;
+  uint8_t *pk = pk_size ? malloc(pk_size) : NULL;
+  CHECK(!packed || (pk != NULL && rows % k->pack_rows == 0));
+  if (pk) k->pack(type, w, row_bytes, cols, 0, rows, pk);
   const size_t ldx = cols + 3, n_out = use_rows ? rows + 3 : rows, ldy = n_out + 1;
   float *x = malloc(ldx * nb * sizeof *x); /* (nb, ldx) */
   for (size_t b = 0; b < nb; b++) fill(x + b * ldx, cols, data, 0, type, r);
@@ -117,6 +127,8 @@ static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t row
     for (size_t i = 0; i < n_out; i++) ridx[i] = (int32_t)(rng_u64(r) % rows);
   }
   fg_mat W = {type, (uint32_t)rows, (uint32_t)cols, row_bytes, w, NULL, NULL};
+  W.packed = pk;
+  W.packed_for = pk ? k : NULL;
   if (use_rows) CHECK_OK(fg_ops_matmul_rows(ops, &W, ridx, n_out, x, ldx, nb, y, ldy));
   else CHECK_OK(fg_ops_matmul(ops, &W, x, ldx, nb, y, ldy));
 
@@ -142,11 +154,17 @@ static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t row
   }
   CHECK_MSG(!bad, "%s %s: not bit-exact with the spec (see above)", k->name, fg_type_traits_get(type)->name);
   CHECK_MSG(!clobbered, "%s %s: wrote outside the outputs", k->name, fg_type_traits_get(type)->name);
+  free(pk);
   free(ridx);
   free(y);
   free(x);
   free(tmp);
   free(wbuf);
+}
+
+static void run_case(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t rows, size_t cols, size_t nb, int data,
+                     int use_rows, size_t w_off, rng *r) {
+  run_case_pk(ops, k, type, rows, cols, nb, data, use_rows, w_off, 0, r);
 }
 
 static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
@@ -179,6 +197,14 @@ static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
         }
     /* every data kind once at a size with several tiles and activations */
     for (int d = 0; d < D_COUNT; d++) run_case(ops[1], k, type, 9, is_k ? 2304 : is_q ? 1056 : 100, 5, d, d % 2, (size_t)d % 3, r);
+    /* Q6_K from the packed copy where the table has one (test_kernels sweeps the packed shapes against the
+     * unpacked product): 1, 3, 5 superblocks, one and two strips, decode and 3..9 activations, random bytes */
+    if (type == FG_TYPE_Q6_K && k->pack_size && k->pack_size(type, k->pack_rows, 256) > 0) {
+      static const size_t pk_nb[] = {1, 3, 4, 5, 9};
+      for (size_t i = 0; i < 10; i++)
+        run_case_pk(ops[i % 2], k, type, k->pack_rows * (1 + i % 2), 256 * (1 + 2 * (i % 3)), pk_nb[i % 5],
+                    (int)(i % D_COUNT), i % 4 == 3, i % 3, i % 3 == 1 ? 2 : 1, r);
+    }
   }
   fprintf(stderr, "table %s: %s\n", k->name, fg_test_failures == checks0 ? "bit-exact with the specs" : "FAILED");
 }

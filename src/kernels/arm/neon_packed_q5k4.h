@@ -1,13 +1,13 @@
-/* neon_packed_q5k4.h — packed Q5_0 and Q4_K (aarch64 with SDOT): load-time strips of 16 rows decoded in
- * registers, and the Q5_0 / Q4_K entries of the table (the packed copy where there is one). */
+/* neon_packed_q5k4.h — packed Q5_0, Q4_K and Q6_K (aarch64 with SDOT): load-time strips of 16 rows decoded in
+ * registers, and the Q5_0 / Q4_K / Q6_K entries of the table (the packed copy where there is one). */
 #ifndef FG_NEON_IMPL_H
 #  error "a part of kernels/arm/neon_impl.h (compiled once per NEON table): include that"
 #endif
 
 #if FG_NEON_A64 && FG_NEON_HAVE_DOTPROD
 // ----------------------------------------------------------------------------
-// Packed Q5_0 and Q4_K (aarch64 with SDOT; load-time repacking, as Q8_0's fg_pk_*): strips of 16 rows, four
-// quads of 4 rows, so that one SDOT by element of a quad's register (4 rows x 4 weights) against the
+// Packed Q5_0, Q4_K and Q6_K (aarch64 with SDOT; load-time repacking, as Q8_0's fg_pk_*): strips of 16 rows,
+// four quads of 4 rows, so that one SDOT by element of a quad's register (4 rows x 4 weights) against the
 // activation's bytes 4c..4c+3 adds to each row's lane: no staging and no reduction. The copies keep the
 // file's values and scales (Q4_K: 2.8 % larger, the 6-bit scales unpacked), and the values are decoded in
 // registers:
@@ -16,10 +16,14 @@
 //        nibbles: group c, high nibbles: group c + 4). u = q + 16 (0..31) goes into SDOT as a signed byte,
 //        and 16 * sum x is taken off;
 //   Q4_K, per superblock (2,368 bytes): the 16 rows' f16 d, f16 dmin, the 6-bit scales sc[8][16] and
-//        minimums m[8][16] as bytes, then per sub-block the nibbles as Q5_0's (u = q, 0..15).
+//        minimums m[8][16] as bytes, then per sub-block the nibbles as Q5_0's (u = q, 0..15);
+//   Q6_K, per superblock (3,360 bytes, the file's size): the 16 rows' f16 d, the int8 scales, per block
+//        and quad six registers holding q - 32 as 6-bit two's complement in bits 2..7 (one sshr each)
+//        and two more groups in their bits 0..1 (fg_px_pack_q6_k).
 // Each output is fma(dw * dx, (float)isum, acc) (Q4_K: dw = d * sc, then fma(mw * dx, (float)sum x, acc)
-// with mw = -(dmin * m)) in block order: the q8 spec bit for bit. The gemm runs the same strip against each
-// activation in turn (the strip stays in L1); row lists and ranges inside a strip read the file's rows.
+// with mw = -(dmin * m); Q6_K: isum = sa * ia + sb * ib over the half blocks) in block order: the q8 spec bit
+// for bit. The gemm runs the same strip against each activation in turn (the strip stays in L1); row lists
+// and ranges inside a strip read the file's rows.
 
 FG_NEON_INLINE uint32_t fg_px_ld32(const uint8_t *p) {
   uint32_t v;
@@ -68,9 +72,46 @@ static void fg_px_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
     }
 }
 
+/* Q6_K (FG_PX_Q6_BLOCK bytes a strip and superblock): the 16 rows' f16 d (32 bytes); per block j (32
+ * elements) and half strip h 16 bytes of scales at 32 + 32 j + 16 h: sa of rows 8h..8h+3, their sb, sa of rows
+ * 8h+4..8h+7, their sb (int8); per block j and quad q 96 bytes at FG_PX_Q6_HEAD + 384 j + 96 q: six registers
+ * R0..R5 (byte 4i + t: row i). Group g (elements 4g..4g+3 of the block) has p = q ^ 32 (6 bits, q - 32 in two's
+ * complement); R_m holds p of group m in bits 2..7 (sshr #2 gives q - 32), and in bits 0..1 two bits of group
+ * 6 (R0..R2: p bits 4..5, 2..3, 0..1) or group 7 (R3..R5). The same size as the file. */
+static void fg_px_pack_q6_k(const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1, uint8_t *dst) {
+  const size_t nsb = cols / 256;
+  for (size_t s = r0 / FG_PK_ROWS; s < r1 / FG_PK_ROWS; s++)
+    for (size_t r = 0; r < FG_PK_ROWS; r++) {
+      const uint8_t *row = w + (s * FG_PK_ROWS + r) * row_bytes;
+      const size_t q = r / 4, i = r % 4;
+      for (size_t K = 0; K < nsb; K++) {
+        const fg_block_q6_k *b = (const fg_block_q6_k *)(const void *)row + K;
+        uint8_t *o = dst + (s * nsb + K) * FG_PX_Q6_BLOCK;
+        memcpy(o + 2 * r, &b->d, 2);
+        for (size_t j = 0; j < 8; j++) { /* block j: elements 128 h + 32 s + l of the superblock */
+          const size_t h = j / 4, sj = j % 4;
+          uint8_t *sc = o + 32 + 32 * j + 16 * (q / 2) + 8 * (q % 2) + i;
+          sc[0] = (uint8_t)b->scales[8 * h + 2 * sj];
+          sc[4] = (uint8_t)b->scales[8 * h + 2 * sj + 1];
+          uint32_t p[8]; /* 4 bytes of p at once per group */
+          for (size_t g = 0; g < 8; g++) {
+            const uint32_t lo = (fg_px_ld32(b->ql + 64 * h + 32 * (sj & 1) + 4 * g) >> (sj < 2 ? 0 : 4)) & 0x0f0f0f0fu;
+            const uint32_t hi = (fg_px_ld32(b->qh + 32 * h + 4 * g) >> (2 * sj)) & 0x03030303u;
+            p[g] = (lo | hi << 4) ^ 0x20202020u;
+          }
+          for (size_t m = 0; m < 6; m++) {
+            const uint32_t v = p[m] << 2 | (p[m < 3 ? 6 : 7] >> (4 - 2 * (m % 3)) & 0x03030303u);
+            memcpy(o + FG_PX_Q6_HEAD + 384 * j + 96 * q + 16 * m + 4 * i, &v, 4);
+          }
+        }
+      }
+    }
+}
+
 static void fg_pk_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
                        uint8_t *dst) {
   if (type == FG_TYPE_Q8_0) fg_pk_pack_q8_0(type, w, row_bytes, cols, r0, r1, dst);
+  else if (type == FG_TYPE_Q6_K) fg_px_pack_q6_k(w, row_bytes, cols, r0, r1, dst);
   else fg_px_pack(type, w, row_bytes, cols, r0, r1, dst);
 }
 
@@ -430,7 +471,97 @@ static void fg_px_k4_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x,
 #  undef FG_PK4_ZERO
 #  undef FG_PK4_GROUPS
 
-/* Outputs i0 <= i < i1 of a packed Q5_0 / Q4_K matrix: whole strips from the copy, each against every
+/* Half a packed Q6_K strip (quads 2h and 2h + 1: 8 rows) against n = 1..4 activations, in assembly: per block
+ * each quad's six registers R0..R5 give its 8 value registers (groups 0..5: sshr #2; groups 6 and 7: shl, two
+ * sli and sshr from the low bits of three of them: 14 instructions a quad), each into n SDOT by element, groups
+ * 0..3 into the sums ia, 4..7 into ib; then per activation isum = sa * ia + sb * ib (mul, mla: exact int32),
+ * scvtf, dw * dx (fmul by element) and fmla: each output is fma(dw * dx, (float)isum, acc) in block order, the
+ * q8 spec bit for bit (fg_spec_block_q8 with fg_q8w_decode's Q6_K values). With 4 activations 80 instructions
+ * a quad and block, 32 of them sdot. Registers: v0-v15 as fg_px_q5_half, v16/v17 the quads' dw (per
+ * superblock), v18 the activations' scales, v20-v23 the sums ib, v24-v26 three of R0..R5 and then the quad's
+ * sa and sb (int32), v27 a value register and then dw * dx, v28-v31 the sums ia. Pointers: x2 the
+ * superblock's d, x3 the block's scales, x4 the value bytes, x17 the superblocks left, x1 the blocks left. */
+#  define FG_PQ6_T0 "v20"
+#  define FG_PQ6_T1 "v21"
+#  define FG_PQ6_T2 "v22"
+#  define FG_PQ6_T3 "v23"
+#  define FG_PQ6_SDB(a, u, c) "sdot " FG_PQ6_T##a ".4s, v27.16b, " FG_PX_XHI##a ".4b[" c "]\n\t"
+#  define FG_PQ6_ZERO(a, u, v) "movi " FG_PX_S##a ".4s, #0\n\tmovi " FG_PQ6_T##a ".4s, #0\n\t"
+#  define FG_PQ6_LDD(a, u, v) "ld1 {v18.s}[" #a "], [" FG_PX_PD##a "], #4\n\t"
+/* the group in the low bits of v24..v26 (bits 4..5, 2..3, 0..1 of p) into v27 as q - 32 */
+#  define FG_PQ6_LOW                                                                                        \
+    "shl v27.16b, v26.16b, #2\n\t"                                                                         \
+    "sli v27.16b, v25.16b, #4\n\t"                                                                         \
+    "sli v27.16b, v24.16b, #6\n\t"                                                                         \
+    "sshr v27.16b, v27.16b, #2\n\t"
+#  define FG_PQ6_TOP(r) "sshr v27.16b, " r ".16b, #2\n\t"
+/* activation a's sums into its output of quad q: acc = fma(dw * dx, (float)(sa * ia + sb * ib), acc) */
+#  define FG_PQ6_FMA(a, dw, q)                                                                              \
+    "mul " FG_PX_S##a ".4s, " FG_PX_S##a ".4s, v24.4s\n\t"                                                 \
+    "mla " FG_PX_S##a ".4s, " FG_PQ6_T##a ".4s, v25.4s\n\t"                                                \
+    "scvtf " FG_PX_S##a ".4s, " FG_PX_S##a ".4s\n\t"                                                       \
+    "fmul v27.4s, " dw ".4s, v18.s[" #a "]\n\t"                                                            \
+    "fmla " FG_PX_A##q##a ".4s, " FG_PX_S##a ".4s, v27.4s\n\t"
+/* one quad of a block: its 96 value bytes at x4 (x4 moves on by 96), its sa and sb at x3 + qoff, dw, its
+ * outputs q (A or B) */
+#  define FG_PQ6_QUAD(N, qoff, dw, q)                                                                       \
+    FG_PX_EACH(N, FG_PQ6_ZERO, , )                                                                         \
+    "ld1 {v24.16b, v25.16b, v26.16b}, [x4], #48\n\t"                                                       \
+    FG_PQ6_TOP("v24") FG_PX_EACH(N, FG_PX_SDOT, LO, "0")                                                   \
+    FG_PQ6_TOP("v25") FG_PX_EACH(N, FG_PX_SDOT, LO, "1")                                                   \
+    FG_PQ6_TOP("v26") FG_PX_EACH(N, FG_PX_SDOT, LO, "2")                                                   \
+    FG_PQ6_LOW FG_PX_EACH(N, FG_PQ6_SDB, , "2")                                                            \
+    "ld1 {v24.16b, v25.16b, v26.16b}, [x4], #48\n\t"                                                       \
+    FG_PQ6_TOP("v24") FG_PX_EACH(N, FG_PX_SDOT, LO, "3")                                                   \
+    FG_PQ6_TOP("v25") FG_PX_EACH(N, FG_PQ6_SDB, , "0")                                                     \
+    FG_PQ6_TOP("v26") FG_PX_EACH(N, FG_PQ6_SDB, , "1")                                                     \
+    FG_PQ6_LOW FG_PX_EACH(N, FG_PQ6_SDB, , "3")                                                            \
+    "ldr d24, [x3, #" qoff "]\n\t"                                                                         \
+    "sxtl v24.8h, v24.8b\n\t"                                                                              \
+    "sxtl2 v25.4s, v24.8h\n\t"                                                                             \
+    "sxtl v24.4s, v24.4h\n\t" FG_PX_EACH(N, FG_PQ6_FMA, dw, q)
+#  define FG_PQ6_ASM(N)                                                                                     \
+    FG_PX_LDP FG_PX_EACH(N, FG_PX_MOVI, , )                                                                \
+    "1:\n\t"                                                                                               \
+    "ldr q17, [x2]\n\t"                                                                                    \
+    "fcvtl v16.4s, v17.4h\n\t"                                                                             \
+    "fcvtl2 v17.4s, v17.8h\n\t"                                                                            \
+    "mov x1, #8\n\t"                                                                                       \
+    "2:\n\t"                                                                                               \
+    FG_PX_EACH(N, FG_PX_LDX, , ) FG_PX_EACH(N, FG_PQ6_LDD, , )                                             \
+    FG_PQ6_QUAD(N, "0", "v16", A)                                                                          \
+    FG_PQ6_QUAD(N, "8", "v17", B)                                                                          \
+    "add x3, x3, #32\n\t"                                                                                  \
+    "add x4, x4, #192\n\t"                                                                                 \
+    "subs x1, x1, #1\n\t"                                                                                  \
+    "b.ne 2b\n\t"                                                                                          \
+    "add x2, x2, #" FG_PX_STR(FG_PX_Q6_BLOCK) "\n\t"                                                       \
+    "add x3, x3, #" FG_PX_STR(FG_PX_Q6_BLOCK - 256) "\n\t"                                                 \
+    "add x4, x4, #" FG_PX_STR(FG_PX_Q6_HEAD) "\n\t"                                                        \
+    "subs x17, x17, #1\n\t"                                                                                \
+    "b.ne 1b\n\t" FG_PX_LDY FG_PX_EACH(N, FG_PX_STY, , )
+
+/* rows 8h..8h+7 of the packed Q6_K strip st against activations x[0..n-1] (nsb superblocks), into y[a] + 8h */
+static void fg_px_q6_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x, size_t n, size_t nsb,
+                          float *const *y) {
+  FG_PX_P(st + 16 * h, st + 32 + 16 * h, st + FG_PX_Q6_HEAD + 192 * h, x, n, nsb, y, h);
+  switch (n) {
+  case 4: __asm__ volatile(FG_PQ6_ASM(4) : FG_PX_CLOBBERS); break;
+  case 3: __asm__ volatile(FG_PQ6_ASM(3) : FG_PX_CLOBBERS); break;
+  case 2: __asm__ volatile(FG_PQ6_ASM(2) : FG_PX_CLOBBERS); break;
+  default: __asm__ volatile(FG_PQ6_ASM(1) : FG_PX_CLOBBERS); break;
+  }
+}
+#  undef FG_PQ6_ASM
+#  undef FG_PQ6_QUAD
+#  undef FG_PQ6_FMA
+#  undef FG_PQ6_TOP
+#  undef FG_PQ6_LOW
+#  undef FG_PQ6_LDD
+#  undef FG_PQ6_ZERO
+#  undef FG_PQ6_SDB
+
+/* Outputs i0 <= i < i1 of a packed Q5_0 / Q4_K / Q6_K matrix: whole strips from the copy, each against every
  * activation; the rest (and row lists, and matrices without a copy) by `rows` */
 FG_NEON_INLINE void fg_px_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, fg_mm_fn rows) {
   const size_t s0 = (i0 + FG_PK_ROWS - 1) / FG_PK_ROWS * FG_PK_ROWS, s1 = i1 / FG_PK_ROWS * FG_PK_ROWS;
@@ -439,13 +570,19 @@ FG_NEON_INLINE void fg_px_run(const fg_mm_args *a, size_t i0, size_t i1, const u
     return;
   }
   if (i0 < s0) rows(a, i0, s0);
-  const size_t sbytes = fg_pk_size(type, FG_PK_ROWS, a->cols), stride = fg_act_q8_row_bytes(a->cols);
+  const size_t sbytes = type == FG_TYPE_Q5_0   ? a->cols / 32 * FG_PX_Q5_BLOCK
+                        : type == FG_TYPE_Q4_K ? a->cols / 256 * FG_PX_K4_BLOCK
+                                               : a->cols / 256 * FG_PX_Q6_BLOCK; /* a strip's bytes (fg_pk_size) */
+  const size_t stride = fg_act_q8_row_bytes(a->cols);
   for (size_t t = s0; t < s1; t += FG_PK_ROWS) {
     const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
-    if (a->nb == 1) { /* decode: the strip against its one activation in C */
+    if (a->nb == 1) { /* decode: the strip against its one activation (Q5_0, Q4_K in C) */
       const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act, a->cols);
-      if (type == FG_TYPE_Q5_0) fg_px_strip_q5(st, xr, a->cols, a->y + t);
-      else fg_px_strip_k4(st, xr, a->cols, a->y + t);
+      float *y = a->y + t;
+      if (type == FG_TYPE_Q5_0) fg_px_strip_q5(st, xr, a->cols, y);
+      else if (type == FG_TYPE_Q4_K) fg_px_strip_k4(st, xr, a->cols, y);
+      else
+        for (unsigned h = 0; h < 2; h++) fg_px_q6_half(st, h, &xr, 1, a->cols / 256, &y);
       continue;
     }
     for (size_t b = 0; b < a->nb; b += 4) { /* up to 4 activations a pass, each half strip in assembly */
@@ -458,7 +595,8 @@ FG_NEON_INLINE void fg_px_run(const fg_mm_args *a, size_t i0, size_t i1, const u
       }
       for (unsigned h = 0; h < 2; h++) {
         if (type == FG_TYPE_Q5_0) fg_px_q5_half(st, h, x, n, a->cols / 32, y);
-        else fg_px_k4_half(st, h, x, n, a->cols / 256, y);
+        else if (type == FG_TYPE_Q4_K) fg_px_k4_half(st, h, x, n, a->cols / 256, y);
+        else fg_px_q6_half(st, h, x, n, a->cols / 256, y);
       }
     }
   }
@@ -468,11 +606,15 @@ static void fg_q5_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_r
 static void fg_q5_0_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_run(a, i0, i1, FG_TYPE_Q5_0, fg_q5_0_gemm); }
 static void fg_q4_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_run(a, i0, i1, FG_TYPE_Q4_K, fg_q4_k_vec); }
 static void fg_q4_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_run(a, i0, i1, FG_TYPE_Q4_K, fg_q4_k_gemm); }
+static void fg_q6_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_run(a, i0, i1, FG_TYPE_Q6_K, fg_q6_k_vec); }
+static void fg_q6_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_run(a, i0, i1, FG_TYPE_Q6_K, fg_q6_k_gemm); }
 #  define FG_PX_TILE FG_PK_ROWS /* row ranges of whole strips */
 #else
 #  define fg_q5_0_vec_any fg_q5_0_vec_direct
 #  define fg_q5_0_gemm_any fg_q5_0_gemm
 #  define fg_q4_k_vec_any fg_q4_k_vec
 #  define fg_q4_k_gemm_any fg_q4_k_gemm
+#  define fg_q6_k_vec_any fg_q6_k_vec
+#  define fg_q6_k_gemm_any fg_q6_k_gemm
 #  define FG_PX_TILE FG_Q_ROWS
 #endif

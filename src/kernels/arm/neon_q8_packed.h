@@ -19,14 +19,17 @@
 #  define FG_PK_ROWS 16
 #  define FG_PK_BLOCK (16 * 4 + 4 * 128)
 
-/* Q5_0 and Q4_K packed strips (fg_px_*, neon_packed_q5k4.h): bytes per 32-element block / 256-element superblock */
+/* Q5_0, Q4_K and Q6_K packed strips (fg_px_*, neon_packed_q5k4.h): bytes per 32-element block / 256-element superblock */
 #  define FG_PX_Q5_BLOCK (32 + 64 + 256)
 #  define FG_PX_K4_HEAD (32 + 32 + 128 + 128)
 #  define FG_PX_K4_BLOCK (FG_PX_K4_HEAD + 8 * 256)
+#  define FG_PX_Q6_HEAD (32 + 8 * 32)
+#  define FG_PX_Q6_BLOCK (FG_PX_Q6_HEAD + 8 * 4 * 96)
 
 static size_t fg_pk_size(uint32_t type, size_t rows, size_t cols) {
-  const size_t bb = type == FG_TYPE_Q8_0 ? FG_PK_BLOCK : type == FG_TYPE_Q5_0 ? FG_PX_Q5_BLOCK : type == FG_TYPE_Q4_K ? FG_PX_K4_BLOCK : 0;
-  const size_t unit = type == FG_TYPE_Q4_K ? 256 : 32;
+  const size_t bb = type == FG_TYPE_Q8_0 ? FG_PK_BLOCK : type == FG_TYPE_Q5_0 ? FG_PX_Q5_BLOCK : type == FG_TYPE_Q4_K ? FG_PX_K4_BLOCK
+                    : type == FG_TYPE_Q6_K ? FG_PX_Q6_BLOCK : 0;
+  const size_t unit = type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K ? 256 : 32;
   if (!bb || rows == 0 || rows % FG_PK_ROWS != 0 || cols == 0 || cols % unit != 0) return 0;
   const size_t strips = rows / FG_PK_ROWS, nblk = cols / unit;
   if (nblk > SIZE_MAX / bb / strips) return 0;
