@@ -79,6 +79,15 @@ static void fg_px_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
  * complement); R_m holds p of group m in bits 2..7 (sshr #2 gives q - 32), and in bits 0..1 two bits of group
  * 6 (R0..R2: p bits 4..5, 2..3, 0..1) or group 7 (R3..R5). The same size as the file. */
 static void fg_px_pack_q6_k(const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1, uint8_t *dst) {
+  /* per block, a row's p in P0 (groups 0..3) and P1 (4..7); R0..R3 = P0 << 2 with bits 0..1 from groups 6, 6, 6,
+   * 7 of P1 shifted right by 4, 2, 0, 4; R4, R5 = P1 << 2 with group 7's bits 2..3, 0..1 */
+  static const uint8_t k_ix[32] = {8, 9, 10, 11, 8, 9, 10, 11, 8, 9, 10, 11, 12, 13, 14, 15,
+                                   12, 13, 14, 15, 12, 13, 14, 15, 0, 0, 0, 0, 0, 0, 0, 0};
+  static const int8_t k_sh[32] = {-4, -4, -4, -4, -2, -2, -2, -2, 0, 0, 0, 0, -4, -4, -4, -4,
+                                  -2, -2, -2, -2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  const uint8x16_t m3 = vdupq_n_u8(3), m4 = vdupq_n_u8(0x0f), x20 = vdupq_n_u8(0x20);
+  const uint8x16_t ixa = vld1q_u8(k_ix), ixb = vld1q_u8(k_ix + 16);
+  const int8x16_t sha = vld1q_s8(k_sh), shb = vld1q_s8(k_sh + 16);
   const size_t nsb = cols / 256;
   for (size_t s = r0 / FG_PK_ROWS; s < r1 / FG_PK_ROWS; s++)
     for (size_t r = 0; r < FG_PK_ROWS; r++) {
@@ -88,21 +97,29 @@ static void fg_px_pack_q6_k(const uint8_t *w, size_t row_bytes, size_t cols, siz
         const fg_block_q6_k *b = (const fg_block_q6_k *)(const void *)row + K;
         uint8_t *o = dst + (s * nsb + K) * FG_PX_Q6_BLOCK;
         memcpy(o + 2 * r, &b->d, 2);
-        for (size_t j = 0; j < 8; j++) { /* block j: elements 128 h + 32 s + l of the superblock */
+        for (size_t j = 0; j < 8; j++) { /* block j: elements 128 h + 32 sj + l of the superblock */
           const size_t h = j / 4, sj = j % 4;
           uint8_t *sc = o + 32 + 32 * j + 16 * (q / 2) + 8 * (q % 2) + i;
           sc[0] = (uint8_t)b->scales[8 * h + 2 * sj];
           sc[4] = (uint8_t)b->scales[8 * h + 2 * sj + 1];
-          uint32_t p[8]; /* 4 bytes of p at once per group */
-          for (size_t g = 0; g < 8; g++) {
-            const uint32_t lo = (fg_px_ld32(b->ql + 64 * h + 32 * (sj & 1) + 4 * g) >> (sj < 2 ? 0 : 4)) & 0x0f0f0f0fu;
-            const uint32_t hi = (fg_px_ld32(b->qh + 32 * h + 4 * g) >> (2 * sj)) & 0x03030303u;
-            p[g] = (lo | hi << 4) ^ 0x20202020u;
-          }
-          for (size_t m = 0; m < 6; m++) {
-            const uint32_t v = p[m] << 2 | (p[m < 3 ? 6 : 7] >> (4 - 2 * (m % 3)) & 0x03030303u);
-            memcpy(o + FG_PX_Q6_HEAD + 384 * j + 96 * q + 16 * m + 4 * i, &v, 4);
-          }
+          const uint8_t *l = b->ql + 64 * h + 32 * (sj & 1);
+          uint8x16_t l0 = vld1q_u8(l), l1 = vld1q_u8(l + 16);
+          l0 = sj < 2 ? vandq_u8(l0, m4) : vshrq_n_u8(l0, 4);
+          l1 = sj < 2 ? vandq_u8(l1, m4) : vshrq_n_u8(l1, 4);
+          const int8x16_t hs = vdupq_n_s8((int8_t)(-2 * (int)sj));
+          const uint8x16_t h0 = vandq_u8(vshlq_u8(vld1q_u8(b->qh + 32 * h), hs), m3);
+          const uint8x16_t h1 = vandq_u8(vshlq_u8(vld1q_u8(b->qh + 32 * h + 16), hs), m3);
+          const uint8x16_t p0 = veorq_u8(vorrq_u8(l0, vshlq_n_u8(h0, 4)), x20);
+          const uint8x16_t p1 = veorq_u8(vorrq_u8(l1, vshlq_n_u8(h1, 4)), x20);
+          const uint32x4_t ra = vreinterpretq_u32_u8(vorrq_u8(vshlq_n_u8(p0, 2), vandq_u8(vshlq_u8(vqtbl1q_u8(p1, ixa), sha), m3)));
+          const uint32x4_t rb = vreinterpretq_u32_u8(vorrq_u8(vshlq_n_u8(p1, 2), vandq_u8(vshlq_u8(vqtbl1q_u8(p1, ixb), shb), m3)));
+          uint32_t *v = (uint32_t *)(void *)(o + FG_PX_Q6_HEAD + 384 * j + 96 * q + 4 * i); /* R_m at v + 4 m */
+          vst1q_lane_u32(v, ra, 0);
+          vst1q_lane_u32(v + 4, ra, 1);
+          vst1q_lane_u32(v + 8, ra, 2);
+          vst1q_lane_u32(v + 12, ra, 3);
+          vst1q_lane_u32(v + 16, rb, 0);
+          vst1q_lane_u32(v + 20, rb, 1);
         }
       }
     }
