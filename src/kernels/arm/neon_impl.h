@@ -25,7 +25,7 @@
  * neon_q8_act.h (Q8 activations), neon_q8_dot.h (the int8 dot core), neon_q8_asm.h (the Q8_0 block
  * loops in assembly), neon_q8_tiles.h (the Q8_0/Q4_0 row tiles), neon_q8_packed.h (packed Q8_0, with
  * neon_q8_packed_sdot.h or neon_q8_packed_smmla.h), neon_staged.h (the other q8-spec types, staged)
- * and neon_packed_q5k4.h (packed Q5_0 and Q4_K). */
+ * and neon_packed_q5k4.h (packed Q5_0, Q4_K and Q6_K). */
 #ifndef FG_NEON_IMPL_H
 #define FG_NEON_IMPL_H
 

@@ -189,11 +189,11 @@ FG_NEON_INLINE void fg_px_strip_q5(const uint8_t *st, fg_act_q8_row xr, size_t c
   vst1q_f32(y + 12, acc3);
 }
 
-/* The assembly of the packed Q5_0 and Q4_K gemm (fg_px_q5_half, fg_px_k4_half) takes n = 1..4 activations
- * per pass; M(a, u, v) for a = 0 .. n-1 writes activation a's instructions, with its registers by name:
- * the sums v28 + a (FG_PX_S), the bytes v8 + 2a and v9 + 2a (FG_PX_XLO, FG_PX_XHI), the outputs of quad A
- * v0 + a and of quad B v4 + a (FG_PX_AA, FG_PX_AB), the pointers to its bytes x5 + a, scales x9 + a, sums
- * x13 + a (FG_PX_PQ, FG_PX_PD, FG_PX_PI) and outputs x2 + a (FG_PX_PY, after the loop). */
+/* The assembly of the packed Q5_0, Q4_K and Q6_K gemm (fg_px_q5_half, fg_px_k4_half, fg_px_q6_half) takes
+ * n = 1..4 activations per pass; M(a, u, v) for a = 0 .. n-1 writes activation a's instructions, with its
+ * registers by name: the sums v28 + a (FG_PX_S), the bytes v8 + 2a and v9 + 2a (FG_PX_XLO, FG_PX_XHI), the
+ * outputs of quad A v0 + a and of quad B v4 + a (FG_PX_AA, FG_PX_AB), the pointers to its bytes x5 + a,
+ * scales x9 + a, sums x13 + a (FG_PX_PQ, FG_PX_PD, FG_PX_PI) and outputs x2 + a (FG_PX_PY, after the loop). */
 #  define FG_PX_EACH1(M, u, v) M(0, u, v)
 #  define FG_PX_EACH2(M, u, v) FG_PX_EACH1(M, u, v) M(1, u, v)
 #  define FG_PX_EACH3(M, u, v) FG_PX_EACH2(M, u, v) M(2, u, v)
@@ -274,6 +274,22 @@ FG_NEON_INLINE void fg_px_strip_q5(const uint8_t *st, fg_act_q8_row xr, size_t c
       "x17", "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14",   \
       "v15", "v16", "v17", "v18", "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28", "v29", \
       "v30", "v31", "cc", "memory"
+/* the asm of n = 1..4 activations, FG_PX_P's p in scope */
+#  define FG_PX_SWITCH(ASM)                                                                                 \
+    switch (n) {                                                                                           \
+    case 4: __asm__ volatile(ASM(4) : FG_PX_CLOBBERS); break;                                              \
+    case 3: __asm__ volatile(ASM(3) : FG_PX_CLOBBERS); break;                                              \
+    case 2: __asm__ volatile(ASM(2) : FG_PX_CLOBBERS); break;                                              \
+    default: __asm__ volatile(ASM(1) : FG_PX_CLOBBERS); break;                                             \
+    }
+/* the end of a superblock loop (label 1, x17 superblocks): x2 and x3 on to the next superblock's scales (x3 back
+ * by what its sub-blocks advanced it), x4 past its head; then the outputs stored */
+#  define FG_PX_SB_END(N, block, x3back, head)                                                              \
+    "add x2, x2, #" FG_PX_STR(block) "\n\t"                                                                \
+    "add x3, x3, #" FG_PX_STR(block - x3back) "\n\t"                                                       \
+    "add x4, x4, #" FG_PX_STR(head) "\n\t"                                                                 \
+    "subs x17, x17, #1\n\t"                                                                                \
+    "b.ne 1b\n\t" FG_PX_LDY FG_PX_EACH(N, FG_PX_STY, , )
 
 /* Half a packed Q5_0 strip (quads 2h and 2h + 1: 8 rows) against n = 1..4 activations, in assembly: per
  * block each quad's 8 value registers are decoded once for the n (and, shl/ushr, bit: 23 instructions a
@@ -337,12 +353,7 @@ FG_NEON_INLINE void fg_px_strip_q5(const uint8_t *st, fg_act_q8_row xr, size_t c
 static void fg_px_q5_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x, size_t n, size_t nblk,
                           float *const *y) {
   FG_PX_P(st + 16 * h, st + 32 + 32 * h, st + 96 + 128 * h, x, n, nblk, y, h);
-  switch (n) {
-  case 4: __asm__ volatile(FG_PX5_ASM(4) : FG_PX_CLOBBERS); break;
-  case 3: __asm__ volatile(FG_PX5_ASM(3) : FG_PX_CLOBBERS); break;
-  case 2: __asm__ volatile(FG_PX5_ASM(2) : FG_PX_CLOBBERS); break;
-  default: __asm__ volatile(FG_PX5_ASM(1) : FG_PX_CLOBBERS); break;
-  }
+  FG_PX_SWITCH(FG_PX5_ASM)
 }
 #  undef FG_PX5_ASM
 #  undef FG_PX5_QUAD
@@ -465,22 +476,13 @@ FG_NEON_INLINE void fg_px_strip_k4(const uint8_t *st, fg_act_q8_row xr, size_t c
     "add x3, x3, #16\n\t"                                                                                  \
     "subs x1, x1, #1\n\t"                                                                                  \
     "b.ne 2b\n\t"                                                                                          \
-    "add x2, x2, #" FG_PX_STR(FG_PX_K4_BLOCK) "\n\t"                                                       \
-    "add x3, x3, #" FG_PX_STR(FG_PX_K4_BLOCK - 128) "\n\t"                                                 \
-    "add x4, x4, #" FG_PX_STR(FG_PX_K4_HEAD) "\n\t"                                                        \
-    "subs x17, x17, #1\n\t"                                                                                \
-    "b.ne 1b\n\t" FG_PX_LDY FG_PX_EACH(N, FG_PX_STY, , )
+    FG_PX_SB_END(N, FG_PX_K4_BLOCK, 128, FG_PX_K4_HEAD)
 
 /* rows 8h..8h+7 of the packed Q4_K strip st against activations x[0..n-1] (nsb superblocks), into y[a] + 8h */
 static void fg_px_k4_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x, size_t n, size_t nsb,
                           float *const *y) {
   FG_PX_P(st + 16 * h, st + 64 + 8 * h, st + FG_PX_K4_HEAD + 128 * h, x, n, nsb, y, h);
-  switch (n) {
-  case 4: __asm__ volatile(FG_PK4_ASM(4) : FG_PX_CLOBBERS); break;
-  case 3: __asm__ volatile(FG_PK4_ASM(3) : FG_PX_CLOBBERS); break;
-  case 2: __asm__ volatile(FG_PK4_ASM(2) : FG_PX_CLOBBERS); break;
-  default: __asm__ volatile(FG_PK4_ASM(1) : FG_PX_CLOBBERS); break;
-  }
+  FG_PX_SWITCH(FG_PK4_ASM)
 }
 #  undef FG_PK4_ASM
 #  undef FG_PK4_QUAD
@@ -552,22 +554,13 @@ static void fg_px_k4_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x,
     "add x4, x4, #192\n\t"                                                                                 \
     "subs x1, x1, #1\n\t"                                                                                  \
     "b.ne 2b\n\t"                                                                                          \
-    "add x2, x2, #" FG_PX_STR(FG_PX_Q6_BLOCK) "\n\t"                                                       \
-    "add x3, x3, #" FG_PX_STR(FG_PX_Q6_BLOCK - 256) "\n\t"                                                 \
-    "add x4, x4, #" FG_PX_STR(FG_PX_Q6_HEAD) "\n\t"                                                        \
-    "subs x17, x17, #1\n\t"                                                                                \
-    "b.ne 1b\n\t" FG_PX_LDY FG_PX_EACH(N, FG_PX_STY, , )
+    FG_PX_SB_END(N, FG_PX_Q6_BLOCK, 256, FG_PX_Q6_HEAD)
 
 /* rows 8h..8h+7 of the packed Q6_K strip st against activations x[0..n-1] (nsb superblocks), into y[a] + 8h */
 static void fg_px_q6_half(const uint8_t *st, unsigned h, const fg_act_q8_row *x, size_t n, size_t nsb,
                           float *const *y) {
   FG_PX_P(st + 16 * h, st + 32 + 16 * h, st + FG_PX_Q6_HEAD + 192 * h, x, n, nsb, y, h);
-  switch (n) {
-  case 4: __asm__ volatile(FG_PQ6_ASM(4) : FG_PX_CLOBBERS); break;
-  case 3: __asm__ volatile(FG_PQ6_ASM(3) : FG_PX_CLOBBERS); break;
-  case 2: __asm__ volatile(FG_PQ6_ASM(2) : FG_PX_CLOBBERS); break;
-  default: __asm__ volatile(FG_PQ6_ASM(1) : FG_PX_CLOBBERS); break;
-  }
+  FG_PX_SWITCH(FG_PQ6_ASM)
 }
 #  undef FG_PQ6_ASM
 #  undef FG_PQ6_QUAD
@@ -591,8 +584,8 @@ FG_NEON_INLINE void fg_px_run(const fg_mm_args *a, size_t i0, size_t i1, const u
                         : type == FG_TYPE_Q4_K ? a->cols / 256 * FG_PX_K4_BLOCK
                                                : a->cols / 256 * FG_PX_Q6_BLOCK; /* a strip's bytes (fg_pk_size) */
   const size_t stride = fg_act_q8_row_bytes(a->cols);
-  for (size_t t = s0; t < s1; t += FG_PK_ROWS) {
-    const uint8_t *st = a->packed + t / FG_PK_ROWS * sbytes;
+  const uint8_t *st = a->packed + s0 / FG_PK_ROWS * sbytes;
+  for (size_t t = s0; t < s1; t += FG_PK_ROWS, st += sbytes) {
     if (a->nb == 1) { /* decode: the strip against its one activation (Q5_0, Q4_K in C) */
       const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act, a->cols);
       float *y = a->y + t;
