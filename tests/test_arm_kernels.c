@@ -109,8 +109,10 @@ static void run_case_pk(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t 
       memcpy(w + i * row_bytes + 4 * (i % cols), &dn, 4);
     }
     if (type == FG_TYPE_Q6_K && packed == 2)
-      for (size_t K = 0; K < cols / 256; K++)
-        for (size_t j = 0; j < offsetof(fg_block_q6_k, d); j++) w[i * row_bytes + K * sizeof(fg_block_q6_k) + j] = (uint8_t)rng_u64(r);
+      for (size_t K = 0; K < cols / 256; K++) {
+        uint8_t *blk = w + i * row_bytes + K * sizeof(fg_block_q6_k);
+        for (size_t j = 0; j < offsetof(fg_block_q6_k, d); j++) blk[j] = (uint8_t)rng_u64(r);
+      }
   }
   const size_t pk_size = packed && k->pack_size ? k->pack_size(type, rows, cols) : 0;
   uint8_t *pk = pk_size ? malloc(pk_size) : NULL;
