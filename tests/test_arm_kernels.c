@@ -113,9 +113,15 @@ static void run_case_pk(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t 
         uint8_t *blk = w + i * row_bytes + K * sizeof(fg_block_q6_k);
         for (size_t j = 0; j < offsetof(fg_block_q6_k, d); j++) blk[j] = (uint8_t)rng_u64(r);
       }
+    if (type == FG_TYPE_Q5_0 && packed == 2) /* every fifth bit and nibble pattern; the scale kept */
+      for (size_t kb = 0; kb < cols / 32; kb++) {
+        fg_block_q5_0 *blk = (fg_block_q5_0 *)(void *)(w + i * row_bytes) + kb;
+        for (size_t j = 0; j < sizeof blk->qh; j++) blk->qh[j] = (uint8_t)rng_u64(r);
+        for (size_t j = 0; j < sizeof blk->qs; j++) blk->qs[j] = (uint8_t)rng_u64(r);
+      }
   }
   const size_t pk_size = packed && k->pack_size ? k->pack_size(type, rows, cols) : 0;
-  uint8_t *pk = pk_size ? malloc(pk_size) : NULL;
+  uint8_t *pk = pk_size ? aligned_alloc(64, (pk_size + 63) & ~(size_t)63) : NULL; /* as the loader's copies */
   CHECK(!packed || (pk != NULL && rows % k->pack_rows == 0));
   if (pk) k->pack(type, w, row_bytes, cols, 0, rows, pk);
   const size_t ldx = cols + 3, n_out = use_rows ? rows + 3 : rows, ldy = n_out + 1;
@@ -206,6 +212,15 @@ static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
       for (size_t i = 0; i < 10; i++)
         run_case_pk(ops[i % 2], k, type, k->pack_rows * (1 + i % 2), 256 * (1 + 2 * (i % 3)), pk_nb[i % 5],
                     (int)(i % D_COUNT), i % 4 == 3, i % 3, i % 3 == 1 ? 2 : 1, r);
+    }
+    /* Q5_0 the same way (armv7 neon_dotprod's 4-row strips; aarch64's 16): 1, 3, 7, 33 blocks, one to three strips,
+     * decode and 2..9 activations (pairs and a last one alone), every data kind (the tiny activations take the
+     * scalar spec), random value bytes */
+    if (type == FG_TYPE_Q5_0 && k->pack_size && k->pack_size(type, k->pack_rows, 32) > 0) {
+      static const size_t pk_nb[] = {1, 2, 3, 4, 5, 9}, pk_blk[] = {1, 3, 7, 33};
+      for (size_t i = 0; i < 12; i++)
+        run_case_pk(ops[i % 2], k, type, k->pack_rows * (1 + i % 3), 32 * pk_blk[i % 4], pk_nb[i % 6],
+                    (int)(i % D_COUNT), i % 4 == 3, i % 3, i % 2 ? 2 : 1, r);
     }
   }
   fprintf(stderr, "table %s: %s\n", k->name, fg_test_failures == checks0 ? "bit-exact with the specs" : "FAILED");

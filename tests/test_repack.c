@@ -1,9 +1,10 @@
-/* test_repack.c — load-time repacking (kernels.h; avx2, aarch64 neon_dotprod and neon_i8mm):
+/* test_repack.c — load-time repacking (kernels.h; avx2, aarch64 neon_dotprod and neon_i8mm, armv7 neon_dotprod):
  * a model loaded with it and one loaded with FG_MODEL_NO_REPACK give bit-identical logits and ids (prefill in a
  * chunk, then single steps), from a mapped and from a read file; fg_model_info says whether it
  * happened, which it must exactly when the process kernel table has a packed layout for the model's
- * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. On tables without one (avx512, ref,
- * armv7, FG_ISA=neon) the same checks show the flag is harmless. The tied head's embeddings come from the
+ * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. The tiny preset in Q8_0 and in Q5_0 (armv7
+ * neon_dotprod packs Q5_0 only). On tables without one (avx512, ref, armv7 and aarch64 FG_ISA=neon) the same checks
+ * show the flag is harmless. The tied head's embeddings come from the
  * copy where the table can unpack it (avx2), from the file otherwise. After a mapped load that packed,
  * no page of the file's metadata, packed matrices or norm vectors is still mapped (/proc/self/pagemap,
  * where it shows this process's pages: not under qemu-user, whose page table is the emulator's). */
@@ -78,7 +79,7 @@ static void compare(const char *path, const char *label, uint32_t load_flags, bo
     free(a);
     free(b);
     printf("%-28s repacked %7.1f KiB%s; logits of %d positions bit for bit equal to --repack off\n", label,
-           (double)ip.repack_bytes / 1024.0, expect_pack ? "" : " (this table has no packed layout)", N_STEPS + 1);
+           (double)ip.repack_bytes / 1024.0, expect_pack ? "" : " (the table has no packed layout for it)", N_STEPS + 1);
   }
   fg_model_free(p);
   fg_model_free(f);
@@ -143,6 +144,30 @@ static void check_pages_handed_back(const char *path) {
   fg_model_free(m);
 }
 
+/* a failed allocation anywhere in the load is a clean error, never a half-loaded model */
+static void check_alloc_failures(const char *path) {
+  int failed = 0;
+  bool loaded = false;
+  for (uint64_t i = 1; i < 400 && !loaded; i++) {
+    fg_alloc_fail_after(i);
+    fg_status st = FG_OK;
+    fg_model *m = load(path, 0, &st);
+    fg_alloc_fail_after(0);
+    if (st == FG_OK) {
+      CHECK(m != NULL);
+      fg_model_free(m);
+      loaded = true;
+      continue;
+    }
+    CHECK(m == NULL);
+    CHECK_MSG(st == FG_ERR_NOMEM, "allocation %llu failing gave status %d", (unsigned long long)i, (int)st);
+    failed++;
+  }
+  CHECK(failed > 0 && loaded);
+  printf("load with each of its %d allocations failing: FG_ERR_NOMEM each time (the packed copy's included)\n",
+         failed);
+}
+
 int main(void) {
   const fg_kernels *k = NULL;
   CHECK_OK(fg_kernels_get(&k, NULL));
@@ -155,27 +180,16 @@ int main(void) {
     compare(path, "tiny q8_0, mapped", 0, pack);
     compare(path, "tiny q8_0, read", FG_MODEL_NO_MMAP, pack);
     if (pack) check_pages_handed_back(path);
-    /* a failed allocation anywhere in the load is a clean error, never a half-loaded model */
-    int failed = 0;
-    bool loaded = false;
-    for (uint64_t i = 1; i < 400 && !loaded; i++) {
-      fg_alloc_fail_after(i);
-      fg_status st = FG_OK;
-      fg_model *m = load(path, 0, &st);
-      fg_alloc_fail_after(0);
-      if (st == FG_OK) {
-        CHECK(m != NULL);
-        fg_model_free(m);
-        loaded = true;
-        continue;
-      }
-      CHECK(m == NULL);
-      CHECK_MSG(st == FG_ERR_NOMEM, "allocation %llu failing gave status %d", (unsigned long long)i, (int)st);
-      failed++;
-    }
-    CHECK(failed > 0 && loaded);
-    printf("load with each of its %d allocations failing: FG_ERR_NOMEM each time (the packed copy's included)\n",
-           failed);
+    check_alloc_failures(path);
+  }
+  /* tiny Q5_0 (avx2, aarch64 and armv7 neon_dotprod pack it; armv7's one packed type) */
+  if (fg_test_ensure_model("tiny-q5_0.gguf", "tiny", "q5_0", 1) == 0) {
+    const char *path = fg_test_model_path("tiny-q5_0.gguf");
+    const bool pack = k->pack_size && k->pack_size(FG_TYPE_Q5_0, 64, 64) > 0;
+    compare(path, "tiny q5_0, mapped", 0, pack);
+    compare(path, "tiny q5_0, read", FG_MODEL_NO_MMAP, pack);
+    if (pack) check_pages_handed_back(path);
+    if (pack && k->pack_size(FG_TYPE_Q8_0, 64, 64) == 0) check_alloc_failures(path); /* armv7: Q8_0 is not packed */
   }
   if (fg_test_ensure_model("tiny-q4_0.gguf", "tiny", "q4_0", 1) == 0) {
     compare(fg_test_model_path("tiny-q4_0.gguf"), "tiny q4_0 (never packed)", 0, false);

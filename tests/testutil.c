@@ -131,7 +131,7 @@ const char *fg_test_tokenizer_json(void) {
 
 int fg_test_type_from_name(const char *name, uint32_t *type) {
   static const struct { const char *name; uint32_t id; } types[] = {
-      {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q8_0", 8}, {"bf16", 30},
+      {"f32", 0}, {"f16", 1}, {"q4_0", 2}, {"q5_0", 6}, {"q8_0", 8}, {"bf16", 30},
   };
   for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
     if (strcmp(types[i].name, name) == 0) {
@@ -155,7 +155,7 @@ int fg_test_ensure_model(const char *file, const char *preset, const char *type,
   p.preset = preset;
   p.seed = (uint64_t)seed;
   if (fg_test_type_from_name(type, &p.type) != 0) {
-    fprintf(stderr, "fg_test_ensure_model(%s): unknown type \"%s\" (f32 f16 bf16 q8_0 q4_0)\n", file, type);
+    fprintf(stderr, "fg_test_ensure_model(%s): unknown type \"%s\" (f32 f16 bf16 q8_0 q5_0 q4_0)\n", file, type);
     return 1;
   }
   if (strstr(file, "vocab")) {

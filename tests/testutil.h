@@ -88,7 +88,7 @@ const char *fg_test_model_path(const char *file);
 /* Generates (once per build tree) the named model with the CLI-equivalent generator; see testutil.c */
 int fg_test_ensure_model(const char *file, const char *preset, const char *type, unsigned long long seed);
 /* Details of fg_test_ensure_model: the file exists under FG_TEST_MODELS -> 0 at once; otherwise it is
- * generated with fg_gen_model (type by name: "f32" "f16" "bf16" "q8_0" "q4_0"; tied head; a file name
+ * generated with fg_gen_model (type by name: "f32" "f16" "bf16" "q8_0" "q5_0" "q4_0"; tied head; a file name
  * containing "vocab" gets the real Gemma 3 vocabulary from fg_test_tokenizer_json()); non-zero with a
  * message on stderr on failure (also when that tokenizer.json is missing: run scripts/setup.sh). */
 /* A tiny F32 model with the real vocabulary (FILE under FG_TEST_MODELS, made once) whose blocks add
@@ -98,7 +98,7 @@ int fg_test_ensure_model(const char *file, const char *preset, const char *type,
 int fg_test_ensure_chain_model(const char *file, const int32_t *chain, size_t n_chain, const char *name);
 /* Gemma 3's tokenizer.json from the npm oracle install (may not exist). */
 const char *fg_test_tokenizer_json(void);
-/* GGML type id of "f32"/"f16"/"bf16"/"q8_0"/"q4_0"; 0 on success, non-zero for an unknown name. */
+/* GGML type id of "f32"/"f16"/"bf16"/"q8_0"/"q5_0"/"q4_0"; 0 on success, non-zero for an unknown name. */
 int fg_test_type_from_name(const char *name, uint32_t *type);
 
 /* SHA-256 of a file as 64 lowercase hex digits; 0 on success. */
