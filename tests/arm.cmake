@@ -70,6 +70,10 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)")
   # test_repack runs with the default table (neon_i8mm under "max"); the dot-product layout as well
   add_test(NAME test_repack_dotprod COMMAND test_repack)
   set_tests_properties(test_repack_dotprod PROPERTIES ENVIRONMENT "FG_ISA=neon_dotprod" TIMEOUT 900)
+else()
+  # armv7: test_repack runs with neon_dotprod (under "max"); the plain NEON table packs Q5_0 in a layout of its own
+  add_test(NAME test_repack_neon COMMAND test_repack)
+  set_tests_properties(test_repack_neon PROPERTIES ENVIRONMENT "FG_ISA=neon" TIMEOUT 900)
 endif()
 # 270m Q8_0 (the product's format; the file the x86 suite's test_arm_memory writes): a 520-token
 # prompt, past the 512-position sliding window, + 8 greedy ids (about 4 CPU-minutes under qemu-arm)

@@ -162,7 +162,7 @@ static const fg_kernels k_fg_neon_table = {
     .pack_size = fg_pk_size,
     .pack = fg_pk_pack,
     .pack_rows = FG_PK_ROWS,
-#elif FG_NEON_HAVE_DOTPROD
+#elif !FG_NEON_A64
     .pack_size = fg_pa_size,
     .pack = fg_pa_pack,
     .pack_rows = FG_PA_ROWS,

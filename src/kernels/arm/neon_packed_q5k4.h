@@ -620,20 +620,21 @@ static void fg_q4_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_
 static void fg_q6_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_run(a, i0, i1, FG_TYPE_Q6_K, fg_q6_k_vec); }
 static void fg_q6_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_run(a, i0, i1, FG_TYPE_Q6_K, fg_q6_k_gemm); }
 #  define FG_PX_TILE FG_PK_ROWS /* row ranges of whole strips */
-#elif FG_NEON_HAVE_DOTPROD
+#elif !FG_NEON_A64
 // ----------------------------------------------------------------------------
-// Packed Q5_0 (armv7 with VSDOT; load-time repacking, kernels.h): strips of 4 rows (one quad: the lanes of one
-// q register are its rows) holding what the staged gemm builds per tile and segment (fg_nq_stage_q5_0_sd_a32
-// writes the copy), so the loops start at the VSDOT:
+// Packed Q5_0 (armv7; load-time repacking, kernels.h): strips of 4 rows holding what the staged gemm builds per
+// tile and segment (the table's own Q5_0 staging assembly writes the copy), so the loops start at the products:
 //   per strip (nblk blocks, FG_PA_BLOCK bytes each): the 4 rows' dw as f32 per block (16 nblk bytes, the exact
-//   conversions of the file's f16 d), then per block 128 bytes, groups g0..g7 of 16: bytes 4c..4c+3 of group g
-//   are values 4g..4g+3 of row c, the values q - 16 as int8 (the fifth bit merged).
+//   conversions of the file's f16 d), then per block 128 bytes of values q - 16 as int8 (the fifth bit merged):
+//   neon_dotprod the VSDOT groups g0..g7 of 16 (bytes 4c..4c+3 of group g: values 4g..4g+3 of row c,
+//   fg_nq_stage_q5_0_sd_a32), neon the 4 rows' 32 values one after the other (fg_nq_stage_q5_0_a32).
 // 144 bytes per 4 rows and block against the file's 88 (x 1.64): 16 q registers leave no room to decode
 // nibbles and fifth bits once for several activations, as aarch64's 16-row strips do, and decoding them per
-// activation pair costs about 23 instructions a quad and block against the loop's 35. Each output is
-// fma(dw * dx, (float)isum, acc) in block order, isum = sum (q - 16) x exact in int32: the q8 spec bit for bit,
-// the staged kernels' operations. Row lists, ranges that cut a strip and activations below the armv7 exactness
-// threshold read the file's rows. The copy must be 16-byte aligned (the loader aligns each copy to 64).
+// activation pair (shift, mask, bit insert: about 3 instructions a value register, 24 a block of 4 rows) costs
+// about what the VSDOT loop it feeds does (35). Each output is fma(dw * dx, (float)isum, acc) in block order,
+// isum = sum (q - 16) x exact in int32: the q8 spec bit for bit, the staged kernels' operations. Row lists, ranges
+// that cut a strip and activations below the armv7 exactness threshold read the file's rows. The copy must be
+// 16-byte aligned (the loader aligns each copy to 64).
 #  define FG_PA_ROWS 4
 #  define FG_PA_BLOCK (16 + 128)
 
@@ -652,10 +653,16 @@ static void fg_pa_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
     const uint8_t *const rp[FG_PA_ROWS] = {w + 4 * s * row_bytes, w + (4 * s + 1) * row_bytes,
                                            w + (4 * s + 2) * row_bytes, w + (4 * s + 3) * row_bytes};
     uint8_t *st = dst + s * nblk * FG_PA_BLOCK;
+#  if FG_NEON_HAVE_DOTPROD
     fg_nq_stage_q5_0_sd_a32(rp, 0, nblk, (int8_t *)(st + 16 * nblk), (float *)(void *)st);
+#  else
+    for (size_t r = 0; r < FG_PA_ROWS; r++)
+      fg_nq_stage_q5_0_a32(rp[r], nblk, (int8_t *)(st + 16 * nblk + 32 * r), (float *)(void *)st + r);
+#  endif
   }
 }
 
+#  if FG_NEON_HAVE_DOTPROD
 /* One activation against a packed strip, fg_nq_blocks_sdot_a32's loop for one: per block the activation's 32
  * bytes (q0-q1), the groups g0..g7 (q8-q15), 8 VSDOT by element into a zeroed q4 (lane r = row r), then
  * acc = fma(dw * dx, (float)isum, acc) (q6; dw in q5, dx in d4[0]): 21 instructions a block of 4 rows. */
@@ -696,9 +703,20 @@ __attribute__((noinline)) static void fg_pa_blocks2(const int8_t *w, const float
                                                     fg_act_q8_row x1, size_t n, float *acc) {
   fg_nq_blocks_sdot_a32(w, dw, NULL, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 0);
 }
+#  else
+/* neon: the staged types' block loop (fg_nq_blocks_a32) from the copy, two activations or one */
+__attribute__((noinline)) static void fg_pa_blocks2(const int8_t *w, const float *dw, fg_act_q8_row x0,
+                                                    fg_act_q8_row x1, size_t n, float *acc) {
+  fg_nq_blocks_a32(w, dw, NULL, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 1, 0);
+}
+__attribute__((noinline)) static void fg_pa_blocks1_a32(const int8_t *w, const float *dw, const int8_t *qa,
+                                                        const float *da, size_t n, float *acc) {
+  fg_nq_blocks_a32(w, dw, NULL, qa, da, NULL, qa, da, NULL, n, acc, 0, 0);
+}
+#  endif
 
 /* Outputs i0 <= i < i1 of a packed Q5_0 matrix: whole strips from the copy, two activations a pass
- * (fg_nq_blocks_sdot_a32, the staged gemm's loop) and a last one alone; the rest (and row lists, and matrices
+ * (the staged gemm's loop) and a last one alone; the rest (and row lists, and matrices
  * without a copy) by `rows` */
 static void fg_pa_run(const fg_mm_args *a, size_t i0, size_t i1, fg_mm_fn rows) {
   const size_t s0 = (i0 + FG_PA_ROWS - 1) / FG_PA_ROWS * FG_PA_ROWS, s1 = i1 / FG_PA_ROWS * FG_PA_ROWS;
