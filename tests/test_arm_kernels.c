@@ -113,6 +113,12 @@ static void run_case_pk(fg_ops *ops, const fg_kernels *k, uint32_t type, size_t 
         uint8_t *blk = w + i * row_bytes + K * sizeof(fg_block_q6_k);
         for (size_t j = 0; j < offsetof(fg_block_q6_k, d); j++) blk[j] = (uint8_t)rng_u64(r);
       }
+    if (type == FG_TYPE_Q4_K && packed == 2) /* every 6-bit scale, minimum and nibble pattern; d, dmin kept */
+      for (size_t kb = 0; kb < cols / 256; kb++) {
+        fg_block_q4_k *blk = (fg_block_q4_k *)(void *)(w + i * row_bytes) + kb;
+        for (size_t j = 0; j < sizeof blk->scales; j++) blk->scales[j] = (uint8_t)rng_u64(r);
+        for (size_t j = 0; j < sizeof blk->qs; j++) blk->qs[j] = (uint8_t)rng_u64(r);
+      }
     if (type == FG_TYPE_Q5_0 && packed == 2) /* every fifth bit and nibble pattern; the scale kept */
       for (size_t kb = 0; kb < cols / 32; kb++) {
         fg_block_q5_0 *blk = (fg_block_q5_0 *)(void *)(w + i * row_bytes) + kb;
@@ -205,9 +211,15 @@ static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
         }
     /* every data kind once at a size with several tiles and activations */
     for (int d = 0; d < D_COUNT; d++) run_case(ops[1], k, type, 9, is_k ? 2304 : is_q ? 1056 : 100, 5, d, d % 2, (size_t)d % 3, r);
-    /* Q6_K from the packed copy where the table has one (test_kernels sweeps the packed shapes against the
-     * unpacked product): 1, 3, 5 superblocks, one and two strips, decode and 3..9 activations, random bytes */
-    if (type == FG_TYPE_Q6_K && k->pack_size && k->pack_size(type, k->pack_rows, 256) > 0) {
+    /* Q6_K (and on armv7 Q4_K) from the packed copy where the table has one (test_kernels sweeps the packed shapes
+     * against the unpacked product): 1, 3, 5 superblocks, one and two strips, decode and 3..9 activations, random
+     * bytes */
+#if defined(__aarch64__)
+    const int k4_here = 0; /* aarch64's packed Q4_K: test_kernels' packed sweep */
+#else
+    const int k4_here = type == FG_TYPE_Q4_K; /* armv7's 4-row strips */
+#endif
+    if ((type == FG_TYPE_Q6_K || k4_here) && k->pack_size && k->pack_size(type, k->pack_rows, 256) > 0) {
       static const size_t pk_nb[] = {1, 3, 4, 5, 9};
       for (size_t i = 0; i < 10; i++)
         run_case_pk(ops[i % 2], k, type, k->pack_rows * (1 + i % 2), 256 * (1 + 2 * (i % 3)), pk_nb[i % 5],

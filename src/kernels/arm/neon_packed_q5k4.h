@@ -1,5 +1,5 @@
 /* neon_packed_q5k4.h — packed Q5_0, Q4_K and Q6_K (aarch64 with SDOT): load-time strips of 16 rows decoded in
- * registers; packed Q5_0 (armv7 with VSDOT): strips of 4 rows of int8 values; and the Q5_0 / Q4_K / Q6_K entries
+ * registers; packed Q5_0 and Q4_K (armv7): strips of 4 rows of int8 values; and the Q5_0 / Q4_K / Q6_K entries
  * of the table (the packed copy where there is one). */
 #ifndef FG_NEON_IMPL_H
 #  error "a part of kernels/arm/neon_impl.h (compiled once per NEON table): include that"
@@ -622,36 +622,58 @@ static void fg_q6_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_
 #  define FG_PX_TILE FG_PK_ROWS /* row ranges of whole strips */
 #elif !FG_NEON_A64
 // ----------------------------------------------------------------------------
-// Packed Q5_0 (armv7; load-time repacking, kernels.h): strips of 4 rows holding what the staged gemm builds per
-// tile and segment (the table's own Q5_0 staging assembly writes the copy), so the loops start at the products:
-//   per strip (nblk blocks, FG_PA_BLOCK bytes each): the 4 rows' dw as f32 per block (16 nblk bytes, the exact
-//   conversions of the file's f16 d), then per block 128 bytes of values q - 16 as int8 (the fifth bit merged):
-//   neon_dotprod the VSDOT groups g0..g7 of 16 (bytes 4c..4c+3 of group g: values 4g..4g+3 of row c,
-//   fg_nq_stage_q5_0_sd_a32), neon the 4 rows' 32 values one after the other (fg_nq_stage_q5_0_a32).
-// 144 bytes per 4 rows and block against the file's 88 (x 1.64): 16 q registers leave no room to decode
-// nibbles and fifth bits once for several activations, as aarch64's 16-row strips do, and decoding them per
-// activation pair (shift, mask, bit insert: about 3 instructions a value register, 24 a block of 4 rows) costs
-// about what the VSDOT loop it feeds does (35). Each output is fma(dw * dx, (float)isum, acc) in block order,
-// isum = sum (q - 16) x exact in int32: the q8 spec bit for bit, the staged kernels' operations. Row lists, ranges
-// that cut a strip and activations below the armv7 exactness threshold read the file's rows. The copy must be
-// 16-byte aligned (the loader aligns each copy to 64).
+// Packed Q5_0 and Q4_K (armv7; load-time repacking, kernels.h): strips of 4 rows holding what the staged gemm
+// builds per tile and segment (the table's own staging writes the copy), so the loops start at the products:
+//   Q5_0, per strip (nblk 32-blocks, FG_PA_BLOCK bytes each): the 4 rows' dw as f32 per block (16 nblk bytes, the
+//   exact conversions of the file's f16 d), then per block 128 bytes of values q - 16 as int8 (the fifth bit
+//   merged): neon_dotprod the VSDOT groups g0..g7 of 16 (bytes 4c..4c+3 of group g: values 4g..4g+3 of row c,
+//   fg_nq_stage_q5_0_sd_a32), neon the 4 rows' 32 values one after the other (fg_nq_stage_q5_0_a32);
+//   Q4_K, per strip (FG_PA_K4_BLOCK bytes a 32-block): the staged dw = d * sc and mw = -(dmin * m) as f32 (16
+//   nblk bytes each), then the values q (0..15) as int8 in the same two forms (fg_nq_stage, fg_nq_interleave).
+// Q5_0: 144 bytes per 4 rows and block against the file's 88 (x 1.64); Q4_K: 320 bytes per row and superblock
+// against 144 (x 2.22). 16 q registers leave no room to decode nibbles and fifth bits once for several
+// activations, as aarch64's 16-row strips do, and decoding them per activation pair (shift, mask, bit insert:
+// about 3 instructions a value register, 24 a block of 4 rows) costs about what the VSDOT loop it feeds does
+// (35). Each output is fma(dw * dx, (float)isum, acc) in block order (Q4_K then fma(mw * dx, (float)sum x, acc)),
+// isum exact in int32: the q8 spec bit for bit, the staged kernels' operations. Row lists, ranges that cut a
+// strip and activations below the armv7 exactness threshold read the file's rows. The copy must be 16-byte
+// aligned (the loader aligns each copy to 64).
 #  define FG_PA_ROWS 4
 #  define FG_PA_BLOCK (16 + 128)
+#  define FG_PA_K4_BLOCK (16 + 16 + 128) /* Q4_K: dw, mw, values per 32-block */
 
 static size_t fg_pa_size(uint32_t type, size_t rows, size_t cols) {
-  if (type != FG_TYPE_Q5_0 || rows == 0 || rows % FG_PA_ROWS != 0 || cols == 0 || cols % 32 != 0) return 0;
+  const size_t unit = type == FG_TYPE_Q4_K ? 256 : 32;
+  const size_t bb = type == FG_TYPE_Q5_0 ? FG_PA_BLOCK : type == FG_TYPE_Q4_K ? FG_PA_K4_BLOCK : 0;
+  if (!bb || rows == 0 || rows % FG_PA_ROWS != 0 || cols == 0 || cols % unit != 0) return 0;
   const size_t strips = rows / FG_PA_ROWS, nblk = cols / 32;
-  if (nblk > SIZE_MAX / FG_PA_BLOCK / strips) return 0;
-  return strips * nblk * FG_PA_BLOCK;
+  if (nblk > SIZE_MAX / bb / strips) return 0;
+  return strips * nblk * bb;
 }
 
 static void fg_pa_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t cols, size_t r0, size_t r1,
                        uint8_t *dst) {
-  (void)type;
   const size_t nblk = cols / 32;
   for (size_t s = r0 / FG_PA_ROWS; s < r1 / FG_PA_ROWS; s++) {
     const uint8_t *const rp[FG_PA_ROWS] = {w + 4 * s * row_bytes, w + (4 * s + 1) * row_bytes,
                                            w + (4 * s + 2) * row_bytes, w + (4 * s + 3) * row_bytes};
+    if (type == FG_TYPE_Q4_K) { /* dw, mw, then the values: the staged gemm's segments, one after the other */
+      uint8_t *st = dst + s * nblk * FG_PA_K4_BLOCK;
+      int8_t *v = (int8_t *)(st + 32 * nblk);
+      fg_nq_seg sg;
+      for (size_t k0 = 0; k0 < nblk; k0 += FG_NQ_KSEG) {
+        const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
+        for (size_t r = 0; r < FG_PA_ROWS; r++) fg_nq_stage(&sg, type, rp[r], k0, k1, r);
+#  if FG_NEON_HAVE_DOTPROD
+        fg_nq_interleave(&sg, k1 - k0, v + 128 * k0);
+#  else
+        memcpy(v + 128 * k0, sg.v, 128 * (k1 - k0));
+#  endif
+        memcpy(st + 16 * k0, sg.dw, 16 * (k1 - k0));
+        memcpy(st + 16 * (nblk + k0), sg.mw, 16 * (k1 - k0));
+      }
+      continue;
+    }
     uint8_t *st = dst + s * nblk * FG_PA_BLOCK;
 #  if FG_NEON_HAVE_DOTPROD
     fg_nq_stage_q5_0_sd_a32(rp, 0, nblk, (int8_t *)(st + 16 * nblk), (float *)(void *)st);
@@ -665,72 +687,99 @@ static void fg_pa_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
 #  if FG_NEON_HAVE_DOTPROD
 /* One activation against a packed strip, fg_nq_blocks_sdot_a32's loop for one: per block the activation's 32
  * bytes (q0-q1), the groups g0..g7 (q8-q15), 8 VSDOT by element into a zeroed q4 (lane r = row r), then
- * acc = fma(dw * dx, (float)isum, acc) (q6; dw in q5, dx in d4[0]): 21 instructions a block of 4 rows. */
-static void fg_pa_blocks1_a32(const int8_t *w, const float *dw, const int8_t *qa, const float *da, size_t n, float *acc) {
+ * acc = fma(dw * dx, (float)isum, acc) (q6; dw in q5, dx in d4[0]): 21 instructions a block of 4 rows; min1
+ * (Q4_K) then acc = fma(mw * dx, (float)sum x, acc), 6 more. */
+#    define FG_PA_B1_BODY                      \
+  "1:\n\t"                                     \
+  "vld1.8 {d0-d3}, [%[qa]]!\n\t"               \
+  "vld1.8 {d16-d19}, [%[w] :128]!\n\t"         \
+  "vld1.8 {d20-d23}, [%[w] :128]!\n\t"         \
+  "vld1.8 {d24-d27}, [%[w] :128]!\n\t"         \
+  "vld1.8 {d28-d31}, [%[w] :128]!\n\t"         \
+  "vmov.i32 q4, #0\n\t"                        \
+  "vsdot.s8 q4, q8, d0[0]\n\t"                 \
+  "vsdot.s8 q4, q9, d0[1]\n\t"                 \
+  "vsdot.s8 q4, q10, d1[0]\n\t"                \
+  "vsdot.s8 q4, q11, d1[1]\n\t"                \
+  "vsdot.s8 q4, q12, d2[0]\n\t"                \
+  "vsdot.s8 q4, q13, d2[1]\n\t"                \
+  "vsdot.s8 q4, q14, d3[0]\n\t"                \
+  "vsdot.s8 q4, q15, d3[1]\n\t"                \
+  "vld1.32 {d10-d11}, [%[dw]]!\n\t"            \
+  "vld1.32 {d4[0]}, [%[da]]!\n\t"              \
+  "vcvt.f32.s32 q4, q4\n\t"                    \
+  "vmul.f32 q5, q5, d4[0]\n\t"                 \
+  "vfma.f32 q6, q5, q4\n\t"
+#    define FG_PA_B1_MIN1                      \
+  "vld1.32 {d5[0]}, [%[sa]]!\n\t"              \
+  "vld1.32 {d10-d11}, [%[mw]]!\n\t"            \
+  "vcvt.f32.s32 d5, d5\n\t"                    \
+  "vmul.f32 q5, q5, d4[0]\n\t"                 \
+  "vdup.32 q4, d5[0]\n\t"                      \
+  "vfma.f32 q6, q5, q4\n\t"
+#    define FG_PA_B1_REGS                                                                                   \
+  : [w] "+r"(w), [dw] "+r"(dw), [mw] "+r"(mw), [qa] "+r"(qa), [da] "+r"(da), [sa] "+r"(sa), [n] "+r"(n)     \
+  : [acc] "r"(acc)                                                                                         \
+  : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d5", "d8", "d9", "d10", "d11", "d12", "d13", "d16", "d17", \
+    "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28", "d29", "d30", "d31"
+__attribute__((noinline)) static void fg_pa_blocks1_a32(const int8_t *w, const float *dw, const float *mw,
+                                                        const int8_t *qa, const float *da, const int32_t *sa,
+                                                        size_t n, float *acc, const int min1) {
   if (n == 0) return;
-  __asm__ volatile("vld1.32 {d12-d13}, [%[acc]]\n\t"
-                   "1:\n\t"
-                   "vld1.8 {d0-d3}, [%[qa]]!\n\t"
-                   "vld1.8 {d16-d19}, [%[w] :128]!\n\t"
-                   "vld1.8 {d20-d23}, [%[w] :128]!\n\t"
-                   "vld1.8 {d24-d27}, [%[w] :128]!\n\t"
-                   "vld1.8 {d28-d31}, [%[w] :128]!\n\t"
-                   "vmov.i32 q4, #0\n\t"
-                   "vsdot.s8 q4, q8, d0[0]\n\t"
-                   "vsdot.s8 q4, q9, d0[1]\n\t"
-                   "vsdot.s8 q4, q10, d1[0]\n\t"
-                   "vsdot.s8 q4, q11, d1[1]\n\t"
-                   "vsdot.s8 q4, q12, d2[0]\n\t"
-                   "vsdot.s8 q4, q13, d2[1]\n\t"
-                   "vsdot.s8 q4, q14, d3[0]\n\t"
-                   "vsdot.s8 q4, q15, d3[1]\n\t"
-                   "vld1.32 {d10-d11}, [%[dw]]!\n\t"
-                   "vld1.32 {d4[0]}, [%[da]]!\n\t"
-                   "vcvt.f32.s32 q4, q4\n\t"
-                   "vmul.f32 q5, q5, d4[0]\n\t"
-                   "vfma.f32 q6, q5, q4\n\t"
-                   "subs %[n], %[n], #1\n\t"
-                   "bne 1b\n\t"
-                   "vst1.32 {d12-d13}, [%[acc]]\n\t"
-                   : [w] "+r"(w), [dw] "+r"(dw), [qa] "+r"(qa), [da] "+r"(da), [n] "+r"(n)
-                   : [acc] "r"(acc)
-                   : "cc", "memory", "d0", "d1", "d2", "d3", "d4", "d8", "d9", "d10", "d11", "d12", "d13", "d16", "d17",
-                     "d18", "d19", "d20", "d21", "d22", "d23", "d24", "d25", "d26", "d27", "d28", "d29", "d30", "d31");
+  if (min1)
+    __asm__ volatile("vld1.32 {d12-d13}, [%[acc]]\n\t" FG_PA_B1_BODY FG_PA_B1_MIN1
+                     "subs %[n], %[n], #1\n\t"
+                     "bne 1b\n\t"
+                     "vst1.32 {d12-d13}, [%[acc]]\n\t" FG_PA_B1_REGS);
+  else
+    __asm__ volatile("vld1.32 {d12-d13}, [%[acc]]\n\t" FG_PA_B1_BODY
+                     "subs %[n], %[n], #1\n\t"
+                     "bne 1b\n\t"
+                     "vst1.32 {d12-d13}, [%[acc]]\n\t" FG_PA_B1_REGS);
 }
+#    undef FG_PA_B1_BODY
+#    undef FG_PA_B1_MIN1
+#    undef FG_PA_B1_REGS
 
 /* Two activations against a packed strip: fg_nq_blocks_sdot_a32 out of line (its asm needs 11 core registers) */
-__attribute__((noinline)) static void fg_pa_blocks2(const int8_t *w, const float *dw, fg_act_q8_row x0,
-                                                    fg_act_q8_row x1, size_t n, float *acc) {
-  fg_nq_blocks_sdot_a32(w, dw, NULL, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 0);
+__attribute__((noinline)) static void fg_pa_blocks2(const int8_t *w, const float *dw, const float *mw, fg_act_q8_row x0,
+                                                    fg_act_q8_row x1, size_t n, float *acc, const int min1) {
+  if (min1) fg_nq_blocks_sdot_a32(w, dw, mw, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 1);
+  else fg_nq_blocks_sdot_a32(w, dw, NULL, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 0);
 }
 #  else
 /* neon: the staged types' block loop (fg_nq_blocks_a32) from the copy, two activations or one */
-__attribute__((noinline)) static void fg_pa_blocks2(const int8_t *w, const float *dw, fg_act_q8_row x0,
-                                                    fg_act_q8_row x1, size_t n, float *acc) {
-  fg_nq_blocks_a32(w, dw, NULL, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 1, 0);
+__attribute__((noinline)) static void fg_pa_blocks2(const int8_t *w, const float *dw, const float *mw, fg_act_q8_row x0,
+                                                    fg_act_q8_row x1, size_t n, float *acc, const int min1) {
+  if (min1) fg_nq_blocks_a32(w, dw, mw, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 1, 1);
+  else fg_nq_blocks_a32(w, dw, NULL, x0.qs, x0.d, x0.isum, x1.qs, x1.d, x1.isum, n, acc, 1, 0);
 }
-__attribute__((noinline)) static void fg_pa_blocks1_a32(const int8_t *w, const float *dw, const int8_t *qa,
-                                                        const float *da, size_t n, float *acc) {
-  fg_nq_blocks_a32(w, dw, NULL, qa, da, NULL, qa, da, NULL, n, acc, 0, 0);
+__attribute__((noinline)) static void fg_pa_blocks1_a32(const int8_t *w, const float *dw, const float *mw,
+                                                        const int8_t *qa, const float *da, const int32_t *sa,
+                                                        size_t n, float *acc, const int min1) {
+  if (min1) fg_nq_blocks_a32(w, dw, mw, qa, da, sa, qa, da, sa, n, acc, 0, 1);
+  else fg_nq_blocks_a32(w, dw, NULL, qa, da, NULL, qa, da, NULL, n, acc, 0, 0);
 }
 #  endif
 
-/* Outputs i0 <= i < i1 of a packed Q5_0 matrix: whole strips from the copy, two activations a pass
- * (the staged gemm's loop) and a last one alone; the rest (and row lists, and matrices
- * without a copy) by `rows` */
-static void fg_pa_run(const fg_mm_args *a, size_t i0, size_t i1, fg_mm_fn rows) {
+/* Outputs i0 <= i < i1 of a packed Q5_0 or Q4_K matrix: whole strips from the copy, two activations a pass
+ * (the staged gemm's loop) and a last one alone; the rest (and row lists, and matrices without a copy) by
+ * `rows` */
+FG_NEON_INLINE void fg_pa_run(const fg_mm_args *a, size_t i0, size_t i1, const uint32_t type, fg_mm_fn rows) {
   const size_t s0 = (i0 + FG_PA_ROWS - 1) / FG_PA_ROWS * FG_PA_ROWS, s1 = i1 / FG_PA_ROWS * FG_PA_ROWS;
   if (!a->packed || a->rows || s0 >= s1 || ((uintptr_t)a->packed & 15) != 0) {
     rows(a, i0, i1);
     return;
   }
   if (i0 < s0) rows(a, i0, s0);
-  const size_t nblk = a->cols / 32, stride = fg_act_q8_row_bytes(a->cols), sbytes = nblk * FG_PA_BLOCK;
+  const int min1 = type == FG_TYPE_Q4_K;
+  const size_t nblk = a->cols / 32, stride = fg_act_q8_row_bytes(a->cols);
+  const size_t sbytes = nblk * (min1 ? FG_PA_K4_BLOCK : FG_PA_BLOCK), voff = (min1 ? 32 : 16) * nblk;
   const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
   for (size_t t = s0; t < s1; t += FG_PA_ROWS) {
     const uint8_t *st = a->packed + t / FG_PA_ROWS * sbytes;
-    const float *dw = (const float *)(const void *)st;
-    const int8_t *vt = (const int8_t *)(st + 16 * nblk);
+    const float *dw = (const float *)(const void *)st, *mw = dw + 4 * nblk;
+    const int8_t *vt = (const int8_t *)(st + voff);
     float acc[8] __attribute__((aligned(16)));
     size_t b = 0;
     for (; b + 2 <= a->nb; b += 2) {
@@ -738,14 +787,14 @@ static void fg_pa_run(const fg_mm_args *a, size_t i0, size_t i1, fg_mm_fn rows) 
       const fg_act_q8_row x1 = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + 1) * stride, a->cols);
       vst1q_f32(acc, vdupq_n_f32(0.0f));
       vst1q_f32(acc + 4, vdupq_n_f32(0.0f));
-      fg_pa_blocks2(vt, dw, x0, x1, nblk, acc);
+      fg_pa_blocks2(vt, dw, mw, x0, x1, nblk, acc, min1);
       vst1q_f32(a->y + b * a->ldy + t, vld1q_f32(acc));
       vst1q_f32(a->y + (b + 1) * a->ldy + t, vld1q_f32(acc + 4));
     }
     for (; b < a->nb; b++) {
       const fg_act_q8_row x0 = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
       vst1q_f32(acc, vdupq_n_f32(0.0f));
-      fg_pa_blocks1_a32(vt, dw, x0.qs, x0.d, nblk, acc);
+      fg_pa_blocks1_a32(vt, dw, mw, x0.qs, x0.d, x0.isum, nblk, acc, min1);
       vst1q_f32(a->y + b * a->ldy + t, vld1q_f32(acc));
     }
     for (b = 0; b < a->nb; b++) /* tiny activation scales: those outputs by the spec in scalar VFP code */
@@ -757,10 +806,10 @@ static void fg_pa_run(const fg_mm_args *a, size_t i0, size_t i1, fg_mm_fn rows) 
   }
   if (s1 < i1) rows(a, s1, i1);
 }
-static void fg_q5_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, fg_q5_0_vec_direct); }
-static void fg_q5_0_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, fg_q5_0_gemm); }
-#  define fg_q4_k_vec_any fg_q4_k_vec
-#  define fg_q4_k_gemm_any fg_q4_k_gemm
+static void fg_q5_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, FG_TYPE_Q5_0, fg_q5_0_vec_direct); }
+static void fg_q5_0_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, FG_TYPE_Q5_0, fg_q5_0_gemm); }
+static void fg_q4_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, FG_TYPE_Q4_K, fg_q4_k_vec); }
+static void fg_q4_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, FG_TYPE_Q4_K, fg_q4_k_gemm); }
 #  define fg_q6_k_vec_any fg_q6_k_vec
 #  define fg_q6_k_gemm_any fg_q6_k_gemm
 #  define FG_PX_TILE FG_Q_ROWS /* = FG_PA_ROWS */
