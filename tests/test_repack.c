@@ -1,10 +1,10 @@
-/* test_repack.c — load-time repacking (kernels.h; avx2, aarch64 neon_dotprod and neon_i8mm, armv7 neon_dotprod):
- * a model loaded with it and one loaded with FG_MODEL_NO_REPACK give bit-identical logits and ids (prefill in a
- * chunk, then single steps), from a mapped and from a read file; fg_model_info says whether it
+/* test_repack.c — load-time repacking (kernels.h; avx2, aarch64 neon_dotprod and neon_i8mm, armv7 neon_dotprod
+ * and neon): a model loaded with it and one loaded with FG_MODEL_NO_REPACK give bit-identical logits and ids
+ * (prefill in a chunk, then single steps), from a mapped and from a read file; fg_model_info says whether it
  * happened, which it must exactly when the process kernel table has a packed layout for the model's
- * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. The tiny preset in Q8_0 and in Q5_0 (armv7
- * neon_dotprod packs Q5_0 only). On tables without one (avx512, ref, armv7 and aarch64 FG_ISA=neon) the same checks
- * show the flag is harmless. The tied head's embeddings come from the
+ * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. The tiny preset in Q8_0 and in Q5_0
+ * (armv7 packs Q5_0 and Q4_K, not Q8_0). On tables without one (avx512, ref, aarch64 FG_ISA=neon) the same
+ * checks show the flag is harmless. The tied head's embeddings come from the
  * copy where the table can unpack it (avx2), from the file otherwise. After a mapped load that packed,
  * no page of the file's metadata, packed matrices or norm vectors is still mapped (/proc/self/pagemap,
  * where it shows this process's pages: not under qemu-user, whose page table is the emulator's). */
@@ -182,7 +182,7 @@ int main(void) {
     if (pack) check_pages_handed_back(path);
     check_alloc_failures(path);
   }
-  /* tiny Q5_0 (avx2, aarch64 and armv7 neon_dotprod pack it; armv7's one packed type) */
+  /* tiny Q5_0 (avx2, aarch64 and both armv7 tables pack it) */
   if (fg_test_ensure_model("tiny-q5_0.gguf", "tiny", "q5_0", 1) == 0) {
     const char *path = fg_test_model_path("tiny-q5_0.gguf");
     const bool pack = k->pack_size && k->pack_size(FG_TYPE_Q5_0, 64, 64) > 0;
