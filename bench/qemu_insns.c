@@ -17,7 +17,11 @@
  * several threads it may miss increments that raced (the per-thread sums are the exact figure).
  * With `profile`, every block also counts its own executions, and the exit writes one line per block,
  * "guest-address instructions executions" (hex, decimal, decimal), for bench/arm-insns --profile to
- * attribute to functions.
+ * attribute to functions. With `profile` and `threads` together, each line goes on with the block's
+ * executions per vCPU (the first PROF_VCPUS vCPUs, one column each), then, per vCPU, the instructions
+ * executed outside the program's own code (shared libraries: libc) since this block ran: a block of the
+ * program is the last one a thread ran there before it called into a library, so its column names the
+ * call site (bench/arm-insns --calls --threads N with FG_PROFILE=1 attributes both).
  *
  * Debian 12 packages qemu 7.2 with plugin support but not its qemu-plugin.h; the declarations below
  * follow the documented plugin API, version 1 (QEMU 7.2 accepts versions 0 and 1). Only the entry
@@ -50,6 +54,12 @@ void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin
                                           enum qemu_plugin_cb_flags flags, void *userdata);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_start_code(void);
+struct qemu_plugin_insn; /* opaque */
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+uint64_t qemu_plugin_end_code(void);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 
 #define QI_EXPORT __attribute__((visibility("default")))
@@ -72,25 +82,58 @@ static void on_exec(unsigned int vcpu, void *n) {
   if (vcpu < MAX_VCPUS) __atomic_fetch_add(&g_per_vcpu[vcpu], (uint64_t)(uintptr_t)n, __ATOMIC_RELAXED);
 }
 
+enum { PROF_VCPUS = 8 };
 typedef struct tb_rec {
   uint64_t vaddr, n_insns, execs;
+  bool own;                          /* in the program's own code (not a shared library) */
+  uint64_t execs_v[PROF_VCPUS];      /* executions per vCPU (profile and threads) */
+  uint64_t lib_v[PROF_VCPUS];        /* library instructions run after this block, per vCPU */
   struct tb_rec *next;
 } tb_rec;
+static tb_rec *g_last_own[PROF_VCPUS]; /* per vCPU: the last block of the program's own code it ran */
+
+/* profile and threads: per-vCPU counts of the block, and the library instructions charged to the
+ * program's block that called into the library (each vCPU touches only its own columns) */
+static void on_exec_prof(unsigned int vcpu, void *ud) {
+  tb_rec *r = ud;
+  if (vcpu < MAX_VCPUS) __atomic_fetch_add(&g_per_vcpu[vcpu], r->n_insns, __ATOMIC_RELAXED);
+  if (vcpu >= PROF_VCPUS) return;
+  r->execs_v[vcpu]++;
+  if (r->own) {
+    g_last_own[vcpu] = r;
+  } else if (g_last_own[vcpu]) {
+    g_last_own[vcpu]->lib_v[vcpu] += r->n_insns;
+  }
+}
 static tb_rec *g_tbs; /* every translation (translation is serialized for one vCPU) */
+
+/* A PLT stub (the program's jump into a shared library) is no call site: its last instruction is
+ * aarch64's `br x17` or armv7's `ldr pc, [ip, #imm]!` (the stubs binutils writes). */
+static bool is_plt_stub(const struct qemu_plugin_tb *tb, uint64_t n) {
+  if (n == 0 || n > 4) return false;
+  const struct qemu_plugin_insn *in = qemu_plugin_tb_get_insn(tb, n - 1);
+  if (!in || qemu_plugin_insn_size(in) != 4) return false;
+  uint32_t w;
+  memcpy(&w, qemu_plugin_insn_data(in), 4);
+  return w == 0xd61f0220u || (w & 0xfffff000u) == 0xe5bcf000u;
+}
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
   const uint64_t n = qemu_plugin_tb_n_insns(tb);
   qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &g_insns, n);
-  if (g_threads[0]) qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
+  if (g_threads[0] && !g_profile[0])
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
   if (g_profile[0]) {
     tb_rec *r = calloc(1, sizeof *r);
     if (!r) return;
     r->vaddr = qemu_plugin_tb_vaddr(tb);
     r->n_insns = n;
+    r->own = r->vaddr >= qemu_plugin_start_code() && r->vaddr < qemu_plugin_end_code() && !is_plt_stub(tb, n);
     r->next = g_tbs;
     g_tbs = r;
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &r->execs, 1);
+    if (g_threads[0]) qemu_plugin_register_vcpu_tb_exec_cb(tb, on_exec_prof, QEMU_PLUGIN_CB_NO_REGS, r);
   }
 }
 
@@ -101,8 +144,15 @@ static void write_profile(void) {
     return;
   }
   for (const tb_rec *r = g_tbs; r; r = r->next)
-    if (r->execs) fprintf(f, "%llx %llu %llu\n", (unsigned long long)r->vaddr, (unsigned long long)r->n_insns,
-                          (unsigned long long)r->execs);
+    if (r->execs) {
+      fprintf(f, "%llx %llu %llu", (unsigned long long)r->vaddr, (unsigned long long)r->n_insns,
+              (unsigned long long)r->execs);
+      if (g_threads[0]) {
+        for (unsigned v = 0; v < PROF_VCPUS; v++) fprintf(f, " %llu", (unsigned long long)r->execs_v[v]);
+        for (unsigned v = 0; v < PROF_VCPUS; v++) fprintf(f, " %llu", (unsigned long long)r->lib_v[v]);
+      }
+      fputc('\n', f);
+    }
   if (fclose(f) != 0) fprintf(stderr, "qemu_insns: cannot write %s\n", g_profile);
 }
 
