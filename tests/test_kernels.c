@@ -667,7 +667,9 @@ typedef struct pfor_state {
   _Atomic int *hits;
   _Atomic int calls;
   _Atomic int bad;
+  _Atomic int bad_part; /* a range that is not one of the parts */
   uint32_t n_threads;
+  size_t n, parts;      /* the split expected: part p = [n p / parts, n (p + 1) / parts) */
 } pfor_state;
 
 static void pfor_fn(void *ud, size_t i0, size_t i1, uint32_t ith) {
@@ -675,10 +677,13 @@ static void pfor_fn(void *ud, size_t i0, size_t i1, uint32_t ith) {
   atomic_fetch_add(&s->calls, 1);
   if (i0 >= i1 || ith >= s->n_threads) atomic_store(&s->bad, 1);
   for (size_t i = i0; i < i1; i++) atomic_fetch_add(&s->hits[i], 1);
+  bool part = false;
+  for (size_t p = 0; p < s->parts; p++) part |= i0 == s->n * p / s->parts && i1 == s->n * (p + 1) / s->parts;
+  if (!part) atomic_store(&s->bad_part, 1);
 }
 
 static void test_parallel_for(fg_ops *const *ops, size_t n_ops) {
-  static const size_t ns[] = {0, 1, 2, 3, 4, 5, 7, 100, 1001};
+  static const size_t ns[] = {0, 1, 2, 3, 4, 5, 7, 9, 10, 100, 1001};
   for (size_t t = 0; t < n_ops; t++) {
     for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
       const size_t n = ns[ni];
@@ -686,17 +691,20 @@ static void test_parallel_for(fg_ops *const *ops, size_t n_ops) {
       s.hits = calloc(n + 1, sizeof *s.hits);
       atomic_init(&s.calls, 0);
       atomic_init(&s.bad, 0);
+      atomic_init(&s.bad_part, 0);
       s.n_threads = fg_ops_n_threads(ops[t]);
+      /* the ranges are min(n, threads) parts that differ by one item at most, the larger ones last (9 items
+       * on 4 threads: 2, 2, 2, 3, not 3, 3, 3 and an idle thread); one range on one thread or for one item */
+      s.n = n;
+      s.parts = s.n_threads == 1 || n <= 1 ? FG_MIN(n, (size_t)1) : FG_MIN(n, (size_t)s.n_threads);
       for (int rep = 0; rep < 50; rep++) fg_ops_parallel_for(ops[t], n, pfor_fn, &s);
       int ok = 1;
       for (size_t i = 0; i < n; i++) ok &= atomic_load(&s.hits[i]) == 50;
       CHECK_MSG(ok && !atomic_load(&s.bad), "parallel_for n=%zu threads=%u covers [0,n) wrongly", n, s.n_threads);
-      /* ranges are claimed in chunks of ceil(n / threads): at most one per thread, one on one thread or for
-       * one item */
-      const size_t chunk = (n + s.n_threads - 1) / s.n_threads;
-      const int per_call = s.n_threads == 1 || n <= 1 ? (int)FG_MIN(n, (size_t)1) : (int)((n + chunk - 1) / chunk);
-      CHECK_MSG(atomic_load(&s.calls) <= 50 * per_call, "parallel_for n=%zu threads=%u: %d calls in 50 runs, at most %d",
-                n, s.n_threads, atomic_load(&s.calls), 50 * per_call);
+      CHECK_MSG(!atomic_load(&s.bad_part), "parallel_for n=%zu threads=%u: a range is not one of %zu even parts", n,
+                s.n_threads, s.parts);
+      CHECK_MSG(atomic_load(&s.calls) <= 50 * (int)s.parts, "parallel_for n=%zu threads=%u: %d calls in 50 runs, at most %d",
+                n, s.n_threads, atomic_load(&s.calls), 50 * (int)s.parts);
       free(s.hits);
     }
   }
@@ -737,6 +745,57 @@ static void test_argmax(fg_ops *const *ops, size_t n_ops, rng *r) {
       }
     }
   }
+  free(x);
+}
+
+/* fg_ops_argmax_allowed against the plain scan that head_pick ran (the first allowed entry, replaced by
+ * each later strictly larger softcapped one) on 1, 2, 3 and 5 threads: dense and sparse masks, ties across
+ * range boundaries, a NaN first allowed entry (kept), NaN elsewhere (never wins), nothing allowed, a softcap */
+static size_t plain_argmax_allowed(const float *x, const uint8_t *allowed, size_t n, float cap) {
+  size_t best = SIZE_MAX;
+  float bv = 0.0f;
+  for (size_t i = 0; i < n; i++) {
+    if (!allowed[i]) continue;
+    const float v = cap > 0.0f ? cap * tanhf(x[i] / cap) : x[i];
+    if (best == SIZE_MAX || v > bv) best = i, bv = v;
+  }
+  return best;
+}
+
+static void test_argmax_allowed(fg_ops *const *ops, size_t n_ops, rng *r) {
+  static const size_t ns[] = {1, 7, 32767, 32768, 65537, 262144};
+  float *x = malloc(sizeof(float) * 262144);
+  uint8_t *al = malloc(262144);
+  for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+    const size_t n = ns[ni];
+    for (int kind = 0; kind < 8; kind++) {
+      for (size_t i = 0; i < n; i++) {
+        x[i] = rng_unif(r);
+        al[i] = kind == 1 ? rng_unif(r) < -0.98f : rng_unif(r) < 0.94f; /* about 1 % or 97 % allowed */
+      }
+      if (kind == 2) /* the same maximum in every range, some allowed: the first allowed one wins */
+        for (size_t p = 1; p <= 5; p++) x[n * p / 6] = 2.0f, al[n * p / 6] = p != 1, x[n - 1] = 2.0f, al[n - 1] = 1;
+      if (kind == 3) { /* a NaN first allowed entry is kept */
+        al[0] = 1;
+        x[0] = NAN;
+      }
+      if (kind == 4) /* NaN at the start of each range, the maximum right behind one */
+        for (size_t parts = 2; parts <= 5; parts++)
+          for (size_t p = 1; p < parts; p++) x[n * p / parts] = NAN, al[n * p / parts] = 1;
+      if (kind == 4 && n > 2) x[n / 2 + 1] = 3.0f, al[n / 2 + 1] = 1;
+      if (kind == 5) memset(al, 0, n); /* nothing allowed */
+      if (kind == 6) /* a larger entry not allowed */
+        x[n / 2] = 9.0f, al[n / 2] = 0;
+      const float cap = kind == 7 ? 0.5f : 0.0f; /* a softcap that makes near values equal */
+      const size_t want = plain_argmax_allowed(x, al, n, cap);
+      for (size_t t = 0; t < n_ops; t++) {
+        const size_t got = fg_ops_argmax_allowed(ops[t], x, al, n, cap);
+        CHECK_MSG(got == want, "argmax_allowed n=%zu kind %d threads %u: %zu, want %zu", n, kind,
+                  fg_ops_n_threads(ops[t]), got, want);
+      }
+    }
+  }
+  free(al);
   free(x);
 }
 
@@ -866,6 +925,11 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
   size_t cols = 96;
   float *x = amalloc(sizeof(float) * max_nb * max_cols), *tmp = amalloc(sizeof(float) * max_cols);
   for (size_t i = 0; i < max_nb * max_cols; i++) x[i] = rng_unif(r);
+  enum { SIDE_ROWS = 37, SIDE_COLS = 160 };
+  float *side_w = amalloc(sizeof(float) * SIDE_ROWS * SIDE_COLS), *side_x = amalloc(sizeof(float) * SIDE_COLS);
+  for (size_t i = 0; i < (size_t)SIDE_ROWS * SIDE_COLS; i++) side_w[i] = rng_unif(r);
+  for (size_t i = 0; i < SIDE_COLS; i++) side_x[i] = rng_unif(r);
+  const fg_mat side = {FG_TYPE_F32, SIDE_ROWS, SIDE_COLS, 4 * SIDE_COLS, side_w, NULL, NULL};
   for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++) {
     const uint32_t type = k_types[ti];
     cols = type_cols(type, 3);
@@ -899,6 +963,23 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
           CHECK_MSG(memcmp(want[m], got[m], nb * ld[m] * sizeof(float)) == 0,
                     "matmul_n %s nb=%zu threads=%u: matrix %d differs from matmul", fg_type_name(type), nb,
                     fg_ops_n_threads(ops[t]), m);
+        /* with a side product (an f32 matrix times one other row, as an adapter's A · x): the main
+         * products as before, the side's rows what fg_ops_matmul_here gives, on 3 and 1 main matrices */
+        for (size_t nm = 1; nm <= 3; nm += 2) {
+          for (int m = 0; m < 3; m++) memset(got[m], 0, nb * ld[m] * sizeof(float));
+          float ys_want[SIDE_ROWS + 1], ys_got[SIDE_ROWS + 1];
+          memset(ys_got, 0xff, sizeof ys_got); /* NaN: a row the side product misses shows */
+          ys_want[SIDE_ROWS] = ys_got[SIDE_ROWS];
+          CHECK_OK(fg_ops_matmul_here(ops[t], &side, side_x, SIDE_COLS, 1, ys_want, SIDE_ROWS));
+          CHECK_OK(fg_ops_matmul_n_side(ops[t], nm, w, x, cols, nb, got, ld, &side, side_x, ys_got));
+          for (size_t m = 0; m < nm; m++)
+            CHECK_MSG(memcmp(want[m], got[m], nb * ld[m] * sizeof(float)) == 0,
+                      "matmul_n_side %s nb=%zu threads=%u n=%zu: matrix %zu differs from matmul", fg_type_name(type), nb,
+                      fg_ops_n_threads(ops[t]), nm, m);
+          CHECK_MSG(memcmp(ys_want, ys_got, sizeof ys_got) == 0,
+                    "matmul_n_side %s nb=%zu threads=%u n=%zu: the side product differs from matmul_here",
+                    fg_type_name(type), nb, fg_ops_n_threads(ops[t]), nm);
+        }
         for (int m = 0; m < 3; m++) {
           free(want[m]);
           free(got[m]);
@@ -932,6 +1013,8 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
   free(w8);
   free(x);
   free(tmp);
+  free(side_w);
+  free(side_x);
 }
 
 /* allocation failures: creating ops, and the activation scratch of a quantized matmul */
@@ -1026,6 +1109,7 @@ int main(int argc, char **argv) {
   test_args(ops[1]);
   test_parallel_for(ops, 4);
   test_argmax(ops, 4, &r);
+  test_argmax_allowed(ops, 4, &r);
   test_sleep_wake(ops, 4);
   test_nested_pfor(ops, 4);
   test_alloc_failures();

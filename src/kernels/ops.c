@@ -89,15 +89,18 @@ static fg_status fg_ops_reserve(fg_ops *ops, size_t bytes) {
 
 typedef struct fg_pfor_job {
   size_t n;
-  size_t chunk; /* items per claim */
+  size_t parts; /* claims: part p is items [n p / parts, n (p + 1) / parts) */
   fg_ops_range_fn fn;
   void *ud;
-  _Atomic size_t next; /* first unclaimed item */
+  _Atomic size_t next; /* first unclaimed part */
 } fg_pfor_job;
 
 /* Pool index of the thread running a parallel_for callback (0 outside any job). A nested call runs
  * inline and reports this index, so per-thread scratch indexed by thread_index stays private. */
 static _Thread_local uint32_t g_thread_index;
+
+/* The first item of part p of n items in `parts` parts (p = parts: n) */
+static size_t fg_pfor_part(size_t n, size_t parts, size_t p) { return n / parts * p + n % parts * p / parts; }
 
 /* Items are claimed in chunks from a shared counter, so the threads that run take the work of one the
  * scheduler keeps waiting (fg_threadpool_run_open); callbacks depend on their items only, never on which
@@ -108,19 +111,21 @@ static void fg_pfor_worker(void *ud, uint32_t ith, uint32_t nth) {
   const uint32_t saved = g_thread_index;
   g_thread_index = ith;
   for (;;) {
-    const size_t i0 = atomic_fetch_add_explicit(&job->next, job->chunk, memory_order_relaxed);
-    if (i0 >= job->n) break;
-    job->fn(job->ud, i0, FG_MIN(i0 + job->chunk, job->n), ith);
+    const size_t p = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+    if (p >= job->parts) break;
+    job->fn(job->ud, fg_pfor_part(job->n, job->parts, p), fg_pfor_part(job->n, job->parts, p + 1), ith);
   }
   g_thread_index = saved;
 }
 
 /* parallel_for on the pool by the thread that holds ops->busy */
 static void fg_pfor_owned(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud) {
-  /* one chunk per thread, as a static split would give them, unless a thread is late: then the others
-   * take its chunk */
+  /* one part per thread, as a static split would give them, unless a thread is late: then the others
+   * take its part. The parts differ by one item at most, the larger ones last: the calling thread, which
+   * claims first, gets a smaller one where n is no multiple of the threads (9 items on 4 threads:
+   * 2, 2, 2, 3, where parts of ceil(n / threads) gave 3, 3, 3 and left a thread idle) */
   const size_t nth = ops->n_threads;
-  fg_pfor_job job = {.n = n, .chunk = (n + nth - 1) / nth, .fn = fn, .ud = ud};
+  fg_pfor_job job = {.n = n, .parts = FG_MIN(n, nth), .fn = fn, .ud = ud};
   atomic_init(&job.next, 0);
   fg_threadpool_run_open(ops->tp, fg_pfor_worker, &job);
 }
@@ -171,10 +176,59 @@ size_t fg_ops_argmax(fg_ops *ops, const float *x, size_t n) {
   return best;
 }
 
+/* Over the allowed entries: per range, the first allowed index and the first maximum among the allowed
+ * non-NaN values (fg_softcap(cap, x[i])), each SIZE_MAX where there is none */
+typedef struct fg_argmax_allowed_job {
+  const float *x;
+  const uint8_t *allowed;
+  float cap;
+  size_t n, n_parts;
+  size_t first[FG_ARGMAX_PARTS], best[FG_ARGMAX_PARTS];
+} fg_argmax_allowed_job;
+
+static void fg_argmax_allowed_range(void *ud, size_t p0, size_t p1, uint32_t tid) {
+  (void)tid;
+  fg_argmax_allowed_job *j = ud;
+  for (size_t p = p0; p < p1; p++) {
+    const size_t i0 = j->n * p / j->n_parts, i1 = j->n * (p + 1) / j->n_parts;
+    size_t first = SIZE_MAX, best = SIZE_MAX;
+    float bv = 0.0f;
+    for (size_t i = i0; i < i1; i++) {
+      if (!j->allowed[i]) continue;
+      if (first == SIZE_MAX) first = i;
+      const float v = fg_softcap(j->cap, j->x[i]);
+      if (v != v) continue;
+      if (best == SIZE_MAX || v > bv) best = i, bv = v;
+    }
+    j->first[p] = first;
+    j->best[p] = best;
+  }
+}
+
+size_t fg_ops_argmax_allowed(fg_ops *ops, const float *x, const uint8_t *allowed, size_t n, float cap) {
+  fg_argmax_allowed_job j = {.x = x, .allowed = allowed, .cap = cap, .n = n, .n_parts = 1};
+  if (n == 0) return SIZE_MAX;
+  const uint32_t nt = fg_ops_n_threads(ops);
+  if (n >= FG_ARGMAX_MIN && nt > 1) j.n_parts = FG_MIN((size_t)nt, (size_t)FG_ARGMAX_PARTS);
+  fg_ops_parallel_for(ops, j.n_parts, fg_argmax_allowed_range, &j);
+  size_t first = SIZE_MAX, best = SIZE_MAX;
+  float bv = 0.0f;
+  for (size_t p = 0; p < j.n_parts; p++) {
+    if (first == SIZE_MAX) first = j.first[p];
+    if (j.best[p] == SIZE_MAX) continue;
+    const float v = fg_softcap(cap, x[j.best[p]]);
+    if (best == SIZE_MAX || v > bv) best = j.best[p], bv = v;
+  }
+  if (first == SIZE_MAX) return SIZE_MAX;
+  const float v0 = fg_softcap(cap, x[first]);
+  return v0 != v0 || best == SIZE_MAX ? first : best; /* a NaN first entry is kept, as in the plain scan */
+}
+
 // ----------------------------------------------------------------------------
 // matmul
 
 #define FG_MM_MAX_MATS 3 /* matrices of one job (matmul_n): Q, K, V or gate, up */
+#define FG_MM_SIDE_ACT 64 /* bytes of a side product's prepared activations, at most */
 
 typedef struct fg_mm_job {
   const fg_mm_kernel *kern;
@@ -183,6 +237,11 @@ typedef struct fg_mm_job {
   size_t n_out[FG_MM_MAX_MATS];     /* outputs per activation row */
   size_t first[FG_MM_MAX_MATS + 1]; /* work items of matrix m: [first[m], first[m+1]) */
   size_t chunk;                     /* rows per work item */
+  const fg_mm_kernel *side_kern;    /* the side product's (fg_ops_matmul_n_side), or NULL */
+  fg_mm_args side;
+  uint64_t side_act[FG_MM_SIDE_ACT / 8]; /* its prepared activation row (armv7: a flag), when it has one */
+  size_t side_out, side_chunk;      /* its outputs, rows per work item: items first[n_mats].. after the main ones */
+  size_t n_items;                   /* all work items */
   _Atomic size_t next;              /* next work item */
 } fg_mm_job;
 
@@ -193,7 +252,12 @@ static void fg_mm_worker(void *ud, uint32_t ith, uint32_t nth) {
   size_t m = 0;
   for (;;) {
     size_t c = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-    if (c >= job->first[job->n_mats]) break;
+    if (c >= job->n_items) break;
+    if (c >= job->first[job->n_mats]) { /* the side product's rows */
+      const size_t i0 = (c - job->first[job->n_mats]) * job->side_chunk;
+      job->side_kern->run(&job->side, i0, FG_MIN(i0 + job->side_chunk, job->side_out));
+      continue;
+    }
     while (c >= job->first[m + 1]) m++; /* items come in increasing order to each thread */
     const size_t i0 = (c - job->first[m]) * job->chunk;
     job->kern->run(&job->args[m], i0, FG_MIN(i0 + job->chunk, job->n_out[m]));
@@ -218,7 +282,8 @@ static void fg_prep_range(void *ud, size_t u0, size_t u1, uint32_t ith) {
  * as one job: the activations are prepared once, the work items of all matrices share one queue.
  * A call made while a job runs on this ops (from inside a parallel_for callback, possibly on several
  * threads at once) runs inline with its own activation buffer: the shared scratch is the owner's. */
-static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n_out, size_t n_mats, bool here) {
+static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n_out, size_t n_mats, bool here,
+                              const fg_mm_args *side, size_t side_out) {
   const fg_kernels *k = ops->k;
   const uint32_t type = in->type;
   const fg_mm_kernel *kern = &k->vec[type];
@@ -275,10 +340,29 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   job.chunk = (threaded ? FG_MAX((size_t)1, n_tiles / want_chunks) : n_tiles) * tile;
   job.first[0] = 0;
   for (size_t m = 0; m < n_mats; m++) job.first[m + 1] = job.first[m] + (n_out[m] + job.chunk - 1) / job.chunk;
+  job.n_items = job.first[n_mats];
+  job.side_kern = NULL;
+  job.side_out = job.side_chunk = 0;
+  if (side) { /* a one-row product (its kernel checked by mm_side): its rows in about one item per thread,
+               * whole row tiles, after the main items */
+    job.side_kern = &k->vec[side->type];
+    job.side = *side;
+    if (job.side_kern->act_size) {
+      job.side_kern->act_prep(side->x, side->ldx, side->cols, 1, 0, 1, job.side_act);
+      job.side.act = job.side_act;
+    }
+    job.side_out = side_out;
+    const size_t stile = job.side_kern->row_tile ? job.side_kern->row_tile : 1;
+    const size_t per = threaded ? (side_out + ops->n_threads - 1) / ops->n_threads : side_out;
+    job.side_chunk = (per + stile - 1) / stile * stile;
+    job.n_items += (side_out + job.side_chunk - 1) / job.side_chunk;
+  }
   atomic_init(&job.next, 0);
-  if (threaded && job.first[n_mats] > 1) fg_threadpool_run_open(ops->tp, fg_mm_worker, &job);
-  else
+  if (threaded && job.n_items > 1) fg_threadpool_run_open(ops->tp, fg_mm_worker, &job);
+  else {
     for (size_t m = 0; m < n_mats; m++) kern->run(&job.args[m], 0, n_out[m]);
+    if (side) job.side_kern->run(&job.side, 0, side_out);
+  }
 
 done:
   fg_aligned_free(tmp);
@@ -315,7 +399,7 @@ static fg_status matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx
     for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, W->rows * sizeof(float));
     return FG_OK;
   }
-  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1, here);
+  return fg_mm_common(ops, &a, &(size_t){W->rows}, 1, here, NULL, 0);
 }
 
 fg_status fg_ops_matmul(fg_ops *ops, const fg_mat *W, const float *X, size_t ldx, size_t nb, float *Y, size_t ldy) {
@@ -326,9 +410,33 @@ fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_
   return matmul(ops, W, X, ldx, nb, Y, ldy, true);
 }
 
+/* S · xs into ys (one row) as the side product of a job (*use), when S's one-row kernel is its vec kernel and
+ * needs at most FG_MM_SIDE_ACT bytes of prepared activations; else ys computed here, as fg_ops_matmul_here
+ * would (before the main product: neither reads the other's output) */
+static fg_status mm_side(fg_ops *ops, const fg_mat *S, const float *xs, float *ys, fg_mm_args *out, bool *use) {
+  *use = false;
+  if (!S || !S->rows) return FG_OK;
+  const fg_mm_kernel *kern = &ops->k->vec[S->type];
+  fg_mm_args a = {S->type, S->data, S->row_bytes, NULL, S->cols, xs, S->cols, NULL, 1, ys, S->rows, mat_packed(ops, S)};
+  fg_status st = fg_mm_check(ops, &a, S, S->rows);
+  if (st != FG_OK) return st;
+  const bool gemm = ops->k->gemm[S->type].run && ops->k->gemm_min_nb[S->type] <= 1;
+  if (!kern->run || gemm || a.packed || S->cols == 0 ||
+      (kern->act_size && (!kern->act_prep || kern->act_size(S->cols, 1) > FG_MM_SIDE_ACT)))
+    return matmul(ops, S, xs, S->cols, 1, ys, S->rows, true);
+  *out = a;
+  *use = true;
+  return FG_OK;
+}
+
 fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
                           float *const *Y, const size_t *ldy) {
-  if (n == 0) return FG_OK;
+  return fg_ops_matmul_n_side(ops, n, W, X, ldx, nb, Y, ldy, NULL, NULL, NULL);
+}
+
+fg_status fg_ops_matmul_n_side(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
+                               float *const *Y, const size_t *ldy, const fg_mat *S, const float *xs, float *ys) {
+  if (n == 0) return S ? fg_ops_matmul_here(ops, S, xs, S->cols, 1, ys, S->rows) : FG_OK;
   if (!W || !Y || !ldy) return FG_ERR_INVALID_ARG;
   bool shared = n <= FG_MM_MAX_MATS && nb > 0;
   for (size_t m = 0; m < n; m++) {
@@ -345,7 +453,15 @@ fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const f
       const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
       if (st != FG_OK) return st;
     }
-    return fg_mm_common(ops, a, n_out, n, false);
+    fg_mm_args sa;
+    bool use = false;
+    const fg_status st = S ? mm_side(ops, S, xs, ys, &sa, &use) : FG_OK;
+    if (st != FG_OK) return st;
+    return fg_mm_common(ops, a, n_out, n, false, use ? &sa : NULL, use ? S->rows : 0);
+  }
+  if (S) {
+    const fg_status st = fg_ops_matmul_here(ops, S, xs, S->cols, 1, ys, S->rows);
+    if (st != FG_OK) return st;
   }
   for (size_t m = 0; m < n; m++) { /* mixed types or shapes: one product after the other */
     const fg_status st = fg_ops_matmul(ops, W[m], X, ldx, nb, Y[m], ldy[m]);
@@ -367,5 +483,5 @@ fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, 
     for (size_t b = 0; b < nb; b++) memset(Y + b * ldy, 0, n_rows * sizeof(float));
     return FG_OK;
   }
-  return fg_mm_common(ops, &a, &n_rows, 1, false);
+  return fg_mm_common(ops, &a, &n_rows, 1, false, NULL, 0);
 }

@@ -43,6 +43,12 @@ fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const f
                           float *const *Y, const size_t *ldy);
 
 /* Only the listed rows: Y[b*ldy + i] = W[rows[i]] · X[b]  for i < n_rows (sparse LM head). */
+/* fg_ops_matmul_n and a side product S · xs of one activation row into ys (S->rows), which reads
+ * neither X nor any Y[m]: ys gets exactly what fg_ops_matmul_here would write. Its rows are work items
+ * of the same job, after the main product's (a run-time adapter's A · x of a one-row pass beside the
+ * base weights' product, instead of serially on the calling thread); S NULL: none. */
+fg_status fg_ops_matmul_n_side(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
+                               float *const *Y, const size_t *ldy, const fg_mat *S, const float *xs, float *ys);
 fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
                              size_t ldx, size_t nb, float *Y, size_t ldy);
 
@@ -56,5 +62,10 @@ void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud);
 /* The index fg_argmax would return (the first maximum; x[0] when it is NaN; NaN never wins), with long
  * vectors split over the threads. */
 size_t fg_ops_argmax(fg_ops *ops, const float *x, size_t n);
+/* The plain scan's pick over the allowed entries (allowed[i] != 0) of fg_softcap(cap, x[i]): the first
+ * allowed one, replaced by each later one that is strictly larger (so the first maximum; a NaN first
+ * allowed entry is kept, NaN never wins), with long vectors split over the threads; SIZE_MAX when none is
+ * allowed. */
+size_t fg_ops_argmax_allowed(fg_ops *ops, const float *x, const uint8_t *allowed, size_t n, float cap);
 
 #endif /* FG_OPS_H */
