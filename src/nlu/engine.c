@@ -435,12 +435,8 @@ static fg_status head_pick(fg_nlu *e, const fg_callowed *al, const float *hidden
     const uint32_t nv = fg_model_n_vocab(e->model);
     if (full) lg = (float *)full; /* computed with other rows of a verification pass (only read) */
     else if ((st = fg_session_head_full(s, hidden, 1, lg, false)) != FG_OK) return st;
-    const float cap = fg_session_final_softcap(s);
-    for (uint32_t id = 0; id < nv; id++) {
-      if (!al->mask[id]) continue;
-      const float v = fg_softcap(cap, lg[id]);
-      if (best < 0 || v > bv) best = (int32_t)id, bv = v;
-    }
+    const size_t id = fg_session_argmax_allowed(s, lg, al->mask, nv); /* the plain scan's pick, on the threads */
+    if (id != SIZE_MAX) best = (int32_t)id;
   }
   if (best < 0) return FG_ERR_INTERNAL;
   *pick = best;

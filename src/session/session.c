@@ -452,3 +452,6 @@ fg_status fg_session_head_rows(fg_session *s, const int32_t *ids, uint32_t n, co
 float fg_session_final_softcap(const fg_session *s) { return s->model->hp.final_softcap; }
 
 size_t fg_session_argmax(fg_session *s, const float *x, size_t n) { return fg_ops_argmax(s->ops, x, n); }
+size_t fg_session_argmax_allowed(fg_session *s, const float *x, const uint8_t *allowed, size_t n) {
+  return fg_ops_argmax_allowed(s->ops, x, allowed, n, fg_session_final_softcap(s));
+}

@@ -73,5 +73,8 @@ fg_status fg_session_head_rows(fg_session *s, const int32_t *ids, uint32_t n, co
 float fg_session_final_softcap(const fg_session *s);
 /* Index of the largest of x[0..n), ties to the lowest index (the session's kernels, threads). */
 size_t fg_session_argmax(fg_session *s, const float *x, size_t n);
+/* The first largest of the allowed raw logits x[i] (allowed[i] != 0) softcapped as the session's are
+ * (fg_ops_argmax_allowed with fg_session_final_softcap), SIZE_MAX when none is allowed (the threads). */
+size_t fg_session_argmax_allowed(fg_session *s, const float *x, const uint8_t *allowed, size_t n);
 
 #endif /* FG_SESSION_API_H */
