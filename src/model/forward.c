@@ -376,13 +376,17 @@ typedef struct gelu_job {
   size_t d;
   float *lora_t;           /* (threads, max_rank) */
   size_t max_rank;
+  bool t_ready;            /* one row: A · x is in the first thread's lora_t already (fg_ops_matmul_n_side) */
 } gelu_job;
 
 static void gelu_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   const gelu_job *g = ud;
   for (size_t t = i0; g->LL && t < i1; t++) {
     float *const y[] = {g->gate + t * g->ff, g->up + t * g->ff};
-    fg_lora_apply_row(g->ops, g->ak, g->LL, FG_LORA_IN_GATE_UP, g->xn + t * g->d, y, g->lora_t + tid * g->max_rank);
+    if (g->t_ready)
+      fg_lora_apply_bt(g->ak, g->LL, FG_LORA_IN_GATE_UP, g->lora_t, y); /* the first thread's t */
+    else
+      fg_lora_apply_row(g->ops, g->ak, g->LL, FG_LORA_IN_GATE_UP, g->xn + t * g->d, y, g->lora_t + tid * g->max_rank);
   }
   g->ak->gelu_mul(g->gate + i0 * g->ff, g->up + i0 * g->ff, (i1 - i0) * g->ff);
 }
@@ -404,6 +408,7 @@ typedef struct rows_job {
   uint32_t layer;
   int phase;
   size_t row0; /* rows row0 + [t0, t1) of the batch are this phase's [t0, t1) */
+  bool t_ready; /* one row: the phase's A · x is in the first thread's lora_t already (fg_ops_matmul_n_side) */
 } rows_job;
 
 static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
@@ -430,7 +435,10 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
       case ROWS_QKV: {
         if (j->LL) {
           float *const y[] = {sc->q + t * nq, sc->k + t * nk, sc->v + t * nv};
-          fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_QKV, xn, y, lora_t);
+          if (j->t_ready)
+            fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_QKV, sc->lora_t, y);
+          else
+            fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_QKV, xn, y, lora_t);
         }
         const float *cs = sc->rope_cs + t * 2 * hk + (j->L->is_swa ? hk : 0);
         for (uint32_t h = 0; h < hp->n_head; h++) {
@@ -460,14 +468,18 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
         }
       } break;
       case ROWS_POST_ATTN:
-        if (j->LL)
+        if (j->LL && j->t_ready)
+          fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_O, sc->lora_t, &tr);
+        else if (j->LL)
           fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_O, sc->o + t * (size_t)hp->n_head * hv, &tr, lora_t);
         rmsnorm(tr, j->L->post_attn_norm, d, hp->rms_eps, tr);
         for (size_t i = 0; i < d; i++) x[i] += tr[i];
         rmsnorm(x, j->L->ffn_norm, d, hp->rms_eps, xn);
         break;
       case ROWS_POST_FFN:
-        if (j->LL)
+        if (j->LL && j->t_ready)
+          fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_DOWN, sc->lora_t, &tr);
+        else if (j->LL)
           fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_DOWN, sc->gate + t * (size_t)hp->n_ff, &tr, lora_t);
         rmsnorm(tr, j->L->post_ffw_norm, d, hp->rms_eps, tr);
         for (size_t i = 0; i < d; i++) x[i] += tr[i];
@@ -493,7 +505,7 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
   /* the first row whose output after the last layer is read: the hidden rows, else the logits row */
   const size_t out0 = a->hidden ? a->hidden_from : a->logits ? nb - 1 : nb;
 
-  rows_job rj = {m, ops, NULL, NULL, NULL, kv, sc, a, 0, ROWS_EMBED, 0};
+  rows_job rj = {m, ops, NULL, NULL, NULL, kv, sc, a, 0, ROWS_EMBED, 0, false};
   rj.next = &m->layers[0];
   fg_ops_parallel_for(ops, nb, rows_range, &rj);
 
@@ -506,11 +518,18 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
     rj.L = L;
     rj.LL = LL;
     rj.layer = il;
+    /* A one-row pass computes each adapter group's A · x beside the base product that precedes its
+     * per-row phase (the same input, or one ready before it), as work items of that job, into the first
+     * thread's t (the phase runs on the calling thread, index 0): what fg_lora_apply_row would compute
+     * there alone. Longer passes split the per-row phases over the threads, adapters included. */
+    float *const t1 = sc->lora_t; /* (max_rank) */
     {
       const fg_mat *w[] = {&L->wq, &L->wk, &L->wv};
       float *y[] = {sc->q, sc->k, sc->v};
       const size_t ld[] = {nq, nk, nv};
-      if ((st = fg_ops_matmul_n(ops, 3, w, sc->xn, d, nb, y, ld)) != FG_OK) goto fail;
+      const fg_mat *S = LL && nb == 1 ? &LL->a[FG_LORA_IN_QKV] : NULL;
+      if ((st = fg_ops_matmul_n_side(ops, 3, w, sc->xn, d, nb, y, ld, S, sc->xn, t1)) != FG_OK) goto fail;
+      rj.t_ready = S != NULL;
     }
     rj.phase = ROWS_QKV;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
@@ -536,7 +555,13 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
         fg_ops_parallel_for(ops, job.n_tiles * n_kv, attn_range, &job);
       }
     }
-    if ((st = fg_ops_matmul(ops, &L->wo, sc->o + r0 * no, no, nr, sc->t + r0 * d, d)) != FG_OK) goto fail;
+    {
+      const fg_mat *S = LL && nr == 1 ? &LL->a[FG_LORA_IN_O] : NULL;
+      if ((st = fg_ops_matmul_n_side(ops, 1, &(const fg_mat *){&L->wo}, sc->o + r0 * no, no, nr,
+                                     &(float *){sc->t + r0 * d}, &(size_t){d}, S, sc->o + r0 * no, t1)) != FG_OK)
+        goto fail;
+      rj.t_ready = S != NULL;
+    }
     rj.phase = ROWS_POST_ATTN;
     rj.row0 = r0;
     fg_ops_parallel_for(ops, nr, rows_range, &rj);
@@ -544,12 +569,20 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       const fg_mat *w[] = {&L->w_gate, &L->w_up};
       float *y[] = {sc->gate + r0 * ff, sc->up + r0 * ff};
       const size_t ld[] = {ff, ff};
-      if ((st = fg_ops_matmul_n(ops, 2, w, sc->xn + r0 * d, d, nr, y, ld)) != FG_OK) goto fail;
+      const fg_mat *S = LL && nr == 1 ? &LL->a[FG_LORA_IN_GATE_UP] : NULL;
+      if ((st = fg_ops_matmul_n_side(ops, 2, w, sc->xn + r0 * d, d, nr, y, ld, S, sc->xn + r0 * d, t1)) != FG_OK)
+        goto fail;
     }
     gelu_job gj = {sc->ak, sc->gate + r0 * ff, sc->up + r0 * ff, ff, ops, LL, sc->xn + r0 * d, d, sc->lora_t,
-                   LL ? m->lora->max_rank : 0};
+                   LL ? m->lora->max_rank : 0, LL && nr == 1};
     fg_ops_parallel_for(ops, nr, gelu_range, &gj);
-    if ((st = fg_ops_matmul(ops, &L->w_down, sc->gate + r0 * ff, ff, nr, sc->t + r0 * d, d)) != FG_OK) goto fail;
+    {
+      const fg_mat *S = LL && nr == 1 ? &LL->a[FG_LORA_IN_DOWN] : NULL;
+      if ((st = fg_ops_matmul_n_side(ops, 1, &(const fg_mat *){&L->w_down}, sc->gate + r0 * ff, ff, nr,
+                                     &(float *){sc->t + r0 * d}, &(size_t){d}, S, sc->gate + r0 * ff, t1)) != FG_OK)
+        goto fail;
+      rj.t_ready = S != NULL;
+    }
     rj.phase = ROWS_POST_FFN;
     rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
     fg_ops_parallel_for(ops, nr, rows_range, &rj);

@@ -809,6 +809,11 @@ void fg_lora_apply_row(fg_ops *ops, const fg_attn_kernels *ak, const fg_lora_lay
   const fg_status st = fg_ops_matmul_here(ops, A, x, A->cols, 1, t, A->rows);
   FG_ASSERT(st == FG_OK); /* f32 weights, checked shapes: nothing can fail */
   (void)st;
+  fg_lora_apply_bt(ak, L, g, t, y);
+}
+
+void fg_lora_apply_bt(const fg_attn_kernels *ak, const fg_lora_layer *L, uint32_t g, const float *t, float *const *y) {
+  if (!L->a[g].rows) return;
   for (uint32_t i = 0; i < fg_lora_group_count[g]; i++) {
     const uint32_t k = fg_lora_group_first[g] + i;
     const fg_mat *BT = &L->bt[k]; /* (rank, n_out): y[i][r] += Σ_q t[off + q] · BT[q][r] */

@@ -77,5 +77,8 @@ uint64_t fg_lora_scratch_floats(const fg_model *m, uint32_t n_threads);
  * no dispatch to the thread pool: the work is small (rank × (n_in + n_out) per matrix and row). */
 void fg_lora_apply_row(fg_ops *ops, const fg_attn_kernels *ak, const fg_lora_layer *L, uint32_t g, const float *x,
                        float *const *y, float *t);
+/* fg_lora_apply_row's B part, with t = A · x already computed (by fg_ops_matmul_n_side beside the base
+ * product of a one-row pass: the same bits as fg_lora_apply_row's own A product). */
+void fg_lora_apply_bt(const fg_attn_kernels *ak, const fg_lora_layer *L, uint32_t g, const float *t, float *const *y);
 
 #endif /* FG_LORA_H */
