@@ -768,9 +768,9 @@ static void test_argmax_allowed(fg_ops *const *ops, size_t n_ops, rng *r) {
   uint8_t *al = malloc(262144);
   for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
     const size_t n = ns[ni];
-    for (int kind = 0; kind < 8; kind++) {
+    for (int kind = 0; kind < 10; kind++) {
       for (size_t i = 0; i < n; i++) {
-        x[i] = rng_unif(r);
+        x[i] = kind >= 8 ? -INFINITY : rng_unif(r); /* 8, 9: all -inf (the first allowed one wins) */
         al[i] = kind == 1 ? rng_unif(r) < -0.98f : rng_unif(r) < 0.94f; /* about 1 % or 97 % allowed */
       }
       if (kind == 2) /* the same maximum in every range, some allowed: the first allowed one wins */
@@ -786,6 +786,9 @@ static void test_argmax_allowed(fg_ops *const *ops, size_t n_ops, rng *r) {
       if (kind == 5) memset(al, 0, n); /* nothing allowed */
       if (kind == 6) /* a larger entry not allowed */
         x[n / 2] = 9.0f, al[n / 2] = 0;
+      if (kind == 9) /* -inf and NaN at the start of each range, one -inf entry allowed late */
+        for (size_t parts = 2; parts <= 5; parts++)
+          for (size_t p = 0; p < parts; p++) x[n * p / parts] = NAN, al[n * p / parts] = p > 0;
       const float cap = kind == 7 ? 0.5f : 0.0f; /* a softcap that makes near values equal */
       const size_t want = plain_argmax_allowed(x, al, n, cap);
       for (size_t t = 0; t < n_ops; t++) {

@@ -189,18 +189,32 @@ typedef struct fg_argmax_allowed_job {
 static void fg_argmax_allowed_range(void *ud, size_t p0, size_t p1, uint32_t tid) {
   (void)tid;
   fg_argmax_allowed_job *j = ud;
+  const uint8_t *al = j->allowed;
+  const float *x = j->x, cap = j->cap;
   for (size_t p = p0; p < p1; p++) {
     const size_t i0 = j->n * p / j->n_parts, i1 = j->n * (p + 1) / j->n_parts;
-    size_t first = SIZE_MAX, best = SIZE_MAX;
-    float bv = 0.0f;
-    for (size_t i = i0; i < i1; i++) {
-      if (!j->allowed[i]) continue;
-      if (first == SIZE_MAX) first = i;
-      const float v = fg_softcap(j->cap, j->x[i]);
-      if (v != v) continue;
-      if (best == SIZE_MAX || v > bv) best = i, bv = v;
+    size_t first = i0;
+    while (first < i1 && !al[first]) first++;
+    /* the first maximum above -inf (NaN is never larger); where there is none, the first -inf below */
+    size_t best = SIZE_MAX;
+    float bv = -INFINITY;
+    if (cap > 0.0f) {
+      for (size_t i = first; i < i1; i++)
+        if (al[i]) {
+          const float v = fg_softcap(cap, x[i]);
+          if (v > bv) bv = v, best = i;
+        }
+    } else {
+      for (size_t i = first; i < i1; i++)
+        if (al[i] && x[i] > bv) bv = x[i], best = i;
     }
-    j->first[p] = first;
+    if (best == SIZE_MAX)
+      for (size_t i = first; i < i1; i++)
+        if (al[i] && fg_softcap(cap, x[i]) == -INFINITY) {
+          best = i;
+          break;
+        }
+    j->first[p] = first < i1 ? first : SIZE_MAX;
     j->best[p] = best;
   }
 }
