@@ -42,19 +42,21 @@ fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_
 fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
                           float *const *Y, const size_t *ldy);
 
-/* Only the listed rows: Y[b*ldy + i] = W[rows[i]] · X[b]  for i < n_rows (sparse LM head). */
 /* fg_ops_matmul_n and a side product S · xs of one activation row into ys (S->rows), which reads
  * neither X nor any Y[m]: ys gets exactly what fg_ops_matmul_here would write. Its rows are work items
  * of the same job, after the main product's (a run-time adapter's A · x of a one-row pass beside the
  * base weights' product, instead of serially on the calling thread); S NULL: none. */
 fg_status fg_ops_matmul_n_side(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
                                float *const *Y, const size_t *ldy, const fg_mat *S, const float *xs, float *ys);
+
+/* Only the listed rows: Y[b*ldy + i] = W[rows[i]] · X[b]  for i < n_rows (sparse LM head). */
 fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,
                              size_t ldx, size_t nb, float *Y, size_t ldy);
 
-/* Runs fn(ud, i0, i1, thread_index) over [0, n) in contiguous ranges of ceil(n / threads) items that the
- * threads claim from a shared counter: one each, unless the scheduler keeps a thread waiting, when another
- * takes its range (so a thread may get several, or none); fn must depend on its items only.
+/* Runs fn(ud, i0, i1, thread_index) over [0, n) in min(n, threads) contiguous ranges that differ by one
+ * item at most (the larger ones last) and that the threads claim from a shared counter: one each, unless
+ * the scheduler keeps a thread waiting, when another takes its range (so a thread may get several, or
+ * none); fn must depend on its items only.
  * thread_index < the ops' threads names the running thread (per-thread scratch). */
 typedef void (*fg_ops_range_fn)(void *ud, size_t i0, size_t i1, uint32_t thread_index);
 void fg_ops_parallel_for(fg_ops *ops, size_t n, fg_ops_range_fn fn, void *ud);
