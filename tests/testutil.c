@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -115,6 +116,12 @@ double fg_test_rel_diff(const float *a, const float *b, size_t n) {
 int fg_test_finish(const char *name) {
   printf("%s: %d checks, %d failed\n", name, fg_test_checks, fg_test_failures);
   return fg_test_failures ? 1 : 0;
+}
+
+double fg_test_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 const char *fg_test_model_path(const char *file) {

@@ -85,6 +85,9 @@ int fg_test_finish(const char *name);
 
 /* Path of a generated test model under the build tree (FG_TEST_MODELS); a static buffer. */
 const char *fg_test_model_path(const char *file);
+/* The calling thread's CPU time in seconds (CLOCK_THREAD_CPUTIME_ID): what a test's time bound or time
+ * ratio reads, so that other work on the machine does not move it */
+double fg_test_cpu_s(void);
 /* Generates (once per build tree) the named model with the CLI-equivalent generator; see testutil.c */
 int fg_test_ensure_model(const char *file, const char *preset, const char *type, unsigned long long seed);
 /* Details of fg_test_ensure_model: the file exists under FG_TEST_MODELS -> 0 at once; otherwise it is
