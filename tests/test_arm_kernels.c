@@ -213,7 +213,8 @@ static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
     for (int d = 0; d < D_COUNT; d++) run_case(ops[1], k, type, 9, is_k ? 2304 : is_q ? 1056 : 100, 5, d, d % 2, (size_t)d % 3, r);
     /* Q6_K (and on armv7 Q4_K) from the packed copy where the table has one (test_kernels sweeps the packed shapes
      * against the unpacked product): 1, 3, 5 superblocks, one and two strips, decode and 3..9 activations, random
-     * bytes */
+     * bytes; on armv7 Q6_K also 9 superblocks (72 blocks: two of the staged loop's segments of 64, the second
+     * adding to the first's outputs) with 2 and 5 activations */
 #if defined(__aarch64__)
     const int k4_here = 0; /* aarch64's packed Q4_K: test_kernels' packed sweep */
 #else
@@ -224,6 +225,11 @@ static void test_table(fg_ops *const *ops, const fg_kernels *k, rng *r) {
       for (size_t i = 0; i < 10; i++)
         run_case_pk(ops[i % 2], k, type, k->pack_rows * (1 + i % 2), 256 * (1 + 2 * (i % 3)), pk_nb[i % 5],
                     (int)(i % D_COUNT), i % 4 == 3, i % 3, i % 3 == 1 ? 2 : 1, r);
+#if !defined(__aarch64__)
+      if (type == FG_TYPE_Q6_K)
+        for (size_t i = 0; i < 2; i++)
+          run_case_pk(ops[i], k, type, k->pack_rows * (1 + i), 256 * 9, 2 + 3 * i, (int)(i % D_COUNT), 0, i, 2, r);
+#endif
     }
     /* Q5_0 the same way (armv7 neon_dotprod's 4-row strips; aarch64's 16): 1, 3, 7, 33 blocks, one to three strips,
      * decode and 2..9 activations (pairs and a last one alone), every data kind (the tiny activations take the

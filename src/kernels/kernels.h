@@ -78,7 +78,7 @@ typedef struct fg_mm_kernel {
 } fg_mm_kernel;
 
 /* Load-time repacking (avx2: Q8_0, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, IQ4_XS in strips of 8 rows; aarch64 neon_dotprod and neon_i8mm:
- * Q8_0, Q5_0, Q4_K, Q6_K in strips of 16; armv7 neon_dotprod and neon: Q5_0, Q4_K in strips of 4): a table may want a weight matrix copied into a layout of its own
+ * Q8_0, Q5_0, Q4_K, Q6_K in strips of 16; armv7 neon_dotprod and neon: Q5_0, Q4_K, Q6_K in strips of 4): a table may want a weight matrix copied into a layout of its own
  * (pack_rows-row strips whose rows are interleaved for its int8 instruction; a copy is only read by the
  * table that made it).
  * pack_size: bytes of the packed copy of a rows × cols matrix of type, 0 = this table does not pack

@@ -222,7 +222,7 @@ static const struct cli_global {
      "LM head rows computed: used (default: rows that are all zero, a trimmed vocabulary, are skipped) | all"},
     {"repack", "model", parse_repack,
      "copy matrices into the kernels' own layout at load where they have one (x86 AVX2: Q8_0, Q5_0, Q5_1, IQ4_NL, Q4_K, Q6_K, IQ4_XS; "
-     "aarch64 dot product: Q8_0, Q5_0, Q4_K, Q6_K; armv7: Q5_0, Q4_K): on (default) | off"},
+     "aarch64 dot product: Q8_0, Q5_0, Q4_K, Q6_K; armv7: Q5_0, Q4_K, Q6_K): on (default) | off"},
     {"check-tensors", "model", parse_check_tensors,
      "dequantize every weight at load and refuse NaN/Inf values or scales: on | off (default; costs a read of "
      "the whole file)"},

@@ -1,5 +1,5 @@
 /* neon_packed_q5k4.h — packed Q5_0, Q4_K and Q6_K (aarch64 with SDOT): load-time strips of 16 rows decoded in
- * registers; packed Q5_0 and Q4_K (armv7): strips of 4 rows of int8 values; and the Q5_0 / Q4_K / Q6_K entries
+ * registers; packed Q5_0, Q4_K and Q6_K (armv7): strips of 4 rows of int8 values; and the Q5_0 / Q4_K / Q6_K entries
  * of the table (the packed copy where there is one). */
 #ifndef FG_NEON_IMPL_H
 #  error "a part of kernels/arm/neon_impl.h (compiled once per NEON table): include that"
@@ -622,16 +622,19 @@ static void fg_q6_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_
 #  define FG_PX_TILE FG_PK_ROWS /* row ranges of whole strips */
 #elif !FG_NEON_A64
 // ----------------------------------------------------------------------------
-// Packed Q5_0 and Q4_K (armv7; load-time repacking, kernels.h): strips of 4 rows holding what the staged gemm
+// Packed Q5_0, Q4_K and Q6_K (armv7; load-time repacking, kernels.h): strips of 4 rows holding what the staged gemm
 // builds per tile and segment (the table's own staging writes the copy), so the loops start at the products:
 //   Q5_0, per strip (nblk 32-blocks, FG_PA_BLOCK bytes each): the 4 rows' dw as f32 per block (16 nblk bytes, the
 //   exact conversions of the file's f16 d), then per block 128 bytes of values q - 16 as int8 (the fifth bit
 //   merged): neon_dotprod the VSDOT groups g0..g7 of 16 (bytes 4c..4c+3 of group g: values 4g..4g+3 of row c,
 //   fg_nq_stage_q5_0_sd_a32), neon the 4 rows' 32 values one after the other (fg_nq_stage_q5_0_a32);
 //   Q4_K, per strip (FG_PA_K4_BLOCK bytes a 32-block): the staged dw = d * sc and mw = -(dmin * m) as f32 (16
-//   nblk bytes each), then the values q (0..15) as int8 in the same two forms (fg_nq_stage, fg_nq_interleave).
+//   nblk bytes each), then the values q (0..15) as int8 in the same two forms (fg_nq_stage, fg_nq_interleave);
+//   Q6_K, per strip (FG_PA_Q6_BLOCK bytes a 32-block): the staged dw (the superblock's d) as f32, the half-block
+//   scales sa and sb as int32 (16 nblk bytes each), then the values q - 32 as int8 in the same two forms; its
+//   gemm runs the staged loops themselves per segment (fg_pa_run_q6).
 // Q5_0: 144 bytes per 4 rows and block against the file's 88 (x 1.64); Q4_K: 320 bytes per row and superblock
-// against 144 (x 2.22). 16 q registers leave no room to decode nibbles and fifth bits once for several
+// against 144 (x 2.22); Q6_K: 352 against 210 (x 1.68). 16 q registers leave no room to decode nibbles and fifth bits once for several
 // activations, as aarch64's 16-row strips do, and decoding them per activation pair (shift, mask, bit insert:
 // about 3 instructions a value register, 24 a block of 4 rows) costs about what the VSDOT loop it feeds does
 // (35). Each output is fma(dw * dx, (float)isum, acc) in block order (Q4_K then fma(mw * dx, (float)sum x, acc)),
@@ -641,10 +644,14 @@ static void fg_q6_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_px_
 #  define FG_PA_ROWS 4
 #  define FG_PA_BLOCK (16 + 128)
 #  define FG_PA_K4_BLOCK (16 + 16 + 128) /* Q4_K: dw, mw, values per 32-block */
+#  define FG_PA_Q6_BLOCK (16 + 16 + 16 + 128) /* Q6_K: dw, sa, sb, values per 32-block */
 
 static size_t fg_pa_size(uint32_t type, size_t rows, size_t cols) {
-  const size_t unit = type == FG_TYPE_Q4_K ? 256 : 32;
-  const size_t bb = type == FG_TYPE_Q5_0 ? FG_PA_BLOCK : type == FG_TYPE_Q4_K ? FG_PA_K4_BLOCK : 0;
+  const size_t unit = type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K ? 256 : 32;
+  const size_t bb = type == FG_TYPE_Q5_0   ? FG_PA_BLOCK
+                    : type == FG_TYPE_Q4_K ? FG_PA_K4_BLOCK
+                    : type == FG_TYPE_Q6_K ? FG_PA_Q6_BLOCK
+                                           : 0;
   if (!bb || rows == 0 || rows % FG_PA_ROWS != 0 || cols == 0 || cols % unit != 0) return 0;
   const size_t strips = rows / FG_PA_ROWS, nblk = cols / 32;
   if (nblk > SIZE_MAX / bb / strips) return 0;
@@ -671,6 +678,24 @@ static void fg_pa_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
 #  endif
         memcpy(st + 16 * k0, sg.dw, 16 * (k1 - k0));
         memcpy(st + 16 * (nblk + k0), sg.mw, 16 * (k1 - k0));
+      }
+      continue;
+    }
+    if (type == FG_TYPE_Q6_K) { /* dw, sa, sb, then the values: the staged gemm's segments, one after the other */
+      uint8_t *st = dst + s * nblk * FG_PA_Q6_BLOCK;
+      int8_t *v = (int8_t *)(st + 48 * nblk);
+      fg_nq_seg sg;
+      for (size_t k0 = 0; k0 < nblk; k0 += FG_NQ_KSEG) {
+        const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
+        for (size_t r = 0; r < FG_PA_ROWS; r++) fg_nq_stage(&sg, type, rp[r], k0, k1, r);
+#  if FG_NEON_HAVE_DOTPROD
+        fg_nq_interleave(&sg, k1 - k0, v + 128 * k0);
+#  else
+        memcpy(v + 128 * k0, sg.v, 128 * (k1 - k0));
+#  endif
+        memcpy(st + 16 * k0, sg.dw, 16 * (k1 - k0));
+        memcpy(st + 16 * (nblk + k0), sg.sa, 16 * (k1 - k0));
+        memcpy(st + 16 * (2 * nblk + k0), sg.sb, 16 * (k1 - k0));
       }
       continue;
     }
@@ -810,8 +835,75 @@ static void fg_q5_0_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_r
 static void fg_q5_0_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, FG_TYPE_Q5_0, fg_q5_0_gemm); }
 static void fg_q4_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, FG_TYPE_Q4_K, fg_q4_k_vec); }
 static void fg_q4_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run(a, i0, i1, FG_TYPE_Q4_K, fg_q4_k_gemm); }
-#  define fg_q6_k_vec_any fg_q6_k_vec
-#  define fg_q6_k_gemm_any fg_q6_k_gemm
+
+/* Outputs i0 <= i < i1 of a packed Q6_K matrix: per whole strip and segment the staged gemm's own loops
+ * (neon_dotprod fg_nq_seg_run_dp, neon fg_nq_sub_blocks_a32 and fg_nq_seg_run_v7's one-activation loop) on
+ * the copy's values, with the segment's dw, sa, sb copied into a segment (48 bytes a block of 4 rows): two
+ * activations a pass, a last one alone; the rest (and row lists, and matrices without a copy) by `rows` */
+FG_NEON_INLINE void fg_pa_run_q6(const fg_mm_args *a, size_t i0, size_t i1, fg_mm_fn rows) {
+  const size_t s0 = (i0 + FG_PA_ROWS - 1) / FG_PA_ROWS * FG_PA_ROWS, s1 = i1 / FG_PA_ROWS * FG_PA_ROWS;
+  if (!a->packed || a->rows || s0 >= s1 || ((uintptr_t)a->packed & 15) != 0) {
+    rows(a, i0, i1);
+    return;
+  }
+  if (i0 < s0) rows(a, i0, s0);
+  const int fl = fg_q8w_flags(FG_TYPE_Q6_K);
+  const size_t nblk = a->cols / 32, sbytes = nblk * FG_PA_Q6_BLOCK;
+  const uint32_t *safe = fg_q8_flags(a->act, a->cols, a->nb);
+  fg_nq_seg sg;
+  for (size_t t = s0; t < s1; t += FG_PA_ROWS) {
+    const uint8_t *st = a->packed + t / FG_PA_ROWS * sbytes;
+    const int8_t *vt = (const int8_t *)(st + 48 * nblk);
+    for (size_t k0 = 0; k0 < nblk; k0 += FG_NQ_KSEG) {
+      const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
+      memcpy(sg.dw, st + 16 * k0, 16 * (k1 - k0));
+      memcpy(sg.sa, st + 16 * (nblk + k0), 16 * (k1 - k0));
+      memcpy(sg.sb, st + 16 * (2 * nblk + k0), 16 * (k1 - k0));
+      const int8_t *v = vt + 128 * k0;
+      size_t b = 0;
+#  if FG_NEON_HAVE_DOTPROD
+      for (; b + 2 <= a->nb; b += 2) fg_nq_seg_run_dp(a, &sg, v, t, FG_PA_ROWS, k0, k1, b, 2, fl);
+      for (; b < a->nb; b++) fg_nq_seg_run_dp(a, &sg, v, t, FG_PA_ROWS, k0, k1, b, 1, fl);
+#  else
+      const size_t stride = fg_act_q8_row_bytes(a->cols);
+      for (; b < a->nb; b += 2) {
+        const int B = b + 2 <= a->nb ? 2 : 1;
+        const fg_act_q8_row xa = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * stride, a->cols);
+        const fg_act_q8_row xb = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + (b + (B == 2)) * stride, a->cols);
+        float *ya = a->y + b * a->ldy + t, *yb = ya + a->ldy;
+        float acc[8] __attribute__((aligned(16)));
+        vst1q_f32(acc, k0 == 0 ? vdupq_n_f32(0.0f) : vld1q_f32(ya));
+        vst1q_f32(acc + 4, B == 2 && k0 != 0 ? vld1q_f32(yb) : vdupq_n_f32(0.0f));
+        if (B == 2)
+          fg_nq_sub_blocks_a32(v, sg.dw, sg.sa, sg.sb, xa.qs + 32 * k0, xa.d + k0, xb.qs + 32 * k0, xb.d + k0, k1 - k0,
+                               acc);
+        else {
+          float32x4_t acc0 = vld1q_f32(acc);
+          for (size_t k = k0; k < k1; k++) {
+            const size_t e = (k - k0) * FG_Q_ROWS;
+            const int8_t *xq = xa.qs + 32 * k;
+            const int32x4_t isum =
+                fg_nq_isum_v7(v + 32 * e, vld1q_s8(xq), vld1q_s8(xq + 16), fl, vld1q_s32(sg.sa + e), vld1q_s32(sg.sb + e));
+            acc0 = fg_nq_fma(acc0, &sg, e, isum, xq, xa.d[k], xa.isum[k], fl);
+          }
+          vst1q_f32(acc, acc0);
+        }
+        vst1q_f32(ya, vld1q_f32(acc));
+        if (B == 2) vst1q_f32(yb, vld1q_f32(acc + 4));
+      }
+#  endif
+    }
+    for (size_t b = 0; b < a->nb; b++) /* tiny activation scales: those outputs by the spec in scalar VFP code */
+      if (!safe[b]) {
+        const fg_act_q8_row xr = fg_act_q8_row_at((uint8_t *)(uintptr_t)a->act + b * fg_act_q8_row_bytes(a->cols), a->cols);
+        for (size_t r = 0; r < FG_PA_ROWS; r++)
+          a->y[b * a->ldy + t + r] = fg_spec_dot_q8(a->type, a->w + (t + r) * a->row_bytes, xr, a->cols);
+      }
+  }
+  if (s1 < i1) rows(a, s1, i1);
+}
+static void fg_q6_k_vec_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run_q6(a, i0, i1, fg_q6_k_vec); }
+static void fg_q6_k_gemm_any(const fg_mm_args *a, size_t i0, size_t i1) { fg_pa_run_q6(a, i0, i1, fg_q6_k_gemm); }
 #  define FG_PX_TILE FG_Q_ROWS /* = FG_PA_ROWS */
 #else
 #  define fg_q5_0_vec_any fg_q5_0_vec_direct
