@@ -3,11 +3,12 @@
  * (prefill in a chunk, then single steps), from a mapped and from a read file; fg_model_info says whether it
  * happened, which it must exactly when the process kernel table has a packed layout for the model's
  * matrices; a failed allocation of the copy is a clean FG_ERR_NOMEM. The tiny preset in Q8_0 and in Q5_0
- * (armv7 packs Q5_0 and Q4_K, not Q8_0). On tables without one (avx512, ref, aarch64 FG_ISA=neon) the same
- * checks show the flag is harmless. The tied head's embeddings come from the
- * copy where the table can unpack it (avx2), from the file otherwise. After a mapped load that packed,
- * no page of the file's metadata, packed matrices or norm vectors is still mapped (/proc/self/pagemap,
- * where it shows this process's pages: not under qemu-user, whose page table is the emulator's). */
+ * (armv7 packs Q5_0, Q4_K and Q6_K, not Q8_0; no Q6_K model here: the tiny preset's widths, 64 and 128, are
+ * not multiples of 256). On tables without one (avx512, ref, aarch64 FG_ISA=neon) the same checks show the
+ * flag is harmless. The tied head's embeddings come from the copy where the table can unpack it (avx2), from
+ * the file otherwise. After a mapped load that packed, no page of the file's metadata, packed matrices or norm
+ * vectors is still mapped (/proc/self/pagemap, where it shows this process's pages: not under qemu-user, whose
+ * page table is the emulator's). */
 #define FG_EXPERIMENTAL
 #include "fg_internal.h" /* fg_alloc_fail_after */
 #include "kernels/kernels.h"
