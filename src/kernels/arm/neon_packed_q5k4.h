@@ -664,9 +664,12 @@ static void fg_pa_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
   for (size_t s = r0 / FG_PA_ROWS; s < r1 / FG_PA_ROWS; s++) {
     const uint8_t *const rp[FG_PA_ROWS] = {w + 4 * s * row_bytes, w + (4 * s + 1) * row_bytes,
                                            w + (4 * s + 2) * row_bytes, w + (4 * s + 3) * row_bytes};
-    if (type == FG_TYPE_Q4_K) { /* dw, mw, then the values: the staged gemm's segments, one after the other */
-      uint8_t *st = dst + s * nblk * FG_PA_K4_BLOCK;
-      int8_t *v = (int8_t *)(st + 32 * nblk);
+    if (type == FG_TYPE_Q4_K || type == FG_TYPE_Q6_K) { /* the per-block scales (Q4_K dw, mw; Q6_K dw, sa, sb),
+                                                          * then the values: the staged gemm's segments in turn */
+      const bool k4 = type == FG_TYPE_Q4_K;
+      const size_t n_sc = k4 ? 2 : 3;
+      uint8_t *st = dst + s * nblk * (k4 ? FG_PA_K4_BLOCK : FG_PA_Q6_BLOCK);
+      int8_t *v = (int8_t *)(st + 16 * n_sc * nblk);
       fg_nq_seg sg;
       for (size_t k0 = 0; k0 < nblk; k0 += FG_NQ_KSEG) {
         const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
@@ -676,26 +679,8 @@ static void fg_pa_pack(uint32_t type, const uint8_t *w, size_t row_bytes, size_t
 #  else
         memcpy(v + 128 * k0, sg.v, 128 * (k1 - k0));
 #  endif
-        memcpy(st + 16 * k0, sg.dw, 16 * (k1 - k0));
-        memcpy(st + 16 * (nblk + k0), sg.mw, 16 * (k1 - k0));
-      }
-      continue;
-    }
-    if (type == FG_TYPE_Q6_K) { /* dw, sa, sb, then the values: the staged gemm's segments, one after the other */
-      uint8_t *st = dst + s * nblk * FG_PA_Q6_BLOCK;
-      int8_t *v = (int8_t *)(st + 48 * nblk);
-      fg_nq_seg sg;
-      for (size_t k0 = 0; k0 < nblk; k0 += FG_NQ_KSEG) {
-        const size_t k1 = FG_MIN(k0 + FG_NQ_KSEG, nblk);
-        for (size_t r = 0; r < FG_PA_ROWS; r++) fg_nq_stage(&sg, type, rp[r], k0, k1, r);
-#  if FG_NEON_HAVE_DOTPROD
-        fg_nq_interleave(&sg, k1 - k0, v + 128 * k0);
-#  else
-        memcpy(v + 128 * k0, sg.v, 128 * (k1 - k0));
-#  endif
-        memcpy(st + 16 * k0, sg.dw, 16 * (k1 - k0));
-        memcpy(st + 16 * (nblk + k0), sg.sa, 16 * (k1 - k0));
-        memcpy(st + 16 * (2 * nblk + k0), sg.sb, 16 * (k1 - k0));
+        const void *const sc[3] = {sg.dw, k4 ? (const void *)sg.mw : (const void *)sg.sa, sg.sb};
+        for (size_t i = 0; i < n_sc; i++) memcpy(st + 16 * (i * nblk + k0), sc[i], 16 * (k1 - k0));
       }
       continue;
     }
