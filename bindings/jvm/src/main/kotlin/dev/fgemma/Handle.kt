@@ -71,8 +71,9 @@ internal class NativeHandle(
 
     /**
      * As use; for a cancellable handle the cancel flag is cleared first and token marks the call, so
-     * that `cancel(token)` stops exactly this call. cancelled is asked after that: true stops before
-     * native code runs (a coroutine cancelled before its call started).
+     * that `cancel(token)` stops exactly this call. cancelled is asked before and after that: true stops
+     * before native code runs (a coroutine cancelled before its call started); the second check covers a
+     * cancel that came between the first and the mark.
      */
     fun <T> call(token: Any?, cancelled: (() -> Boolean)?, block: (Long) -> T): T {
         val p = acquire()
@@ -82,6 +83,9 @@ internal class NativeHandle(
                 // closed while this call waited for the lock
                 if (isClosed) throw IllegalStateException("fgemma: this $what is closed")
                 if (!cancellable) return@withLock block(p)
+                // cancelled before it got here (an ask whose coroutine timed out while queued): never
+                // marked running, so a cancel() meant for a later call cannot see it
+                if (cancelled != null && cancelled()) throw java.util.concurrent.CancellationException("cancelled")
                 begin(p, token ?: this)
                 try {
                     if (cancelled != null && cancelled()) throw java.util.concurrent.CancellationException("cancelled")
