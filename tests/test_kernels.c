@@ -928,11 +928,19 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
   size_t cols = 96;
   float *x = amalloc(sizeof(float) * max_nb * max_cols), *tmp = amalloc(sizeof(float) * max_cols);
   for (size_t i = 0; i < max_nb * max_cols; i++) x[i] = rng_unif(r);
-  enum { SIDE_ROWS = 37, SIDE_COLS = 160 };
-  float *side_w = amalloc(sizeof(float) * SIDE_ROWS * SIDE_COLS), *side_x = amalloc(sizeof(float) * SIDE_COLS);
+  /* the side product: an f32 matrix (as an adapter's A) times up to SIDE_NB other rows, stride SIDE_LDX;
+   * its outputs at stride SIDE_LDY, the gaps NaN that must stay */
+  enum { SIDE_ROWS = 37, SIDE_COLS = 160, SIDE_LDX = 163, SIDE_NB = 20, SIDE_LDY = 40 };
+  float *side_w = amalloc(sizeof(float) * SIDE_ROWS * SIDE_COLS), *side_x = amalloc(sizeof(float) * SIDE_NB * SIDE_LDX);
   for (size_t i = 0; i < (size_t)SIDE_ROWS * SIDE_COLS; i++) side_w[i] = rng_unif(r);
-  for (size_t i = 0; i < SIDE_COLS; i++) side_x[i] = rng_unif(r);
+  for (size_t i = 0; i < (size_t)SIDE_NB * SIDE_LDX; i++) side_x[i] = rng_unif(r);
   const fg_mat side = {FG_TYPE_F32, SIDE_ROWS, SIDE_COLS, 4 * SIDE_COLS, side_w, NULL, NULL};
+  static const size_t side_nbs[] = {1, 5, SIDE_NB}; /* armv7 prepares flags for 16 rows at most in a job */
+  const size_t ys_bytes = sizeof(float) * (SIDE_NB + 1) * SIDE_LDY; /* a row more: written by none */
+  float *ys_want = amalloc(ys_bytes), *ys_got = amalloc(ys_bytes);
+  memset(ys_want, 0xff, ys_bytes); /* NaN: a row the side product misses shows */
+  for (size_t b = 0; b < SIDE_NB; b++)
+    CHECK_OK(fg_ops_matmul_here(ops[0], &side, side_x + b * SIDE_LDX, SIDE_COLS, 1, ys_want + b * SIDE_LDY, SIDE_ROWS));
   for (size_t ti = 0; ti < sizeof k_types / sizeof k_types[0]; ti++) {
     const uint32_t type = k_types[ti];
     cols = type_cols(type, 3);
@@ -966,23 +974,24 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
           CHECK_MSG(memcmp(want[m], got[m], nb * ld[m] * sizeof(float)) == 0,
                     "matmul_n %s nb=%zu threads=%u: matrix %d differs from matmul", fg_type_name(type), nb,
                     fg_ops_n_threads(ops[t]), m);
-        /* with a side product (an f32 matrix times one other row, as an adapter's A · x): the main
-         * products as before, the side's rows what fg_ops_matmul_here gives, on 3 and 1 main matrices */
-        for (size_t nm = 1; nm <= 3; nm += 2) {
-          for (int m = 0; m < 3; m++) memset(got[m], 0, nb * ld[m] * sizeof(float));
-          float ys_want[SIDE_ROWS + 1], ys_got[SIDE_ROWS + 1];
-          memset(ys_got, 0xff, sizeof ys_got); /* NaN: a row the side product misses shows */
-          ys_want[SIDE_ROWS] = ys_got[SIDE_ROWS];
-          CHECK_OK(fg_ops_matmul_here(ops[t], &side, side_x, SIDE_COLS, 1, ys_want, SIDE_ROWS));
-          CHECK_OK(fg_ops_matmul_n_side(ops[t], nm, w, x, cols, nb, got, ld, &side, side_x, ys_got));
-          for (size_t m = 0; m < nm; m++)
-            CHECK_MSG(memcmp(want[m], got[m], nb * ld[m] * sizeof(float)) == 0,
-                      "matmul_n_side %s nb=%zu threads=%u n=%zu: matrix %zu differs from matmul", fg_type_name(type), nb,
-                      fg_ops_n_threads(ops[t]), nm, m);
-          CHECK_MSG(memcmp(ys_want, ys_got, sizeof ys_got) == 0,
-                    "matmul_n_side %s nb=%zu threads=%u n=%zu: the side product differs from matmul_here",
-                    fg_type_name(type), nb, fg_ops_n_threads(ops[t]), nm);
-        }
+        /* with a side product (an adapter's A · x of 1 to 20 rows): the main products as before, each
+         * of the side's rows what fg_ops_matmul_here gives that row alone, on 3 and 1 main matrices */
+        for (size_t nm = 1; nm <= 3; nm += 2)
+          for (size_t si = 0; si < sizeof side_nbs / sizeof side_nbs[0]; si++) {
+            const size_t ns = side_nbs[si];
+            for (int m = 0; m < 3; m++) memset(got[m], 0, nb * ld[m] * sizeof(float));
+            memset(ys_got, 0xff, ys_bytes);
+            const fg_ops_side sd = {&side, side_x, SIDE_LDX, ns, ys_got, SIDE_LDY};
+            CHECK_OK(fg_ops_matmul_n_side(ops[t], nm, w, x, cols, nb, got, ld, &sd));
+            for (size_t m = 0; m < nm; m++)
+              CHECK_MSG(memcmp(want[m], got[m], nb * ld[m] * sizeof(float)) == 0,
+                        "matmul_n_side %s nb=%zu threads=%u n=%zu: matrix %zu differs from matmul", fg_type_name(type),
+                        nb, fg_ops_n_threads(ops[t]), nm, m);
+            CHECK_MSG(memcmp(ys_want, ys_got, sizeof(float) * ns * SIDE_LDY) == 0 &&
+                          isnan(ys_got[ns * SIDE_LDY]),
+                      "matmul_n_side %s nb=%zu threads=%u n=%zu: the side product of %zu rows differs from matmul_here",
+                      fg_type_name(type), nb, fg_ops_n_threads(ops[t]), nm, ns);
+          }
         for (int m = 0; m < 3; m++) {
           free(want[m]);
           free(got[m]);
@@ -1010,6 +1019,16 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
   CHECK_OK(fg_ops_matmul(ops[1], &b, x, cols, 1, yb, 5));
   CHECK_OK(fg_ops_matmul_n(ops[1], 2, mixed, x, cols, 1, gy, ld));
   CHECK(memcmp(ya, ga, sizeof ya) == 0 && memcmp(yb, gb, sizeof yb) == 0);
+  /* a side product beside mixed types, and alone (no main product): computed here, the same rows */
+  for (size_t n = 0; n <= 2; n += 2) {
+    memset(ys_got, 0xff, ys_bytes);
+    const fg_ops_side sd = {&side, side_x, SIDE_LDX, 5, ys_got, SIDE_LDY};
+    CHECK_OK(fg_ops_matmul_n_side(ops[1], n, mixed, x, cols, 1, gy, ld, &sd));
+    CHECK_MSG(memcmp(ys_want, ys_got, sizeof(float) * 5 * SIDE_LDY) == 0 && isnan(ys_got[5 * SIDE_LDY]),
+              "matmul_n_side with %zu mixed products: the side product differs from matmul_here", n);
+  }
+  const fg_ops_side bad = {&side, side_x, SIDE_COLS - 1, 2, ys_got, SIDE_LDY}; /* rows overlap */
+  CHECK_EQ_INT(fg_ops_matmul_n_side(ops[1], 2, mixed, x, cols, 1, gy, ld, &bad), FG_ERR_INVALID_ARG);
   const fg_mat *with_null[2] = {&a, NULL};
   CHECK_EQ_INT(fg_ops_matmul_n(ops[1], 2, with_null, x, cols, 1, gy, ld), FG_ERR_INVALID_ARG);
   free(w32);
@@ -1018,6 +1037,8 @@ static void test_matmul_n(fg_ops *const *ops, size_t n_ops, rng *r) {
   free(tmp);
   free(side_w);
   free(side_x);
+  free(ys_want);
+  free(ys_got);
 }
 
 /* allocation failures: creating ops, and the activation scratch of a quantized matmul */

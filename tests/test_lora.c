@@ -103,6 +103,23 @@ static float *session_logits(const fg_model *m, const int32_t *ids, size_t n, ui
   return out;
 }
 
+/* The logits after prefilling ids (n <= 64) in batches of `batch` on `threads` threads. */
+static float *last_logits(const fg_model *m, const int32_t *ids, size_t n, uint32_t batch, uint32_t threads) {
+  const uint32_t V = m->hp.n_vocab;
+  float *out = calloc(V, sizeof(float));
+  fg_session_params sp;
+  fg_session_params_init(&sp);
+  sp.n_threads = threads;
+  sp.n_batch = batch;
+  sp.n_ctx = 64;
+  fg_session *s = NULL;
+  CHECK_OK(fg_session_create(m, &sp, &s, NULL));
+  for (size_t i = 0; s && i < n; i += batch) CHECK_OK(fg_session_prefill(s, ids + i, FG_MIN(batch, n - i), NULL));
+  if (s) memcpy(out, fg_session_logits(s), sizeof(float) * V);
+  fg_session_free(s);
+  return out;
+}
+
 static float *reference_logits(const fg_model *m, const int32_t *ids, size_t n) {
   const uint32_t V = m->hp.n_vocab;
   float *out = malloc(sizeof(float) * n * V);
@@ -549,6 +566,23 @@ static void test_merge_modes(const char *base, const char *label, const double *
   int32_t ids[N_PROMPT];
   random_ids(ids, N_PROMPT, V);
   float *want = session_logits(rt, ids, N_PROMPT, 2);
+  /* the run-time adapter's products are the same bits however a pass is cut: passes of at most 16 rows
+   * compute A · x of all rows beside the base products (forward.c), longer ones row by row in the per-row
+   * phases, one row alone beside them too */
+  {
+    enum { N_CUT = 40 };
+    int32_t cut[N_CUT];
+    random_ids(cut, N_CUT, V);
+    float *one = last_logits(rt, cut, N_CUT, 1, 3);
+    static const uint32_t batches[][2] = {{40, 1}, {40, 2}, {40, 3}, {16, 3}, {7, 2}, {5, 4}};
+    for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
+      float *got = last_logits(rt, cut, N_CUT, batches[i][0], batches[i][1]);
+      CHECK_MSG(memcmp(got, one, sizeof(float) * V) == 0, "%s: run-time adapter, passes of %u rows on %u threads "
+                "differ from one row at a time", label, batches[i][0], batches[i][1]);
+      free(got);
+    }
+    free(one);
+  }
   CHECK_EQ_INT(rt->info.n_loras, 1);
   CHECK_EQ_INT(rt->info.lora_merge, FG_LORA_RUNTIME);
   CHECK(rt->info.lora_bytes > 0 && rt->info.lora_ms >= 0);

@@ -17,7 +17,6 @@
                                         * that starts cold (its first prefetch has nothing to hide
                                         * behind), so decode wants few, long chunks */
 #endif
-#define FG_OPS_PREP_PARALLEL 32768   /* nb * cols above which activation prep is threaded */
 
 struct fg_ops {
   fg_threadpool *tp;
@@ -242,41 +241,7 @@ size_t fg_ops_argmax_allowed(fg_ops *ops, const float *x, const uint8_t *allowed
 // matmul
 
 #define FG_MM_MAX_MATS 3 /* matrices of one job (matmul_n): Q, K, V or gate, up */
-#define FG_MM_SIDE_ACT 64 /* bytes of a side product's prepared activations, at most */
-
-typedef struct fg_mm_job {
-  const fg_mm_kernel *kern;
-  size_t n_mats;
-  fg_mm_args args[FG_MM_MAX_MATS];
-  size_t n_out[FG_MM_MAX_MATS];     /* outputs per activation row */
-  size_t first[FG_MM_MAX_MATS + 1]; /* work items of matrix m: [first[m], first[m+1]) */
-  size_t chunk;                     /* rows per work item */
-  const fg_mm_kernel *side_kern;    /* the side product's (fg_ops_matmul_n_side), or NULL */
-  fg_mm_args side;
-  uint64_t side_act[FG_MM_SIDE_ACT / 8]; /* its prepared activation row (armv7: a flag), when it has one */
-  size_t side_out, side_chunk;      /* its outputs, rows per work item: items first[n_mats].. after the main ones */
-  size_t n_items;                   /* all work items */
-  _Atomic size_t next;              /* next work item */
-} fg_mm_job;
-
-static void fg_mm_worker(void *ud, uint32_t ith, uint32_t nth) {
-  (void)ith;
-  (void)nth;
-  fg_mm_job *job = ud;
-  size_t m = 0;
-  for (;;) {
-    size_t c = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
-    if (c >= job->n_items) break;
-    if (c >= job->first[job->n_mats]) { /* the side product's rows */
-      const size_t i0 = (c - job->first[job->n_mats]) * job->side_chunk;
-      job->side_kern->run(&job->side, i0, FG_MIN(i0 + job->side_chunk, job->side_out));
-      continue;
-    }
-    while (c >= job->first[m + 1]) m++; /* items come in increasing order to each thread */
-    const size_t i0 = (c - job->first[m]) * job->chunk;
-    job->kern->run(&job->args[m], i0, FG_MIN(i0 + job->chunk, job->n_out[m]));
-  }
-}
+#define FG_MM_SIDE_ACT 64 /* bytes of a side product's prepared activations, at most (armv7 F32: 16 rows) */
 
 typedef struct fg_prep_job {
   const fg_mm_kernel *kern;
@@ -290,6 +255,53 @@ static void fg_prep_range(void *ud, size_t u0, size_t u1, uint32_t ith) {
   const size_t unit = p->kern->act_unit ? p->kern->act_unit : 1;
   const size_t b0 = u0 * unit, b1 = FG_MIN(u1 * unit, p->args->nb);
   p->kern->act_prep(p->args->x, p->args->ldx, p->args->cols, p->args->nb, b0, b1, p->act);
+}
+
+typedef struct fg_mm_job {
+  const fg_mm_kernel *kern;
+  size_t n_mats;
+  fg_mm_args args[FG_MM_MAX_MATS];
+  size_t n_out[FG_MM_MAX_MATS];     /* outputs per activation row */
+  size_t first[FG_MM_MAX_MATS + 1]; /* work items of matrix m: [first[m], first[m+1]) */
+  size_t chunk;                     /* rows per work item */
+  const fg_mm_kernel *side_kern;    /* the side product's (fg_ops_matmul_n_side), or NULL */
+  fg_mm_args side;
+  uint64_t side_act[FG_MM_SIDE_ACT / 8]; /* its prepared activation rows (armv7: flags), when it has them */
+  size_t side_out, side_chunk;      /* its outputs, rows per work item: items first[n_mats].. after the main ones */
+  size_t n_items;                   /* all work items */
+  _Atomic size_t next;              /* next work item */
+  fg_prep_job prep;                 /* the activations prepared inside the job: prep_parts parts of prep_units */
+  size_t prep_units, prep_parts;    /* units (0: prepared before the job) */
+  _Atomic size_t prep_next, prep_done; /* next part to claim, parts done */
+} fg_mm_job;
+
+static void fg_mm_worker(void *ud, uint32_t ith, uint32_t nth) {
+  (void)nth;
+  fg_mm_job *job = ud;
+  if (job->prep_parts) { /* the activations first: a part at a time, then wait until every part is done */
+    for (;;) {
+      const size_t p = atomic_fetch_add_explicit(&job->prep_next, 1, memory_order_relaxed);
+      if (p >= job->prep_parts) break;
+      fg_prep_range(&job->prep, fg_pfor_part(job->prep_units, job->prep_parts, p),
+                    fg_pfor_part(job->prep_units, job->prep_parts, p + 1), ith);
+      atomic_fetch_add_explicit(&job->prep_done, 1, memory_order_release);
+    }
+    for (uint32_t i = 0; atomic_load_explicit(&job->prep_done, memory_order_acquire) < job->prep_parts; i++)
+      fg_threadpool_wait_step(i);
+  }
+  size_t m = 0;
+  for (;;) {
+    size_t c = atomic_fetch_add_explicit(&job->next, 1, memory_order_relaxed);
+    if (c >= job->n_items) break;
+    if (c >= job->first[job->n_mats]) { /* the side product's rows */
+      const size_t i0 = (c - job->first[job->n_mats]) * job->side_chunk;
+      job->side_kern->run(&job->side, i0, FG_MIN(i0 + job->side_chunk, job->side_out));
+      continue;
+    }
+    while (c >= job->first[m + 1]) m++; /* items come in increasing order to each thread */
+    const size_t i0 = (c - job->first[m]) * job->chunk;
+    job->kern->run(&job->args[m], i0, FG_MIN(i0 + job->chunk, job->n_out[m]));
+  }
 }
 
 /* n_mats products that share the weight type, the columns and the activations (in[m].x, ldx, nb),
@@ -312,6 +324,7 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   fg_status st = FG_OK;
 
   fg_mm_job job;
+  job.prep_units = job.prep_parts = 0;
   job.kern = kern;
   job.n_mats = n_mats;
   for (size_t m = 0; m < n_mats; m++) {
@@ -338,11 +351,9 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
       }
       act = tmp;
     }
-    fg_prep_job prep = {kern, &job.args[0], act};
+    job.prep = (fg_prep_job){kern, &job.args[0], act};
     const size_t unit = kern->act_unit ? kern->act_unit : 1;
-    const size_t n_units = (in->nb + unit - 1) / unit;
-    if (threaded && in->nb * in->cols >= FG_OPS_PREP_PARALLEL && n_units > 1) fg_pfor_owned(ops, n_units, fg_prep_range, &prep);
-    else fg_prep_range(&prep, 0, n_units, 0);
+    job.prep_units = (in->nb + unit - 1) / unit; /* prepared below: inside the job when it has threads */
     for (size_t m = 0; m < n_mats; m++) job.args[m].act = act;
   }
 
@@ -357,12 +368,12 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   job.n_items = job.first[n_mats];
   job.side_kern = NULL;
   job.side_out = job.side_chunk = 0;
-  if (side) { /* a one-row product (its kernel checked by mm_side): its rows in about one item per thread,
+  if (side) { /* the side product (its kernel checked by mm_side): its rows in about one item per thread,
                * whole row tiles, after the main items */
     job.side_kern = &k->vec[side->type];
     job.side = *side;
     if (job.side_kern->act_size) {
-      job.side_kern->act_prep(side->x, side->ldx, side->cols, 1, 0, 1, job.side_act);
+      job.side_kern->act_prep(side->x, side->ldx, side->cols, side->nb, 0, side->nb, job.side_act);
       job.side.act = job.side_act;
     }
     job.side_out = side_out;
@@ -371,8 +382,17 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
     job.side_chunk = (per + stile - 1) / stile * stile;
     job.n_items += (side_out + job.side_chunk - 1) / job.side_chunk;
   }
+  /* Several activation units on the pool are prepared inside the job, a part per thread (the parts of
+   * parallel_for), before any thread takes a work item: the workers wake while the first parts are
+   * prepared, and the calling thread does not prepare them all alone first. One unit, or no threads:
+   * here, before the job. */
+  const bool pooled = threaded && job.n_items > 1;
+  if (job.prep_units > 1 && pooled) job.prep_parts = FG_MIN(job.prep_units, (size_t)ops->n_threads);
+  else if (job.prep_units) fg_prep_range(&job.prep, 0, job.prep_units, 0);
+  atomic_init(&job.prep_next, 0);
+  atomic_init(&job.prep_done, 0);
   atomic_init(&job.next, 0);
-  if (threaded && job.n_items > 1) fg_threadpool_run_open(ops->tp, fg_mm_worker, &job);
+  if (pooled) fg_threadpool_run_open(ops->tp, fg_mm_worker, &job);
   else {
     for (size_t m = 0; m < n_mats; m++) kern->run(&job.args[m], 0, n_out[m]);
     if (side) job.side_kern->run(&job.side, 0, side_out);
@@ -424,20 +444,27 @@ fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_
   return matmul(ops, W, X, ldx, nb, Y, ldy, true);
 }
 
-/* S · xs into ys (one row) as the side product of a job (*use), when S's one-row kernel is its vec kernel and
- * needs at most FG_MM_SIDE_ACT bytes of prepared activations; else ys computed here, as fg_ops_matmul_here
- * would (before the main product: neither reads the other's output) */
-static fg_status mm_side(fg_ops *ops, const fg_mat *S, const float *xs, float *ys, fg_mm_args *out, bool *use) {
+/* The side product as the side of a job (*use), when S's one-row kernel is its vec kernel (each activation
+ * row then gets what it gives that row alone) and needs at most FG_MM_SIDE_ACT bytes of prepared
+ * activations; else computed here row by row, as fg_ops_matmul_here would (before the main product:
+ * neither reads the other's output) */
+static fg_status mm_side(fg_ops *ops, const fg_ops_side *sd, fg_mm_args *out, bool *use) {
   *use = false;
-  if (!S || !S->rows) return FG_OK;
+  const fg_mat *S = sd->S;
+  if (!S || !S->rows || sd->nb == 0) return FG_OK;
+  if (!sd->x || !sd->y || (sd->nb > 1 && (sd->ldx < S->cols || sd->ldy < S->rows))) return FG_ERR_INVALID_ARG;
   const fg_mm_kernel *kern = &ops->k->vec[S->type];
-  fg_mm_args a = {S->type, S->data, S->row_bytes, NULL, S->cols, xs, S->cols, NULL, 1, ys, S->rows, mat_packed(ops, S)};
+  fg_mm_args a = {S->type, S->data, S->row_bytes, NULL, S->cols, sd->x, sd->ldx, NULL, sd->nb, sd->y, sd->ldy,
+                  mat_packed(ops, S)};
   fg_status st = fg_mm_check(ops, &a, S, S->rows);
   if (st != FG_OK) return st;
   const bool gemm = ops->k->gemm[S->type].run && ops->k->gemm_min_nb[S->type] <= 1;
   if (!kern->run || gemm || a.packed || S->cols == 0 ||
-      (kern->act_size && (!kern->act_prep || kern->act_size(S->cols, 1) > FG_MM_SIDE_ACT)))
-    return matmul(ops, S, xs, S->cols, 1, ys, S->rows, true);
+      (kern->act_size && (!kern->act_prep || kern->act_size(S->cols, sd->nb) > FG_MM_SIDE_ACT))) {
+    for (size_t b = 0; b < sd->nb && st == FG_OK; b++)
+      st = matmul(ops, S, sd->x + b * sd->ldx, S->cols, 1, sd->y + b * sd->ldy, S->rows, true);
+    return st;
+  }
   *out = a;
   *use = true;
   return FG_OK;
@@ -445,18 +472,19 @@ static fg_status mm_side(fg_ops *ops, const fg_mat *S, const float *xs, float *y
 
 fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
                           float *const *Y, const size_t *ldy) {
-  return fg_ops_matmul_n_side(ops, n, W, X, ldx, nb, Y, ldy, NULL, NULL, NULL);
+  return fg_ops_matmul_n_side(ops, n, W, X, ldx, nb, Y, ldy, NULL);
 }
 
 fg_status fg_ops_matmul_n_side(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
-                               float *const *Y, const size_t *ldy, const fg_mat *S, const float *xs, float *ys) {
-  if (n == 0) return S ? fg_ops_matmul_here(ops, S, xs, S->cols, 1, ys, S->rows) : FG_OK;
-  if (!W || !Y || !ldy) return FG_ERR_INVALID_ARG;
-  bool shared = n <= FG_MM_MAX_MATS && nb > 0;
+                               float *const *Y, const size_t *ldy, const fg_ops_side *side) {
+  if (!ops || (n > 0 && (!W || !Y || !ldy))) return FG_ERR_INVALID_ARG;
+  bool shared = n > 0 && n <= FG_MM_MAX_MATS && nb > 0;
   for (size_t m = 0; m < n; m++) {
     if (!W[m]) return FG_ERR_INVALID_ARG;
     shared = shared && W[m]->type == W[0]->type && W[m]->cols == W[0]->cols && W[m]->cols > 0 && W[m]->rows > 0;
   }
+  fg_mm_args sa;
+  bool use = false;
   if (shared) {
     fg_mm_args a[FG_MM_MAX_MATS];
     size_t n_out[FG_MM_MAX_MATS];
@@ -467,14 +495,15 @@ fg_status fg_ops_matmul_n_side(fg_ops *ops, size_t n, const fg_mat *const *W, co
       const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
       if (st != FG_OK) return st;
     }
-    fg_mm_args sa;
-    bool use = false;
-    const fg_status st = S ? mm_side(ops, S, xs, ys, &sa, &use) : FG_OK;
+    const fg_status st = side ? mm_side(ops, side, &sa, &use) : FG_OK;
     if (st != FG_OK) return st;
-    return fg_mm_common(ops, a, n_out, n, false, use ? &sa : NULL, use ? S->rows : 0);
+    return fg_mm_common(ops, a, n_out, n, false, use ? &sa : NULL, use ? side->S->rows : 0);
   }
-  if (S) {
-    const fg_status st = fg_ops_matmul_here(ops, S, xs, S->cols, 1, ys, S->rows);
+  if (side) { /* no shared job: the side product here, row by row */
+    fg_status st = mm_side(ops, side, &sa, &use);
+    for (size_t b = 0; use && b < side->nb && st == FG_OK; b++)
+      st = fg_ops_matmul_here(ops, side->S, side->x + b * side->ldx, side->S->cols, 1, side->y + b * side->ldy,
+                              side->S->rows);
     if (st != FG_OK) return st;
   }
   for (size_t m = 0; m < n; m++) { /* mixed types or shapes: one product after the other */

@@ -42,12 +42,22 @@ fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_
 fg_status fg_ops_matmul_n(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
                           float *const *Y, const size_t *ldy);
 
-/* fg_ops_matmul_n and a side product S · xs of one activation row into ys (S->rows), which reads
- * neither X nor any Y[m]: ys gets exactly what fg_ops_matmul_here would write. Its rows are work items
- * of the same job, after the main product's (a run-time adapter's A · x of a one-row pass beside the
- * base weights' product, instead of serially on the calling thread); S NULL: none. */
+/* A side product for fg_ops_matmul_n_side: S · x[b] into y + b * ldy (S->rows each) for b < nb, x[b] at
+ * x + b * ldx. */
+typedef struct fg_ops_side {
+  const fg_mat *S;
+  const float *x;
+  size_t ldx, nb;
+  float *y;
+  size_t ldy;
+} fg_ops_side;
+
+/* fg_ops_matmul_n and a side product, which reads neither X nor any Y[m]: each of its rows gets exactly
+ * what fg_ops_matmul_here of that one activation row would write. Its rows are work items of the same
+ * job, after the main product's (a run-time adapter's A · x beside the base weights' product, instead of
+ * row by row on the threads of the per-row phase after it); side NULL: none. */
 fg_status fg_ops_matmul_n_side(fg_ops *ops, size_t n, const fg_mat *const *W, const float *X, size_t ldx, size_t nb,
-                               float *const *Y, const size_t *ldy, const fg_mat *S, const float *xs, float *ys);
+                               float *const *Y, const size_t *ldy, const fg_ops_side *side);
 
 /* Only the listed rows: Y[b*ldy + i] = W[rows[i]] · X[b]  for i < n_rows (sparse LM head). */
 fg_status fg_ops_matmul_rows(fg_ops *ops, const fg_mat *W, const int32_t *rows, size_t n_rows, const float *X,

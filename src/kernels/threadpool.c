@@ -259,6 +259,13 @@ static void fg_threadpool_wait(fg_threadpool *tp, bool open) {
   }
 }
 
+void fg_threadpool_wait_step(uint32_t i) {
+  if ((i & 63u) == 63u)
+    sched_yield();
+  else
+    fg_cpu_relax();
+}
+
 void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud) {
   if (tp->n_threads <= 1) {
     fn(ud, 0, 1);

@@ -29,4 +29,8 @@ void fg_threadpool_run(fg_threadpool *tp, fg_threadpool_fn fn, void *ud);
  * work the other threads would have done. */
 void fg_threadpool_run_open(fg_threadpool *tp, fg_threadpool_fn fn, void *ud);
 
+/* Step i (from 0) of a thread's wait inside a job for work another thread of it has claimed: a pause,
+ * and every 64th step a yield of the core (on a busy machine the thread waited for may need it). */
+void fg_threadpool_wait_step(uint32_t i);
+
 #endif /* FG_THREADPOOL_H */

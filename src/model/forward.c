@@ -32,6 +32,9 @@ void fg_fwd_scratch_free(fg_fwd_scratch *sc) {
  * decoded token still equals the same token prefilled, bit for bit, whatever the thread count. */
 #define ATTN_SEG 64u
 
+/* passes of at most this many rows compute the adapters' A · x beside the base products (fg_forward_batch) */
+#define FWD_SIDE_ROWS 16
+
 static uint64_t round16_u64(uint64_t n) { return (n + 15) / 16 * 16; }
 
 /* One thread's attention scratch for up to R query rows. */
@@ -93,7 +96,8 @@ fg_status fg_fwd_scratch_init(fg_fwd_scratch *sc, const fg_model *m, size_t max_
                               uint32_t n_threads, fg_error *err) {
   memset(sc, 0, sizeof *sc);
   const fg_hparams *hp = &m->hp;
-  const uint64_t lora_t = fg_lora_scratch_floats(m, n_threads);
+  /* the adapters' A · x: a row per thread, or per row of a pass that computes them beside the base products */
+  const uint64_t lora_t = fg_lora_scratch_floats(m, FG_MAX(n_threads, (uint32_t)FG_MIN(max_nb, (size_t)FWD_SIDE_ROWS)));
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t group = hp->n_head / hp->n_head_kv;
   sc->attn_rows = FG_MAX((size_t)1, ATTN_TILE_ROWS / group) * group;
@@ -374,9 +378,9 @@ typedef struct gelu_job {
   const fg_lora_layer *LL; /* or NULL */
   const float *xn;         /* (nb, d) the products' input */
   size_t d;
-  float *lora_t;           /* (threads, max_rank) */
+  float *lora_t;           /* (threads, max_rank); t_ready: row t's A · x at t * max_rank */
   size_t max_rank;
-  bool t_ready;            /* one row: A · x is in the first thread's lora_t already (fg_ops_matmul_n_side) */
+  bool t_ready;            /* A · x of every row is in lora_t already (fg_ops_matmul_n_side) */
 } gelu_job;
 
 static void gelu_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
@@ -384,7 +388,7 @@ static void gelu_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   for (size_t t = i0; g->LL && t < i1; t++) {
     float *const y[] = {g->gate + t * g->ff, g->up + t * g->ff};
     if (g->t_ready)
-      fg_lora_apply_bt(g->ak, g->LL, FG_LORA_IN_GATE_UP, g->lora_t, y); /* the first thread's t */
+      fg_lora_apply_bt(g->ak, g->LL, FG_LORA_IN_GATE_UP, g->lora_t + t * g->max_rank, y);
     else
       fg_lora_apply_row(g->ops, g->ak, g->LL, FG_LORA_IN_GATE_UP, g->xn + t * g->d, y, g->lora_t + tid * g->max_rank);
   }
@@ -408,7 +412,7 @@ typedef struct rows_job {
   uint32_t layer;
   int phase;
   size_t row0; /* rows row0 + [t0, t1) of the batch are this phase's [t0, t1) */
-  bool t_ready; /* one row: the phase's A · x is in the first thread's lora_t already (fg_ops_matmul_n_side) */
+  bool t_ready; /* the phase's A · x of row0 + t is in lora_t + t * max_rank already (fg_ops_matmul_n_side) */
 } rows_job;
 
 static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
@@ -418,8 +422,10 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
   const size_t d = hp->n_embd, hk = hp->head_dim_k, hv = hp->head_dim_v;
   const size_t nq = (size_t)hp->n_head * hk, nk = (size_t)hp->n_head_kv * hk, nv = (size_t)hp->n_head_kv * hv;
   const size_t ldt = FG_MAX(d, nk); /* row stride of t when it holds f16 K rows */
-  float *lora_t = j->LL ? sc->lora_t + (size_t)tid * j->m->lora->max_rank : NULL; /* this thread's A · x */
+  const size_t max_rank = j->LL ? j->m->lora->max_rank : 0;
+  float *lora_t = j->LL ? sc->lora_t + (size_t)tid * max_rank : NULL; /* this thread's A · x */
   for (size_t t = j->row0 + t0; t < j->row0 + t1; t++) {
+    const float *side_t = j->t_ready ? sc->lora_t + (t - j->row0) * max_rank : NULL; /* row t's A · x */
     const uint32_t p = j->a->pos0 + (uint32_t)t;
     float *x = sc->x + t * d, *xn = sc->xn + t * d, *tr = sc->t + t * d;
     switch (j->phase) {
@@ -436,7 +442,7 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
         if (j->LL) {
           float *const y[] = {sc->q + t * nq, sc->k + t * nk, sc->v + t * nv};
           if (j->t_ready)
-            fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_QKV, sc->lora_t, y);
+            fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_QKV, side_t, y);
           else
             fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_QKV, xn, y, lora_t);
         }
@@ -469,7 +475,7 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
       } break;
       case ROWS_POST_ATTN:
         if (j->LL && j->t_ready)
-          fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_O, sc->lora_t, &tr);
+          fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_O, side_t, &tr);
         else if (j->LL)
           fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_O, sc->o + t * (size_t)hp->n_head * hv, &tr, lora_t);
         rmsnorm(tr, j->L->post_attn_norm, d, hp->rms_eps, tr);
@@ -478,7 +484,7 @@ static void rows_range(void *ud, size_t t0, size_t t1, uint32_t tid) {
         break;
       case ROWS_POST_FFN:
         if (j->LL && j->t_ready)
-          fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_DOWN, sc->lora_t, &tr);
+          fg_lora_apply_bt(sc->ak, j->LL, FG_LORA_IN_DOWN, side_t, &tr);
         else if (j->LL)
           fg_lora_apply_row(j->ops, sc->ak, j->LL, FG_LORA_IN_DOWN, sc->gate + t * (size_t)hp->n_ff, &tr, lora_t);
         rmsnorm(tr, j->L->post_ffw_norm, d, hp->rms_eps, tr);
@@ -518,18 +524,21 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
     rj.L = L;
     rj.LL = LL;
     rj.layer = il;
-    /* A one-row pass computes each adapter group's A · x beside the base product that precedes its
-     * per-row phase (the same input, or one ready before it), as work items of that job, into the first
-     * thread's t (the phase runs on the calling thread, index 0): what fg_lora_apply_row would compute
-     * there alone. Longer passes split the per-row phases over the threads, adapters included. */
-    float *const t1 = sc->lora_t; /* (max_rank) */
+    /* A pass of at most FWD_SIDE_ROWS rows computes each adapter group's A · x of its rows beside the
+     * base product that precedes the group's per-row phase (the same input), as work items of that job,
+     * into lora_t (a row per max_rank floats): what fg_lora_apply_row would compute for each row alone.
+     * Split by rows, a pass of fewer rows than threads would leave threads idle while the calling thread
+     * computes a row's A · x. Longer passes compute them in the per-row phases, split over the threads. */
+    const size_t max_rank = LL ? m->lora->max_rank : 0;
+    fg_ops_side side;
     {
       const fg_mat *w[] = {&L->wq, &L->wk, &L->wv};
       float *y[] = {sc->q, sc->k, sc->v};
       const size_t ld[] = {nq, nk, nv};
-      const fg_mat *S = LL && nb == 1 ? &LL->a[FG_LORA_IN_QKV] : NULL;
-      if ((st = fg_ops_matmul_n_side(ops, 3, w, sc->xn, d, nb, y, ld, S, sc->xn, t1)) != FG_OK) goto fail;
-      rj.t_ready = S != NULL;
+      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_QKV] : NULL, sc->xn, d, nb, sc->lora_t, max_rank};
+      const bool with = LL && nb <= FWD_SIDE_ROWS;
+      if ((st = fg_ops_matmul_n_side(ops, 3, w, sc->xn, d, nb, y, ld, with ? &side : NULL)) != FG_OK) goto fail;
+      rj.t_ready = with;
     }
     rj.phase = ROWS_QKV;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
@@ -556,11 +565,12 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       }
     }
     {
-      const fg_mat *S = LL && nr == 1 ? &LL->a[FG_LORA_IN_O] : NULL;
+      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_O] : NULL, sc->o + r0 * no, no, nr, sc->lora_t, max_rank};
+      const bool with = LL && nr <= FWD_SIDE_ROWS;
       if ((st = fg_ops_matmul_n_side(ops, 1, &(const fg_mat *){&L->wo}, sc->o + r0 * no, no, nr,
-                                     &(float *){sc->t + r0 * d}, &(size_t){d}, S, sc->o + r0 * no, t1)) != FG_OK)
+                                     &(float *){sc->t + r0 * d}, &(size_t){d}, with ? &side : NULL)) != FG_OK)
         goto fail;
-      rj.t_ready = S != NULL;
+      rj.t_ready = with;
     }
     rj.phase = ROWS_POST_ATTN;
     rj.row0 = r0;
@@ -569,19 +579,21 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       const fg_mat *w[] = {&L->w_gate, &L->w_up};
       float *y[] = {sc->gate + r0 * ff, sc->up + r0 * ff};
       const size_t ld[] = {ff, ff};
-      const fg_mat *S = LL && nr == 1 ? &LL->a[FG_LORA_IN_GATE_UP] : NULL;
-      if ((st = fg_ops_matmul_n_side(ops, 2, w, sc->xn + r0 * d, d, nr, y, ld, S, sc->xn + r0 * d, t1)) != FG_OK)
+      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_GATE_UP] : NULL, sc->xn + r0 * d, d, nr, sc->lora_t, max_rank};
+      if ((st = fg_ops_matmul_n_side(ops, 2, w, sc->xn + r0 * d, d, nr, y, ld, LL && nr <= FWD_SIDE_ROWS ? &side : NULL)) !=
+          FG_OK)
         goto fail;
     }
     gelu_job gj = {sc->ak, sc->gate + r0 * ff, sc->up + r0 * ff, ff, ops, LL, sc->xn + r0 * d, d, sc->lora_t,
-                   LL ? m->lora->max_rank : 0, LL && nr == 1};
+                   max_rank, LL && nr <= FWD_SIDE_ROWS};
     fg_ops_parallel_for(ops, nr, gelu_range, &gj);
     {
-      const fg_mat *S = LL && nr == 1 ? &LL->a[FG_LORA_IN_DOWN] : NULL;
+      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_DOWN] : NULL, sc->gate + r0 * ff, ff, nr, sc->lora_t, max_rank};
+      const bool with = LL && nr <= FWD_SIDE_ROWS;
       if ((st = fg_ops_matmul_n_side(ops, 1, &(const fg_mat *){&L->w_down}, sc->gate + r0 * ff, ff, nr,
-                                     &(float *){sc->t + r0 * d}, &(size_t){d}, S, sc->gate + r0 * ff, t1)) != FG_OK)
+                                     &(float *){sc->t + r0 * d}, &(size_t){d}, with ? &side : NULL)) != FG_OK)
         goto fail;
-      rj.t_ready = S != NULL;
+      rj.t_ready = with;
     }
     rj.phase = ROWS_POST_FFN;
     rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
