@@ -270,8 +270,9 @@ typedef struct fg_mm_job {
   size_t side_out, side_chunk;      /* its outputs, rows per work item: items first[n_mats].. after the main ones */
   size_t n_items;                   /* all work items */
   _Atomic size_t next;              /* next work item */
-  fg_prep_job prep;                 /* the activations prepared inside the job: prep_parts parts of prep_units */
-  size_t prep_units, prep_parts;    /* units (0: prepared before the job) */
+  fg_prep_job prep;                 /* the activations prepared inside the job: prep_main parts of prep_units, */
+  size_t prep_units, prep_main;     /* then the side's rows as one more part when they need preparing */
+  size_t prep_parts;                /* parts in all (0: prepared before the job) */
   _Atomic size_t prep_next, prep_done; /* next part to claim, parts done */
 } fg_mm_job;
 
@@ -282,8 +283,12 @@ static void fg_mm_worker(void *ud, uint32_t ith, uint32_t nth) {
     for (;;) {
       const size_t p = atomic_fetch_add_explicit(&job->prep_next, 1, memory_order_relaxed);
       if (p >= job->prep_parts) break;
-      fg_prep_range(&job->prep, fg_pfor_part(job->prep_units, job->prep_parts, p),
-                    fg_pfor_part(job->prep_units, job->prep_parts, p + 1), ith);
+      if (p < job->prep_main)
+        fg_prep_range(&job->prep, fg_pfor_part(job->prep_units, job->prep_main, p),
+                      fg_pfor_part(job->prep_units, job->prep_main, p + 1), ith);
+      else
+        job->side_kern->act_prep(job->side.x, job->side.ldx, job->side.cols, job->side.nb, 0, job->side.nb,
+                                 job->side_act);
       atomic_fetch_add_explicit(&job->prep_done, 1, memory_order_release);
     }
     for (uint32_t i = 0; atomic_load_explicit(&job->prep_done, memory_order_acquire) < job->prep_parts; i++)
@@ -324,7 +329,7 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   fg_status st = FG_OK;
 
   fg_mm_job job;
-  job.prep_units = job.prep_parts = 0;
+  job.prep_units = job.prep_main = job.prep_parts = 0;
   job.kern = kern;
   job.n_mats = n_mats;
   for (size_t m = 0; m < n_mats; m++) {
@@ -368,27 +373,30 @@ static fg_status fg_mm_common(fg_ops *ops, const fg_mm_args *in, const size_t *n
   job.n_items = job.first[n_mats];
   job.side_kern = NULL;
   job.side_out = job.side_chunk = 0;
-  if (side) { /* the side product (its kernel checked by mm_side): its rows in about one item per thread,
+  if (side) { /* the side product (its kernel checked by mm_side): its rows in about two items per thread,
                * whole row tiles, after the main items */
     job.side_kern = &k->vec[side->type];
     job.side = *side;
-    if (job.side_kern->act_size) {
-      job.side_kern->act_prep(side->x, side->ldx, side->cols, side->nb, 0, side->nb, job.side_act);
-      job.side.act = job.side_act;
-    }
+    if (job.side_kern->act_size) job.side.act = job.side_act; /* prepared below */
     job.side_out = side_out;
     const size_t stile = job.side_kern->row_tile ? job.side_kern->row_tile : 1;
-    const size_t per = threaded ? (side_out + ops->n_threads - 1) / ops->n_threads : side_out;
+    const size_t per = threaded ? (side_out + 2 * ops->n_threads - 1) / (2 * ops->n_threads) : side_out;
     job.side_chunk = (per + stile - 1) / stile * stile;
     job.n_items += (side_out + job.side_chunk - 1) / job.side_chunk;
   }
-  /* Several activation units on the pool are prepared inside the job, a part per thread (the parts of
-   * parallel_for), before any thread takes a work item: the workers wake while the first parts are
-   * prepared, and the calling thread does not prepare them all alone first. One unit, or no threads:
-   * here, before the job. */
+  /* On the pool the activations are prepared inside the job, before any thread takes a work item: the
+   * units in a part per thread (the parts of parallel_for), the side's rows in one more part; the
+   * workers wake while the first parts are prepared, and the calling thread does not prepare them all
+   * alone first. Without threads: here, before the products. */
   const bool pooled = threaded && job.n_items > 1;
-  if (job.prep_units > 1 && pooled) job.prep_parts = FG_MIN(job.prep_units, (size_t)ops->n_threads);
-  else if (job.prep_units) fg_prep_range(&job.prep, 0, job.prep_units, 0);
+  const bool side_prep = side && job.side_kern->act_size;
+  if (pooled) {
+    job.prep_main = FG_MIN(job.prep_units, (size_t)ops->n_threads);
+    job.prep_parts = job.prep_main + side_prep;
+  } else {
+    if (job.prep_units) fg_prep_range(&job.prep, 0, job.prep_units, 0);
+    if (side_prep) job.side_kern->act_prep(side->x, side->ldx, side->cols, side->nb, 0, side->nb, job.side_act);
+  }
   atomic_init(&job.prep_next, 0);
   atomic_init(&job.prep_done, 0);
   atomic_init(&job.next, 0);
