@@ -568,13 +568,13 @@ static void test_merge_modes(const char *base, const char *label, const double *
   float *want = session_logits(rt, ids, N_PROMPT, 2);
   /* the run-time adapter's products are the same bits however a pass is cut: passes of at most 16 rows
    * compute A · x of all rows beside the base products (forward.c), longer ones row by row in the per-row
-   * phases, one row alone beside them too */
+   * phases, one row alone beside them too; 2 to 4 threads */
   {
     enum { N_CUT = 40 };
     int32_t cut[N_CUT];
     random_ids(cut, N_CUT, V);
     float *one = last_logits(rt, cut, N_CUT, 1, 3);
-    static const uint32_t batches[][2] = {{40, 1}, {40, 2}, {40, 3}, {16, 3}, {7, 2}, {5, 4}};
+    static const uint32_t batches[][2] = {{40, 2}, {16, 3}, {7, 4}};
     for (size_t i = 0; i < sizeof batches / sizeof batches[0]; i++) {
       float *got = last_logits(rt, cut, N_CUT, batches[i][0], batches[i][1]);
       CHECK_MSG(memcmp(got, one, sizeof(float) * V) == 0, "%s: run-time adapter, passes of %u rows on %u threads "
