@@ -905,7 +905,10 @@ static void test_sleep_wake(fg_ops *const *ops, size_t n_ops) {
     s.hits = calloc(n, sizeof *s.hits);
     atomic_init(&s.calls, 0);
     atomic_init(&s.bad, 0);
+    atomic_init(&s.bad_part, 0);
     s.n_threads = fg_ops_n_threads(ops[t]);
+    s.n = n; /* every field pfor_fn reads: its part check looped over an uninitialized count (hung under ASan) */
+    s.parts = FG_MIN(n, (size_t)s.n_threads);
     for (int rep = 0; rep < 30; rep++) {
       struct timespec ts = {0, 300000}; /* 300 us */
       nanosleep(&ts, NULL);
@@ -913,7 +916,8 @@ static void test_sleep_wake(fg_ops *const *ops, size_t n_ops) {
     }
     int ok = 1;
     for (size_t i = 0; i < n; i++) ok &= atomic_load(&s.hits[i]) == 30;
-    CHECK_MSG(ok && !atomic_load(&s.bad), "parallel_for after sleeps: threads=%u", s.n_threads);
+    CHECK_MSG(ok && !atomic_load(&s.bad) && !atomic_load(&s.bad_part), "parallel_for after sleeps: threads=%u",
+              s.n_threads);
     free(s.hits);
   }
 }
