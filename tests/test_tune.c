@@ -467,6 +467,22 @@ static void test_data(void) {
   CHECK(seen > 10 && with > 0 && with < seen);
   CHECK_EQ_INT(wrong, 0);
 
+  /* a phrasing's fixed free-text value that its words contain is copied: it follows the utterance's
+   * case ("put sky news on" -> sky news), as a slot's copied value does */
+  size_t fixed_seen = 0, fixed_lower = 0, fixed_wrong = 0;
+  for (size_t j = 0; j < n_train + n_dev; j++) {
+    const line *x = j < n_train ? &train[j] : &dev[j - n_train];
+    if (!x->phrasing || strcmp(x->phrasing, "(Put|Turn) Sky News on[, please]")) continue;
+    const cJSON *cargs = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(x->expected, "calls"), 0), "args");
+    const char *ch = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cargs, "channel"));
+    fixed_seen++;
+    fixed_lower += ch && !strcmp(ch, "sky news");
+    fixed_wrong += !ch || strcasecmp(ch, "Sky News") || !strstr(x->utt, ch);
+  }
+  CHECK(fixed_seen > 5 && fixed_lower > 0);
+  CHECK_EQ_INT(fixed_wrong, 0);
+
   snprintf(pa, sizeof pa, "%s/data.bin", tmp_path("a"));
   check_bin(pa, n_train, n_dev);
   test_report(tmp_path("a"), spec, model, dev, n_dev);

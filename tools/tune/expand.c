@@ -310,6 +310,18 @@ static void capitalize_start(expansion *x, const tn_func *f) {
   else if (p[0] == 0xc3 && p[1] >= 0xa0 && p[1] <= 0xbe && p[1] != 0xb7) p[1] = (unsigned char)(p[1] - 32);
 }
 
+/* A copied value after the utterance's noise: it follows the utterance's case (and its punctuation);
+ * false when out of memory. */
+static bool copy_case(cJSON *v, const char *utterance, int noise) {
+  char *t = strdup(v->valuestring);
+  if (!t) return false;
+  lower_utf8(t);
+  if (!strstr(utterance, t) && noise == NOISE_ASR) strip_punct(t);
+  const bool ok = cJSON_SetValuestring(v, t) != NULL;
+  free(t);
+  return ok;
+}
+
 static bool make_item(const tn_spec *s, const keyset *held, size_t pi, tn_rng *rng, int values, int noise, bool training,
                       tn_item *it) {
   const tn_phrasing *ph = &s->phr[pi];
@@ -321,6 +333,17 @@ static bool make_item(const tn_spec *s, const keyset *held, size_t pi, tn_rng *r
   capitalize_start(&x, ph->func >= 0 ? &s->funcs[ph->func] : NULL);
   if (training && s->fill_before[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_before[ph->lang], true);
   if (training && s->fill_after[ph->lang] && tn_rng_unit(rng) < 0.15) x.oom |= !add_filler(&x.text, rng, s->fill_after[ph->lang], false);
+  /* a fixed free-text value that the words contain as written ("einen Flat White" -> Flat White) is
+   * copied too: it follows the noise's case below, as a slot's copied value does */
+  bool fixed_copied[MAX_ARGS] = {false};
+  if (ph->func >= 0 && ph->fixed) {
+    const tn_func *f = &s->funcs[ph->func];
+    for (size_t i = 0; i < f->n_args && i < MAX_ARGS; i++) {
+      const cJSON *v = cJSON_GetObjectItemCaseSensitive(ph->fixed, f->args[i].name);
+      fixed_copied[i] = cJSON_IsString(v) && f->args[i].type == TN_T_STRING && !f->args[i].enums &&
+                        strstr(x.text.s, v->valuestring) != NULL;
+    }
+  }
   if (!x.oom) apply_noise(x.text.s, noise);
   memset(it, 0, sizeof *it);
   it->lang = ph->lang, it->func = ph->func, it->phrasing = (int)pi, it->held_values = x.used_held, it->new_name = x.new_name;
@@ -335,19 +358,16 @@ static bool make_item(const tn_spec *s, const keyset *held, size_t pi, tn_rng *r
     cJSON *args = cJSON_AddObjectToObject(call, "args");
     for (size_t i = 0; i < f->n_args && !x.oom; i++) {
       cJSON *v = i < MAX_ARGS ? x.val[i] : NULL;
-      if (v && x.copied[i] && noise != NOISE_NONE && noise != NOISE_NO_FINAL) {
-        /* copied as typed: the value follows the utterance's case (and its punctuation) */
-        char *t = strdup(v->valuestring);
-        if (t) {
-          lower_utf8(t);
-          if (!strstr(x.text.s, t) && noise == NOISE_ASR) strip_punct(t);
-          cJSON_SetValuestring(v, t);
-          free(t);
-        }
-      }
+      if (v && x.copied[i] && noise != NOISE_NONE && noise != NOISE_NO_FINAL) x.oom |= !copy_case(v, x.text.s, noise);
       const cJSON *fixed = ph->fixed ? cJSON_GetObjectItemCaseSensitive(ph->fixed, f->args[i].name) : NULL;
-      if (v) cJSON_AddItemToObject(args, f->args[i].name, v), x.val[i] = NULL;
-      else if (fixed) cJSON_AddItemToObject(args, f->args[i].name, cJSON_Duplicate(fixed, true));
+      if (!v && fixed) {
+        v = cJSON_Duplicate(fixed, true);
+        x.oom |= !v;
+        if (v && i < MAX_ARGS && fixed_copied[i] && noise != NOISE_NONE && noise != NOISE_NO_FINAL)
+          x.oom |= !copy_case(v, x.text.s, noise);
+      }
+      if (v) cJSON_AddItemToObject(args, f->args[i].name, v);
+      if (i < MAX_ARGS) x.val[i] = NULL;
     }
   }
   for (size_t i = 0; i < MAX_ARGS; i++) cJSON_Delete(x.val[i]);
