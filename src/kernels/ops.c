@@ -454,9 +454,9 @@ fg_status fg_ops_matmul_here(fg_ops *ops, const fg_mat *W, const float *X, size_
 
 /* The side product as the side of a job (*use), when S's one-row kernel is its vec kernel (each activation
  * row then gets what it gives that row alone) and needs at most FG_MM_SIDE_ACT bytes of prepared
- * activations; else computed here row by row, as fg_ops_matmul_here would (before the main product:
- * neither reads the other's output) */
-static fg_status mm_side(fg_ops *ops, const fg_ops_side *sd, fg_mm_args *out, bool *use) {
+ * activations; else, or when asked (here: no job to join), computed here row by row, as
+ * fg_ops_matmul_here would (before the main product: neither reads the other's output) */
+static fg_status mm_side(fg_ops *ops, const fg_ops_side *sd, bool here, fg_mm_args *out, bool *use) {
   *use = false;
   const fg_mat *S = sd->S;
   if (!S || !S->rows || sd->nb == 0) return FG_OK;
@@ -467,7 +467,7 @@ static fg_status mm_side(fg_ops *ops, const fg_ops_side *sd, fg_mm_args *out, bo
   fg_status st = fg_mm_check(ops, &a, S, S->rows);
   if (st != FG_OK) return st;
   const bool gemm = ops->k->gemm[S->type].run && ops->k->gemm_min_nb[S->type] <= 1;
-  if (!kern->run || gemm || a.packed || S->cols == 0 ||
+  if (here || !kern->run || gemm || a.packed || S->cols == 0 ||
       (kern->act_size && (!kern->act_prep || kern->act_size(S->cols, sd->nb) > FG_MM_SIDE_ACT))) {
     for (size_t b = 0; b < sd->nb && st == FG_OK; b++)
       st = matmul(ops, S, sd->x + b * sd->ldx, S->cols, 1, sd->y + b * sd->ldy, S->rows, true);
@@ -503,15 +503,12 @@ fg_status fg_ops_matmul_n_side(fg_ops *ops, size_t n, const fg_mat *const *W, co
       const fg_status st = fg_mm_check(ops, &a[m], W[m], W[m]->rows);
       if (st != FG_OK) return st;
     }
-    const fg_status st = side ? mm_side(ops, side, &sa, &use) : FG_OK;
+    const fg_status st = side ? mm_side(ops, side, false, &sa, &use) : FG_OK;
     if (st != FG_OK) return st;
     return fg_mm_common(ops, a, n_out, n, false, use ? &sa : NULL, use ? side->S->rows : 0);
   }
   if (side) { /* no shared job: the side product here, row by row */
-    fg_status st = mm_side(ops, side, &sa, &use);
-    for (size_t b = 0; use && b < side->nb && st == FG_OK; b++)
-      st = fg_ops_matmul_here(ops, side->S, side->x + b * side->ldx, side->S->cols, 1, side->y + b * side->ldy,
-                              side->S->rows);
+    const fg_status st = mm_side(ops, side, true, &sa, &use);
     if (st != FG_OK) return st;
   }
   for (size_t m = 0; m < n; m++) { /* mixed types or shapes: one product after the other */

@@ -369,6 +369,16 @@ static void attn_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
 }
 
 /* GELU(gate) * up over rows of the batch, after the run-time adapters' part of gate and up */
+/* The side product of a pass of at most FWD_SIDE_ROWS rows (fg_ops_matmul_n_side): adapter group g's
+ * A · x of the nb rows of x into t (a row per max_rank floats), in *s; NULL without adapters or for a
+ * longer pass (its per-row phase computes them). */
+static const fg_ops_side *adapter_side(fg_ops_side *s, const fg_lora_layer *LL, int g, const float *x, size_t ldx,
+                                       size_t nb, float *t, size_t max_rank) {
+  if (!LL || nb > FWD_SIDE_ROWS) return NULL;
+  *s = (fg_ops_side){&LL->a[g], x, ldx, nb, t, max_rank};
+  return s;
+}
+
 typedef struct gelu_job {
   const fg_attn_kernels *ak;
   float *gate;
@@ -531,14 +541,14 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
      * computes a row's A · x. Longer passes compute them in the per-row phases, split over the threads. */
     const size_t max_rank = LL ? m->lora->max_rank : 0;
     fg_ops_side side;
+    const fg_ops_side *sd;
     {
       const fg_mat *w[] = {&L->wq, &L->wk, &L->wv};
       float *y[] = {sc->q, sc->k, sc->v};
       const size_t ld[] = {nq, nk, nv};
-      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_QKV] : NULL, sc->xn, d, nb, sc->lora_t, max_rank};
-      const bool with = LL && nb <= FWD_SIDE_ROWS;
-      if ((st = fg_ops_matmul_n_side(ops, 3, w, sc->xn, d, nb, y, ld, with ? &side : NULL)) != FG_OK) goto fail;
-      rj.t_ready = with;
+      sd = adapter_side(&side, LL, FG_LORA_IN_QKV, sc->xn, d, nb, sc->lora_t, max_rank);
+      if ((st = fg_ops_matmul_n_side(ops, 3, w, sc->xn, d, nb, y, ld, sd)) != FG_OK) goto fail;
+      rj.t_ready = sd != NULL;
     }
     rj.phase = ROWS_QKV;
     fg_ops_parallel_for(ops, nb, rows_range, &rj);
@@ -565,12 +575,11 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       }
     }
     {
-      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_O] : NULL, sc->o + r0 * no, no, nr, sc->lora_t, max_rank};
-      const bool with = LL && nr <= FWD_SIDE_ROWS;
+      sd = adapter_side(&side, LL, FG_LORA_IN_O, sc->o + r0 * no, no, nr, sc->lora_t, max_rank);
       if ((st = fg_ops_matmul_n_side(ops, 1, &(const fg_mat *){&L->wo}, sc->o + r0 * no, no, nr,
-                                     &(float *){sc->t + r0 * d}, &(size_t){d}, with ? &side : NULL)) != FG_OK)
+                                     &(float *){sc->t + r0 * d}, &(size_t){d}, sd)) != FG_OK)
         goto fail;
-      rj.t_ready = with;
+      rj.t_ready = sd != NULL;
     }
     rj.phase = ROWS_POST_ATTN;
     rj.row0 = r0;
@@ -579,21 +588,18 @@ fg_status fg_forward_batch(const fg_model *m, fg_ops *ops, fg_kv *kv, fg_fwd_scr
       const fg_mat *w[] = {&L->w_gate, &L->w_up};
       float *y[] = {sc->gate + r0 * ff, sc->up + r0 * ff};
       const size_t ld[] = {ff, ff};
-      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_GATE_UP] : NULL, sc->xn + r0 * d, d, nr, sc->lora_t, max_rank};
-      if ((st = fg_ops_matmul_n_side(ops, 2, w, sc->xn + r0 * d, d, nr, y, ld, LL && nr <= FWD_SIDE_ROWS ? &side : NULL)) !=
-          FG_OK)
-        goto fail;
+      sd = adapter_side(&side, LL, FG_LORA_IN_GATE_UP, sc->xn + r0 * d, d, nr, sc->lora_t, max_rank);
+      if ((st = fg_ops_matmul_n_side(ops, 2, w, sc->xn + r0 * d, d, nr, y, ld, sd)) != FG_OK) goto fail;
     }
     gelu_job gj = {sc->ak, sc->gate + r0 * ff, sc->up + r0 * ff, ff, ops, LL, sc->xn + r0 * d, d, sc->lora_t,
-                   max_rank, LL && nr <= FWD_SIDE_ROWS};
+                   max_rank, sd != NULL};
     fg_ops_parallel_for(ops, nr, gelu_range, &gj);
     {
-      side = (fg_ops_side){LL ? &LL->a[FG_LORA_IN_DOWN] : NULL, sc->gate + r0 * ff, ff, nr, sc->lora_t, max_rank};
-      const bool with = LL && nr <= FWD_SIDE_ROWS;
+      sd = adapter_side(&side, LL, FG_LORA_IN_DOWN, sc->gate + r0 * ff, ff, nr, sc->lora_t, max_rank);
       if ((st = fg_ops_matmul_n_side(ops, 1, &(const fg_mat *){&L->w_down}, sc->gate + r0 * ff, ff, nr,
-                                     &(float *){sc->t + r0 * d}, &(size_t){d}, with ? &side : NULL)) != FG_OK)
+                                     &(float *){sc->t + r0 * d}, &(size_t){d}, sd)) != FG_OK)
         goto fail;
-      rj.t_ready = with;
+      rj.t_ready = sd != NULL;
     }
     rj.phase = ROWS_POST_FFN;
     rj.next = il + 1 < hp->n_layer ? &m->layers[il + 1] : NULL;
