@@ -20,11 +20,11 @@ set(FG_TV270M_THREADS 2 CACHE STRING "threads of the tv-270m gates")
 # differ from AVX2's in the last bits and an answer at a near-tie can flip; the Q4_0 gate has no
 # answer to spare)
 set(FG_TV270M_ISA avx2 CACHE STRING "FG_ISA of the tv-270m gates (empty: the dispatcher's choice)")
-# the home adapter's dev gate: the issue asks 97 %; the shipped adapter measures 95.1 % unconstrained,
-# 95.4 % call-or-text and 95.3 % call-only on the call lines (models/home/README.md), so the gate holds
-# 94 % (4 lines to spare in each mode) until a better adapter is trained; its hand-written probe: 45 of
-# 47 (the issue's hidden set asks 42)
-set(FG_HOME270M_MIN_EXACT 94 CACHE STRING "home270m_dev: least exact-match percentage")
+# the home adapter's dev gate: the issue asks 97 %; the shipped adapter measures 97.3 % unconstrained and
+# call-or-text (362 of 372) and 97.4 % call-only on the call lines (331 of 340; models/home/README.md), one
+# line to spare in each mode on the AVX2 table that the gates run (bit for bit the same on every x86 CPU);
+# its hand-written probe: 44 of 47 (the issue's hidden set asks 42)
+set(FG_HOME270M_MIN_EXACT 97 CACHE STRING "home270m_dev: least exact-match percentage")
 set(FG_HOME270M_PROBE_MIN 42 CACHE STRING "home270m_dev: least exact answers of models/home/probe.jsonl")
 set(FG_TV270M_Q4_0_POINTS 2 CACHE STRING "tv270m_dev: largest exact-match drop of Q4_0 + adapter, in points")
 if(FG_TV_MINI_GATES AND NOT CMAKE_CROSSCOMPILING)
