@@ -368,7 +368,6 @@ static void attn_range(void *ud, size_t i0, size_t i1, uint32_t tid) {
   }
 }
 
-/* GELU(gate) * up over rows of the batch, after the run-time adapters' part of gate and up */
 /* The side product of a pass of at most FWD_SIDE_ROWS rows (fg_ops_matmul_n_side): adapter group g's
  * A · x of the nb rows of x into t (a row per max_rank floats), in *s; NULL without adapters or for a
  * longer pass (its per-row phase computes them). */
@@ -379,6 +378,7 @@ static const fg_ops_side *adapter_side(fg_ops_side *s, const fg_lora_layer *LL, 
   return s;
 }
 
+/* GELU(gate) * up over rows of the batch, after the run-time adapters' part of gate and up */
 typedef struct gelu_job {
   const fg_attn_kernels *ak;
   float *gate;
