@@ -47,7 +47,7 @@ static void exp_avx2(const float *FG_RESTRICT x, float *FG_RESTRICT y, size_t n)
 #define QK_RMAX 6
 
 FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt, const int f16, size_t half,
-                       float *s, const int RR) {
+                       const int pf, float *s, const int RR) {
   __m256 acc[QK_RMAX][2];
 #pragma GCC unroll 6
   for (int r = 0; r < RR; r++)
@@ -56,9 +56,14 @@ FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt,
     __m256 k[2];
     if (f16) {
       const uint8_t *p = kt + (i * FG_ATTN_BLK + 16 * half) * 2;
+      if (pf) fg_attn_prefetch(p, FG_ATTN_PF_K_BYTES); /* the dimension's 32 keys: one line */
       for (int v = 0; v < 2; v++) k[v] = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(p + 16 * v)));
     } else {
       const float *p = (const float *)(const void *)kt + i * FG_ATTN_BLK + 16 * half;
+      if (pf) { /* the dimension's 32 keys: both halves' lines */
+        fg_attn_prefetch(p, FG_ATTN_PF_K_BYTES);
+        fg_attn_prefetch(p, FG_ATTN_PF_K_BYTES + 64);
+      }
       for (int v = 0; v < 2; v++) k[v] = _mm256_load_ps(p + 8 * v);
     }
 #pragma GCC unroll 6
@@ -80,7 +85,7 @@ static void qk_avx2(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t hk,
       const float *qr = q + r0 * ldq;
       float *sr = s + r0 * FG_ATTN_BLK;
       switch (FG_MIN((size_t)QK_RMAX, R - r0)) {
-#define QK_CASE(RR) case RR: qk_tile(qr, ldq, hk, kt, f16, half, sr, RR); break;
+#define QK_CASE(RR) case RR: qk_tile(qr, ldq, hk, kt, f16, half, half == 0 && r0 == 0, sr, RR); break;
         QK_CASE(1) QK_CASE(2) QK_CASE(3) QK_CASE(4) QK_CASE(5) QK_CASE(6)
 #undef QK_CASE
         default: break;
@@ -211,7 +216,8 @@ FG_INLINE __m256 ldv8(const uint8_t *vr, size_t col, const int f16) {
 }
 
 FG_INLINE void pv_tile(float *o, size_t ldo, const float *c, const float *p, uint32_t ja, uint32_t jb,
-                       const uint8_t *v, size_t vs, const int f16, size_t d0, const int RR, const int DV) {
+                       const uint8_t *v, size_t vs, const int f16, size_t d0, size_t pf_bytes, const int RR,
+                       const int DV) {
   __m256 acc[PV_RMAX][PV_DMAX];
 #pragma GCC unroll 6
   for (int r = 0; r < RR; r++) {
@@ -221,6 +227,7 @@ FG_INLINE void pv_tile(float *o, size_t ldo, const float *c, const float *p, uin
   }
   for (uint32_t j = ja; j < jb; j++) {
     const uint8_t *vr = v + (size_t)(j - ja) * vs;
+    for (size_t b = 0; b < pf_bytes; b += 64) fg_attn_prefetch(vr, FG_ATTN_PF_V_ROWS * vs + b);
     __m256 vv[PV_DMAX];
 #pragma GCC unroll 2
     for (int d = 0; d < DV; d++) vv[d] = ldv8(vr, d0 + 8 * (size_t)d, f16);
@@ -239,8 +246,8 @@ FG_INLINE void pv_tile(float *o, size_t ldo, const float *c, const float *p, uin
 
 #define PV_CASE_R(RR)                                                                       \
   case RR:                                                                                  \
-    if (dv == 2) pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, RR, 2);                \
-    else pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, RR, 1);                        \
+    if (dv == 2) pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, pf, RR, 2);                \
+    else pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, pf, RR, 1);                        \
     break;
 
 static void pv_avx2(float *FG_RESTRICT o_all, size_t ldo, size_t R, size_t hv, const float *FG_RESTRICT c_all,
@@ -256,6 +263,7 @@ static void pv_avx2(float *FG_RESTRICT o_all, size_t ldo, size_t R, size_t hv, c
       float *o = o_all + r0 * ldo;
       const float *c = c_all + r0;
       const float *p = p_all + r0 * FG_ATTN_BLK;
+      const size_t pf = d0 == 0 && r0 == 0 ? hv * (f16 ? 2u : 4u) : 0; /* the first pass over the rows */
       switch (rr) {
         PV_CASE_R(1)
         PV_CASE_R(2)

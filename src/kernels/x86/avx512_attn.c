@@ -50,8 +50,8 @@ static void exp_avx512(const float *FG_RESTRICT x, float *FG_RESTRICT y, size_t 
 
 #define QK_RMAX 12
 
-FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt, const int f16, float *s,
-                       const int RR) {
+FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt, const int f16, const int pf,
+                       float *s, const int RR) {
   __m512 acc[QK_RMAX][2];
 #pragma GCC unroll 12
   for (int r = 0; r < RR; r++) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
@@ -59,10 +59,15 @@ FG_INLINE void qk_tile(const float *q, size_t ldq, size_t hk, const uint8_t *kt,
     __m512 k0, k1;
     if (f16) {
       const uint8_t *p = kt + i * FG_ATTN_BLK * 2;
+      if (pf) fg_attn_prefetch(p, FG_ATTN_PF_K_BYTES);
       k0 = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)p));
       k1 = _mm512_cvtph_ps(_mm256_load_si256((const __m256i *)(const void *)(p + 32)));
     } else {
       const float *p = (const float *)(const void *)kt + i * FG_ATTN_BLK;
+      if (pf) {
+        fg_attn_prefetch(p, FG_ATTN_PF_K_BYTES);
+        fg_attn_prefetch(p, FG_ATTN_PF_K_BYTES + 64);
+      }
       k0 = _mm512_load_ps(p);
       k1 = _mm512_load_ps(p + 16);
     }
@@ -87,7 +92,7 @@ static void qk_avx512(const float *FG_RESTRICT q, size_t ldq, size_t R, size_t h
     const float *qr = q + r0 * ldq;
     float *sr = s + r0 * FG_ATTN_BLK;
     switch (FG_MIN((size_t)QK_RMAX, R - r0)) {
-#define QK_CASE(RR) case RR: qk_tile(qr, ldq, hk, kt, f16, sr, RR); break;
+#define QK_CASE(RR) case RR: qk_tile(qr, ldq, hk, kt, f16, r0 == 0, sr, RR); break;
       QK_CASE(1) QK_CASE(2) QK_CASE(3) QK_CASE(4) QK_CASE(5) QK_CASE(6)
       QK_CASE(7) QK_CASE(8) QK_CASE(9) QK_CASE(10) QK_CASE(11) QK_CASE(12)
 #undef QK_CASE
@@ -212,8 +217,8 @@ static void softmax_avx512(float *FG_RESTRICT s, size_t R, const uint32_t *FG_RE
 
 /* RR rows × DV vectors of 16 columns at column d0; TAIL: the last vector has only `last` lanes */
 FG_INLINE void pv_tile(float *o, size_t ldo, const float *c, const float *p, uint32_t ja, uint32_t jb,
-                       const uint8_t *v, size_t vs, const int f16, size_t d0, __mmask16 last, const int RR,
-                       const int DV, const int TAIL) {
+                       const uint8_t *v, size_t vs, const int f16, size_t d0, __mmask16 last, size_t pf_bytes,
+                       const int RR, const int DV, const int TAIL) {
   __m512 acc[PV_RMAX][PV_DMAX];
 #pragma GCC unroll 6
   for (int r = 0; r < RR; r++) {
@@ -227,6 +232,7 @@ FG_INLINE void pv_tile(float *o, size_t ldo, const float *c, const float *p, uin
   }
   for (uint32_t j = ja; j < jb; j++) {
     const uint8_t *vr = v + (size_t)(j - ja) * vs;
+    for (size_t b = 0; b < pf_bytes; b += 64) fg_attn_prefetch(vr, FG_ATTN_PF_V_ROWS * vs + b);
     __m512 vv[PV_DMAX];
 #pragma GCC unroll 4
     for (int d = 0; d < DV; d++) {
@@ -257,8 +263,8 @@ FG_INLINE void pv_tile(float *o, size_t ldo, const float *c, const float *p, uin
 
 #define PV_CASE_D(RR, DV)                                                                     \
   case DV:                                                                                    \
-    if (tail) pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, last, RR, DV, 1);           \
-    else pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, last, RR, DV, 0);                \
+    if (tail) pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, last, pf, RR, DV, 1);           \
+    else pv_tile(o, ldo, c, p, ja, jb, vb, v_stride, f16, d0, last, pf, RR, DV, 0);                \
     break;
 #define PV_CASE_R(RR)                                                                         \
   case RR:                                                                                    \
@@ -281,6 +287,7 @@ static void pv_avx512(float *FG_RESTRICT o_all, size_t ldo, size_t R, size_t hv,
       float *o = o_all + r0 * ldo;
       const float *c = c_all + r0;
       const float *p = p_all + r0 * FG_ATTN_BLK;
+      const size_t pf = d0 == 0 && r0 == 0 ? hv * (f16 ? 2u : 4u) : 0; /* the first pass over the rows */
       switch (rr) {
         PV_CASE_R(1)
         PV_CASE_R(2)
