@@ -1,7 +1,7 @@
 /* test_attn.c — the attention/GELU kernels of kernels/attn.h, for every table this CPU runs (ref, and
  * avx2/avx512 on x86): exp and GELU accuracy over the whole input range, f16 conversion against the
  * reference converter, attention over several KV blocks (qk + online softmax + P·V, f32 and f16 keys and
- * values) against a double-precision softmax, and the tile invariance the forward relies on (a row's
+ * values) against a double-precision softmax, argmax against its definition, and the tile invariance the forward relies on (a row's
  * result is bit-identical whether it is computed alone or with other rows). */
 #include "kernels/attn.h"
 #include "testutil.h"
@@ -376,6 +376,50 @@ static void test_lora_bt(const fg_attn_kernels *k) {
   CHECK_MSG(memcmp(y, want, sizeof y) == 0, "%s: lora_bt differs from its definition", k->name);
 }
 
+/* argmax against its definition (the first index of the largest non-NaN entry, +0 == -0; SIZE_MAX when
+ * every entry is NaN or there is none), checked here with a plain scan: ties, NaN, -inf, +-0, every entry
+ * NaN, the maximum at the first and last index, lengths around the SIMD loops (8, 16, 32 wide) and one
+ * vocabulary long. */
+static size_t argmax_def(const float *x, size_t n) {
+  size_t best = SIZE_MAX;
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(x[i]) && (best == SIZE_MAX || x[i] > x[best])) best = i;
+  return best;
+}
+
+static void test_argmax(const fg_attn_kernels *k) {
+  enum { NMAX = 262144 };
+  float *v = malloc(NMAX * sizeof *v);
+  CHECK(v != NULL);
+  if (!v) return;
+  size_t cases = 0, bad = 0;
+  for (int kind = 0; kind < 8; kind++)
+    for (size_t len = 0; len <= 100; len = len < 70 ? len + 1 : len * 3 / 2 + 1000 > NMAX ? NMAX : len * 3 / 2 + 1000) {
+      for (size_t i = 0; i < len; i++) v[i] = frand(-30, 30);
+      if (kind == 1)
+        for (size_t i = 0; i < len; i += 3) v[i] = NAN;
+      if (kind == 2)
+        for (size_t i = 0; i < len; i++) v[i] = i % 2 ? -INFINITY : NAN;
+      if (kind == 3)
+        for (size_t i = 0; i < len; i++) v[i] = i % 5 == 4 ? 0.0f : i % 5 == 2 ? -0.0f : -1.0f;
+      if (kind == 4)
+        for (size_t i = 0; i < len; i++) v[i] = NAN;
+      if (kind == 5 && len > 40) v[len / 2] = v[len - 1] = v[33] = 31.0f;
+      if (kind == 6 && len > 0) v[len - 1] = 31.0f; /* past the last whole SIMD step */
+      if (kind == 7 && len > 0) {
+        v[0] = NAN;
+        v[len - 1] = INFINITY;
+      }
+      const size_t got = k->argmax(v, len), want = argmax_def(v, len);
+      bad += got != want;
+      if (got != want && bad == 1) fprintf(stderr, "%s: argmax kind %d, %zu entries: %zu, want %zu\n", k->name, kind, len, got, want);
+      cases++;
+      if (len == NMAX) break;
+    }
+  CHECK_MSG(bad == 0, "%s: argmax differs from its definition in %zu of %zu cases", k->name, bad, cases);
+  free(v);
+}
+
 /* The C table (ARM's) computes exactly what the AVX2 table computes (attn.c): attention of many
  * rows over 4 blocks, GELU (incl. a tail of 5) and exp, bit for bit, f32 and f16 K/V. */
 static void test_c_equals_avx2(void) {
@@ -457,6 +501,7 @@ int main(void) {
     test_softmax(k);
     test_fold(k);
     test_lora_bt(k);
+    test_argmax(k);
   }
   CHECK(tested >= 1);
   CHECK(fg_attn_get() != NULL);

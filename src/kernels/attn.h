@@ -99,10 +99,11 @@ void fg_lora_bt_c(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq, c
 void fg_lora_bt_avx2(float *FG_RESTRICT y, const float *FG_RESTRICT t, size_t nq, const float *FG_RESTRICT bt, size_t ld,
                      size_t n);
 
-/* The AVX2 table's fold (the AVX-512 table uses it too: kernels/x86/avx2_attn.c). */
+/* The AVX2 table's fold and argmax (the AVX-512 table uses them too: kernels/x86/avx2_attn.c). */
 void fg_attn_fold_avx2(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x, float c2, size_t n);
+size_t fg_attn_argmax_avx2(const float *x, size_t n);
 
-/* The C table's argmax (the SIMD tables of x86 share it). */
+/* The C table's argmax (armv7's table uses it). */
 size_t fg_attn_argmax_c(const float *x, size_t n);
 
 /* The table for the process-wide matmul table's ISA (never NULL; "ref" when that fails); attn_dispatch.c. */

@@ -296,6 +296,35 @@ static void pv_avx2(float *FG_RESTRICT o_all, size_t ldo, size_t R, size_t hv, c
   }
 }
 
+/* also the AVX-512 table's. Two passes, as the aarch64 table's: the largest non-NaN value (vmaxps(v, m)
+ * keeps m where v is NaN; the lanes start at -inf), then the first entry equal to it, 32 at a time. That
+ * is the C scan's answer: it keeps the first of the entries that equal the maximum, and +0 == -0; with
+ * every entry NaN nothing equals the -inf left, SIZE_MAX. (A decode step's 262,144 logits: about 1 % of
+ * the step in the C scan.) */
+size_t fg_attn_argmax_avx2(const float *x, size_t n) {
+  __m256 m[4];
+  for (int k = 0; k < 4; k++) m[k] = _mm256_set1_ps(-INFINITY);
+  size_t i = 0;
+  for (; i + 32 <= n; i += 32)
+    for (int k = 0; k < 4; k++) m[k] = _mm256_max_ps(_mm256_loadu_ps(x + i + 8 * k), m[k]);
+  __m256 mm = _mm256_max_ps(_mm256_max_ps(m[0], m[1]), _mm256_max_ps(m[2], m[3]));
+  mm = _mm256_max_ps(mm, _mm256_permute2f128_ps(mm, mm, 1));
+  mm = _mm256_max_ps(mm, _mm256_shuffle_ps(mm, mm, _MM_SHUFFLE(1, 0, 3, 2)));
+  mm = _mm256_max_ps(mm, _mm256_shuffle_ps(mm, mm, _MM_SHUFFLE(2, 3, 0, 1)));
+  float best = _mm256_cvtss_f32(mm);
+  for (; i < n; i++)
+    if (x[i] > best) best = x[i];
+  const __m256 b = _mm256_set1_ps(best);
+  for (i = 0; i + 32 <= n; i += 32) {
+    __m256 eq = _mm256_cmp_ps(_mm256_loadu_ps(x + i), b, _CMP_EQ_OQ);
+    for (int k = 1; k < 4; k++) eq = _mm256_or_ps(eq, _mm256_cmp_ps(_mm256_loadu_ps(x + i + 8 * k), b, _CMP_EQ_OQ));
+    if (_mm256_movemask_ps(eq)) break;
+  }
+  for (; i < n; i++)
+    if (x[i] == best) return i;
+  return SIZE_MAX;
+}
+
 /* also the AVX-512 table's (a stream of two loads, a multiply and an FMA per 8 floats: memory-bound) */
 void fg_attn_fold_avx2(float *FG_RESTRICT o, float c1, const float *FG_RESTRICT x, float c2, size_t n) {
   const __m256 v1 = _mm256_set1_ps(c1), v2 = _mm256_set1_ps(c2);
@@ -342,6 +371,6 @@ static void exp1_avx2(const float *x, float *y, size_t n) {
 }
 
 static const fg_attn_kernels k_attn_avx2 = {"avx2",      qk_avx2,          softmax_avx2,   pv_avx2,        fg_attn_fold_avx2, gelu_mul_avx2,
-                                           exp_avx2,    to_f16_avx2,      fg_attn_argmax_c, fg_lora_bt_avx2, exp1_avx2};
+                                           exp_avx2,    to_f16_avx2,      fg_attn_argmax_avx2, fg_lora_bt_avx2, exp1_avx2};
 
 const fg_attn_kernels *fg_attn_avx2(void) { return &k_attn_avx2; }

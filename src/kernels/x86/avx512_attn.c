@@ -340,6 +340,6 @@ static void exp1_avx512(const float *x, float *y, size_t n) {
 }
 
 static const fg_attn_kernels k_attn_avx512 = {"avx512", qk_avx512, softmax_avx512, pv_avx512, fg_attn_fold_avx2, gelu_mul_avx512, exp_avx512,
-                                              to_f16_avx512, fg_attn_argmax_c, fg_lora_bt_avx2, exp1_avx512};
+                                              to_f16_avx512, fg_attn_argmax_avx2, fg_lora_bt_avx2, exp1_avx512};
 
 const fg_attn_kernels *fg_attn_avx512(void) { return &k_attn_avx512; }
