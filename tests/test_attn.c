@@ -394,7 +394,7 @@ static void test_argmax(const fg_attn_kernels *k) {
   if (!v) return;
   size_t cases = 0, bad = 0;
   for (int kind = 0; kind < 8; kind++)
-    for (size_t len = 0; len <= 100; len = len < 70 ? len + 1 : len * 3 / 2 + 1000 > NMAX ? NMAX : len * 3 / 2 + 1000) {
+    for (size_t len = 0; len <= NMAX; len = len < 70 ? len + 1 : len * 3 / 2 + 1000 > NMAX ? NMAX : len * 3 / 2 + 1000) {
       for (size_t i = 0; i < len; i++) v[i] = frand(-30, 30);
       if (kind == 1)
         for (size_t i = 0; i < len; i += 3) v[i] = NAN;
