@@ -1,8 +1,8 @@
 /* test_attn.c — the attention/GELU kernels of kernels/attn.h, for every table this CPU runs (ref, and
  * avx2/avx512 on x86): exp and GELU accuracy over the whole input range, f16 conversion against the
  * reference converter, attention over several KV blocks (qk + online softmax + P·V, f32 and f16 keys and
- * values) against a double-precision softmax, argmax against its definition, and the tile invariance the forward relies on (a row's
- * result is bit-identical whether it is computed alone or with other rows). */
+ * values) against a double-precision softmax, argmax against its definition, and the tile invariance the
+ * forward relies on (a row's result is bit-identical whether it is computed alone or with other rows). */
 #include "kernels/attn.h"
 #include "testutil.h"
 
@@ -378,8 +378,8 @@ static void test_lora_bt(const fg_attn_kernels *k) {
 
 /* argmax against its definition (the first index of the largest non-NaN entry, +0 == -0; SIZE_MAX when
  * every entry is NaN or there is none), checked here with a plain scan: ties, NaN, -inf, +-0, every entry
- * NaN, the maximum at the first and last index, lengths around the SIMD loops (8, 16, 32 wide) and one
- * vocabulary long. */
+ * NaN, the maximum at the last index (past the last whole SIMD step) and after a NaN at the first, lengths
+ * 0..70 around the SIMD loops (8, 16, 32 wide), then longer ones up to a vocabulary of 262,144. */
 static size_t argmax_def(const float *x, size_t n) {
   size_t best = SIZE_MAX;
   for (size_t i = 0; i < n; i++)
