@@ -260,9 +260,9 @@ FG_API fg_status fg_model_requant_head(const char *in_path, const char *out_path
  * weights with Gemma's +1 folded in (F32), every gemma3.* key (both RoPE bases, window, pattern,
  * epsilon, head sizes, context length), the tokenizer as tokenizer.ggml.* (FunctionGemma's control
  * tokens typed CONTROL), the chat template when the checkpoint has one, and general.* provenance;
- * a GGUF input keeps its metadata. F32/F16/BF16/Q8_0/Q4_0 matrices are quantized with the reference
- * quantizers (the bytes gen-model and llama.cpp's quantizer give for the same values), the other
- * types with searched least-squares fits (src/tensor/quant_search.c); norm vectors stay F32.
+ * a GGUF input keeps its metadata. Matrices get llama.cpp's reference quantizers (the bytes gen-model and
+ * llama.cpp's quantizer give for the same values) or searched least-squares fits, as
+ * fg_convert_params.fit says; norm vectors stay F32.
  *
  * Streaming: one chunk of rows at a time (a 270M checkpoint converts in well under 200 MiB of
  * memory). The file is written to out_path + ".tmp.<pid>" and renamed at the end, so a failed or
@@ -311,17 +311,26 @@ typedef struct fg_convert_params {
                              block count, the override's ids within its vocabulary; its
                              general.architecture is written to the adapter (else "gemma3"). Given
                              for any other input: FG_ERR_INVALID_ARG. */
+  uint32_t fit;           /* FG_CONVERT_FIT_AUTO (0, the default) or FG_CONVERT_FIT_SEARCHED: which
+                             quantizer Q4_0 gets where AUTO gives it the reference one (below);
+                             anything else: FG_ERR_INVALID_ARG */
 } fg_convert_params;
+
+/* fg_convert_params.fit. AUTO: F32/F16/BF16/Q8_0 get llama.cpp's reference quantizers; Q4_0 too when it
+ * is the one type of every matrix (--pure) and for a head_type Q4_0 head (gen-model's bytes, and
+ * fg_model_requant_head's); every other quantized tensor a searched least-squares fit
+ * (src/tensor/quant_search.c). SEARCHED: those Q4_0 tensors get the searched fit as well (a pure Q4_0
+ * of the real Gemma 3 270M: mean KL from F32 0.46 against the reference fit's 0.74, docs/MODELS.md;
+ * about 9x the conversion time). F32..Q8_0 have no search and keep the reference quantizers. */
+#define FG_CONVERT_FIT_AUTO 0u
+#define FG_CONVERT_FIT_SEARCHED 1u
 
 FG_API void fg_convert_params_init(fg_convert_params *p);
 /* A --type name ("q4_k_m", "iq4_xs", "f16", ...) as fg_convert_params.type: the mix of that name, or
  * with `pure` the mix's main GGML type for every matrix ("q4_0": llama-quantize's Q4_0 mix, the tied
  * head Q6_K or Q8_0; with `pure` every matrix Q4_0); for f32, f16, bf16 and q8_0 the mix is that type
  * everywhere anyway. FG_ERR_INVALID_ARG for an unknown name.
- * The fits: F32, F16, BF16 and Q8_0 tensors get llama.cpp's reference quantizers; so do Q4_0 tensors
- * when type is the one GGML type Q4_0 and a head_type Q4_0 head (gen-model's bytes, and
- * fg_model_requant_head's). Every other quantized tensor, Q4_0 in a mix too, gets a searched
- * least-squares fit. */
+ * The fits: fg_convert_params.fit (FG_CONVERT_FIT_AUTO above). */
 FG_API fg_status fg_convert_type_parse(const char *name, bool pure, uint32_t *type);
 /* The names fg_convert_type_parse accepts, comma separated (static text). */
 FG_API const char *fg_convert_type_names(void);

@@ -332,6 +332,29 @@ static void test_head_rows(void) {
 }
 
 // ----------------------------------------------------------------------------------------------
+// convert --fit: searched gives a pure Q4_0 other bytes than the default (test_convert checks which),
+// a value that is neither auto nor searched is refused by name
+
+static void test_convert_fit(const char *model_path) {
+  char args[1024];
+  const char *a = tmp_path("fit-auto.gguf"), *b = tmp_path("fit-searched.gguf");
+  snprintf(args, sizeof args, "convert '%s' -o '%s' --type q4_0 --pure", model_path, a);
+  CHECK_EQ_INT(run_cli(args, NULL), 0);
+  snprintf(args, sizeof args, "convert '%s' -o '%s' --type q4_0 --pure --fit searched", model_path, b);
+  CHECK_EQ_INT(run_cli(args, NULL), 0);
+  size_t na = 0, nb = 0;
+  char *x = fg_test_read_file(a, &na), *y = fg_test_read_file(b, &nb);
+  CHECK_MSG(x && y && na == nb && memcmp(x, y, na) != 0, "--fit searched wrote the same bytes as --fit auto");
+  free(x);
+  free(y);
+  snprintf(args, sizeof args, "convert '%s' -o '%s' --type q4_0 --pure --fit best", model_path, b);
+  CHECK_EQ_INT(run_cli(args, NULL), 2);
+  CHECK(err_contains("--fit must be auto or searched, not 'best'"));
+  unlink(a);
+  unlink(b);
+}
+
+// ----------------------------------------------------------------------------------------------
 // perplexity: the JSON against an independent computation through the API (one fresh prefill per
 // scored id), on overlapping windows; then the command's errors
 
@@ -696,6 +719,7 @@ int main(void) {
     test_generate_batch(m, model_path);
   }
   test_head_rows();
+  test_convert_fit(model_path);
   test_lora_options(model_path);
   test_option_names(model_path);
   fg_model_free(m);

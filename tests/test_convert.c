@@ -7,7 +7,8 @@
  *   3. equality with the generator: a checkpoint written by gen-model --format hf, converted to each of
  *      the five types, holds the bytes `fgemma gen-model --type T` writes for the same seed (norm
  *      weights within one ulp: the checkpoint stores w - 1); a GGUF converted to T equals gen-model's T
- *      file tensor for tensor; 4.x and 5.x configs give the same file;
+ *      file tensor for tensor; 4.x and 5.x configs give the same file; FG_CONVERT_FIT_SEARCHED gives
+ *      a pure Q4_0 (and a Q4_0 head) the searched fit of every row instead of those bytes;
  *   4. the HF oracle: for every case of tests/data/hf_goldens.json (recorded with transformers by
  *      tools/hf/record_goldens.py) the checkpoint is regenerated, its SHA-256 checked against what HF
  *      saw, converted to F32, and fgemma's logits (session path and reference path) must match HF's
@@ -20,6 +21,7 @@
 #include "convert/safetensors.h"
 #include "gguf/gguf.h"
 #include "tensor/dtype.h"
+#include "tensor/quant_search.h"
 #include "testutil.h"
 
 #include <cjson/cJSON.h>
@@ -754,6 +756,74 @@ static void test_equality(void) {
   remove(rq);
 }
 
+/* fit = FG_CONVERT_FIT_SEARCHED on a GGUF F32 file: every Q4_0 matrix of a pure Q4_0 (the tied head
+ * too), and a --head-type Q4_0 head, hold fg_quantize_row_searched of the F32 rows; AUTO keeps the
+ * reference bytes there, so the two files differ; a fit that is neither is refused before any output. */
+static void test_fit(void) {
+  const char *f32 = scratch("fit-f32.gguf"), *got = scratch("fit-got.gguf"), *ref = scratch("fit-ref.gguf");
+  if (gen_gguf(f32, "tiny", FG_TYPE_F32, FG_GEN_HEAD_TIED, 33) != FG_OK) return;
+  fg_error err;
+  fg_convert_params p;
+  fg_convert_params_init(&p);
+  CHECK(p.fit == FG_CONVERT_FIT_AUTO);
+  p.type = FG_TYPE_Q4_0;
+  CHECK_OK(fg_convert(f32, ref, &p, &err));
+  p.fit = FG_CONVERT_FIT_SEARCHED;
+  CHECK_OK(fg_convert(f32, got, &p, &err));
+  static const struct { uint32_t type, head; const char *what; } cases[] = {
+      {FG_TYPE_Q4_0, 0, "pure q4_0"}, {FG_TYPE_F32, FG_TYPE_Q4_0, "f32 + q4_0 head"}};
+  for (size_t c = 0; c < 2; c++) {
+    if (c == 1) {
+      p.type = cases[c].type;
+      p.head_type = cases[c].head;
+      p.fit = FG_CONVERT_FIT_AUTO;
+      CHECK_OK(fg_convert(f32, ref, &p, &err));
+      p.fit = FG_CONVERT_FIT_SEARCHED;
+      CHECK_OK(fg_convert(f32, got, &p, &err));
+    }
+    gfile src, a, b;
+    gload(f32, &src);
+    gload(got, &a);
+    gload(ref, &b);
+    size_t n_q4 = 0, n_differ = 0;
+    for (size_t i = 0; src.ok && a.ok && b.ok && i < a.g.n_tensors; i++) {
+      const fg_gguf_tensor *t = &a.g.tensors[i];
+      char name[96];
+      snprintf(name, sizeof name, "%.*s", (int)t->name.len, t->name.ptr);
+      const fg_gguf_tensor *r = fg_gguf_find_tensor(&b.g, name);
+      const fg_gguf_tensor *s = fg_gguf_find_tensor(&src.g, strcmp(name, "output.weight") == 0 ? "token_embd.weight" : name);
+      CHECK_MSG(r && s && r->type == t->type && r->nbytes == t->nbytes, "%s: %s has no counterpart", cases[c].what, name);
+      if (!r || !s || t->type != FG_TYPE_Q4_0) continue;
+      n_q4++;
+      const size_t cols = (size_t)t->ne[0], rb = (size_t)t->nbytes / (size_t)t->ne[1];
+      uint8_t *want = malloc(rb);
+      bool same = want != NULL;
+      for (uint64_t row = 0; same && row < t->ne[1]; row++) {
+        fg_quantize_row_searched(FG_TYPE_Q4_0, (const float *)(const void *)s->data + row * cols, want, cols);
+        same = memcmp(want, t->data + row * rb, rb) == 0;
+        CHECK_MSG(same, "%s: %s row %llu is not the searched fit of the f32 row", cases[c].what, name,
+                  (unsigned long long)row);
+      }
+      free(want);
+      n_differ += memcmp(t->data, r->data, (size_t)t->nbytes) != 0;
+    }
+    size_t n_mat = 0;
+    for (size_t i = 0; a.ok && i < a.g.n_tensors; i++) n_mat += a.g.tensors[i].n_dims == 2;
+    CHECK_MSG(n_q4 == (c == 0 ? n_mat : 1), "%s: %zu Q4_0 tensors of %zu matrices", cases[c].what, n_q4, n_mat);
+    CHECK_MSG(n_q4 > 0 && n_differ == n_q4, "%s: %zu of %zu Q4_0 tensors differ from the reference fit's", cases[c].what,
+              n_differ, n_q4);
+    gfree(&src);
+    gfree(&a);
+    gfree(&b);
+  }
+  remove(got);
+  p.fit = 7;
+  CHECK(fg_convert(f32, got, &p, &err) == FG_ERR_INVALID_ARG && strstr(err.msg, "fit 7") != NULL);
+  CHECK(no_output_left(got));
+  remove(f32);
+  remove(ref);
+}
+
 // ----------------------------------------------------------------------------------------------------
 // 4. The HF oracle
 
@@ -1014,6 +1084,7 @@ int main(int argc, char **argv) {
     test_errors();
     test_progress_and_alloc();
     test_equality();
+    test_fit();
   }
   test_goldens();
   fg_test_rm_rf(g_dir);

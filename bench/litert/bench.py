@@ -53,6 +53,7 @@ MICRO = [
     ("LiteRT int4", "litert", f"{D}/out-int4/model.litertlm"),
     ("fgemma Q4_0", "fgemma", f"{D}/base-q4_0.gguf"),
     ("fgemma Q4_0 pure", "fgemma", f"{D}/base-q4_0-pure.gguf"),
+    ("fgemma Q4_0 pure searched", "fgemma", f"{D}/base-q4_0-pure-searched.gguf"),
     ("fgemma Q4_0 + Q4_0 head", "fgemma", f"{D}/base-q4_0.gguf", "--head-type", "q4_0"),
     ("fgemma Q4_K_M", "fgemma", REAL),
     ("LiteRT int4 blockwise-32", "litert", f"{D}/out-int4b32/model.litertlm"),
@@ -218,6 +219,8 @@ def cmd_micro(a):
             sel = MICRO + (MICRO_EXTRA if a.extra else [])
             order = sel if rnd % 2 == 0 else list(reversed(sel))
             for label, engine, model, *extra in order:
+                if a.only and label not in a.only.split(","):
+                    continue
                 if not os.path.exists(model):
                     print(f"skip {label}: {model} missing")
                     continue
@@ -338,6 +341,7 @@ QUALITY = [
     ("fgemma Q8_0", "fgemma", f"{D}/base-q8_0.gguf"),
     ("fgemma Q4_0", "fgemma", f"{D}/base-q4_0.gguf"),
     ("fgemma Q4_0 pure", "fgemma", f"{D}/base-q4_0-pure.gguf"),
+    ("fgemma Q4_0 pure searched", "fgemma", f"{D}/base-q4_0-pure-searched.gguf"),
     ("fgemma Q4_0 + Q4_0 head", "fgemma", f"{D}/base-q4_0.gguf", "--head-type", "q4_0"),
     ("fgemma Q4_K_M", "fgemma", REAL),
     ("LiteRT F32", "litert", f"{D}/out-f32/model.litertlm"),
@@ -462,6 +466,7 @@ def cmd_report(a):
         pairs = [("fgemma Q8_0", "LiteRT int8"), ("fgemma Q8_0", "LiteRT int8 weight-only"), ("fgemma Q4_0", "LiteRT int4"),
                  ("fgemma Q4_0 pure", "LiteRT int4"), ("fgemma Q4_0 + Q4_0 head", "LiteRT int4"),
                  ("fgemma Q4_0", "LiteRT int4 blockwise-32"), ("fgemma Q4_0 pure", "LiteRT int4 blockwise-32"),
+                 ("fgemma Q4_0 pure searched", "LiteRT int4 blockwise-32"),
                  ("fgemma Q4_0 + Q4_0 head", "LiteRT int4 blockwise-32"), ("fgemma Q4_K_M", "LiteRT int4 blockwise-32")]
         keys = [("catalog_first_ms", True), ("p843_first_ms", True), ("depth0_decode_ms_per_tok", True),
                 ("catalog_decode_ms_per_tok", True)]
@@ -569,7 +574,7 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--only", default="", help="calls: comma-separated label fragments to run; quality: labels")
+    ap.add_argument("--only", default="", help="calls: comma-separated label fragments to run; quality, micro: labels")
     ap.add_argument("--positions", type=int, default=128)
     ap.add_argument("--extra", action="store_true", help="micro: also LiteRT's weight-only int8")
     a = ap.parse_args()

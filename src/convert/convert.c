@@ -5,7 +5,7 @@
  *   config.json                    ->       gemma3.* keys (gemma3.c)
  *   *.safetensors (+ index.json)   ->       tensors: names (fg_g3_layer_tensors), PyTorch's [out, in]
  *                                           rows = GGUF rows, norm weights + 1 in f32, matrices
- *                                           quantized with the reference quantizers
+ *                                           quantized (reference or searched fits: reference_fit)
  *   tokenizer.json                 ->       tokenizer.ggml.* (hf_vocab.c)
  *   tokenizer_config.json          ->       bos/eos/pad/unk ids, add_bos/add_eos, chat template
  *   chat_template.jinja            ->       tokenizer.chat_template (preferred over the config's)
@@ -40,10 +40,12 @@ static fg_status read_at(fg_cv_ctx *c, fg_cv_file *fl, uint64_t off, void *buf, 
 }
 
 /* Whether t's rows get llama.cpp's reference quantizer rather than the searched fit (which hands
- * F32/F16/BF16/Q8_0 to it anyway): Q4_0 is searched inside llama-quantize's mixes, as every other
- * searched type is; one type for every matrix and a --head-type head keep the reference bytes
- * (gen-model's files; the head equals fg_model_requant_head's). */
+ * F32/F16/BF16/Q8_0 to it anyway): with FG_CONVERT_FIT_AUTO, Q4_0 is searched inside llama-quantize's
+ * mixes, as every other searched type is, while one type for every matrix and a --head-type head keep
+ * the reference bytes (gen-model's files; the head equals fg_model_requant_head's); with
+ * FG_CONVERT_FIT_SEARCHED every type that has a search gets it. */
 static bool reference_fit(const fg_cv_ctx *c, const fg_cv_tensor *t) {
+  if (c->p->fit == FG_CONVERT_FIT_SEARCHED) return false;
   const bool head = c->p->head_type && strcmp(t->name, "output.weight") == 0;
   return t->out_type == FG_TYPE_Q4_0 && (!fg_cv_is_mix(c) || head);
 }
@@ -146,6 +148,7 @@ void fg_convert_params_init(fg_convert_params *p) {
   memset(p, 0, sizeof *p);
   p->type = FG_CONVERT_TYPE_AUTO;
   p->head_type = 0;
+  p->fit = FG_CONVERT_FIT_AUTO;
 }
 
 fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert_params *params, fg_error *err) {
@@ -160,6 +163,9 @@ fg_status fg_convert(const char *in_path, const char *out_path, const fg_convert
   if (params->type != FG_CONVERT_TYPE_AUTO && !type_ok(params->type))
     return fg_err(err, FG_ERR_UNSUPPORTED, "convert: type %u is neither a GGML type fgemma writes nor FG_CONVERT_MIX of "
                   "one of %s", params->type, fg_convert_type_names());
+  if (params->fit != FG_CONVERT_FIT_AUTO && params->fit != FG_CONVERT_FIT_SEARCHED)
+    return fg_err(err, FG_ERR_INVALID_ARG, "convert: fit %u is neither FG_CONVERT_FIT_AUTO (0) nor FG_CONVERT_FIT_SEARCHED "
+                  "(1)", params->fit);
   if (params->head_type && params->head_type != FG_TYPE_Q8_0 && params->head_type != FG_TYPE_Q4_0)
     return fg_err(err, FG_ERR_UNSUPPORTED, "convert: head type %u (%s) is not supported: use q8_0 (8) or q4_0 (2)",
                   params->head_type, fg_type_name(params->head_type));
