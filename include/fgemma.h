@@ -321,7 +321,7 @@ typedef struct fg_convert_params {
  * fg_model_requant_head's); every other quantized tensor a searched least-squares fit
  * (src/tensor/quant_search.c). SEARCHED: those Q4_0 tensors get the searched fit as well (a pure Q4_0
  * of the real Gemma 3 270M: mean KL from F32 0.46 against the reference fit's 0.74, docs/MODELS.md;
- * about 9x the conversion time). F32..Q8_0 have no search and keep the reference quantizers. */
+ * 35-40 s of one core instead of under a second). F32..Q8_0 have no search and keep the reference quantizers. */
 #define FG_CONVERT_FIT_AUTO 0u
 #define FG_CONVERT_FIT_SEARCHED 1u
 

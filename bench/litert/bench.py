@@ -50,6 +50,7 @@ FN_TOKENS = ["<start_function_declaration>", "<end_function_declaration>", "<sta
 MICRO = [
     ("LiteRT int8", "litert", f"{D}/out-int8/model.litertlm"),
     ("fgemma Q8_0", "fgemma", f"{D}/base-q8_0.gguf"),
+    ("fgemma Q8_0 F16 KV", "fgemma", f"{D}/base-q8_0.gguf", "--kv-type", "f16"),
     ("LiteRT int4", "litert", f"{D}/out-int4/model.litertlm"),
     ("fgemma Q4_0", "fgemma", f"{D}/base-q4_0.gguf"),
     ("fgemma Q4_0 pure", "fgemma", f"{D}/base-q4_0-pure.gguf"),
@@ -292,6 +293,10 @@ CALLS = [
     ("LiteRT int4 blockwise-32 (tv-270m merged)", "litert", f"{D}/out-tv-int4b32/model.litertlm", None),
     ("fgemma Q4_0 (tv-270m merged), plain", "fgemma", f"{D}/tv-q4_0.gguf", ["--constrained", "off", "--speculate", "off"]),
     ("fgemma Q4_0 (tv-270m merged), NLU default", "fgemma", f"{D}/tv-q4_0.gguf", ["--constrained", "call-or-text"]),
+    ("fgemma Q4_0 pure searched (tv-270m merged), plain", "fgemma", f"{D}/tv-q4_0-pure-searched.gguf",
+     ["--constrained", "off", "--speculate", "off"]),
+    ("fgemma Q4_0 pure searched (tv-270m merged), NLU default", "fgemma", f"{D}/tv-q4_0-pure-searched.gguf",
+     ["--constrained", "call-or-text"]),
     ("fgemma Q4_K_M + tv-270m LoRA, NLU default", "fgemma", REAL, ["--lora", LORA, "--constrained", "call-or-text"]),
 ]
 
@@ -339,6 +344,7 @@ def cmd_calls(a):
 QUALITY = [
     ("F32 (fgemma)", "fgemma", f"{D}/base-f32.gguf"),
     ("fgemma Q8_0", "fgemma", f"{D}/base-q8_0.gguf"),
+    ("fgemma Q8_0 F16 KV", "fgemma", f"{D}/base-q8_0.gguf", "--kv-type", "f16"),
     ("fgemma Q4_0", "fgemma", f"{D}/base-q4_0.gguf"),
     ("fgemma Q4_0 pure", "fgemma", f"{D}/base-q4_0-pure.gguf"),
     ("fgemma Q4_0 pure searched", "fgemma", f"{D}/base-q4_0-pure-searched.gguf"),
@@ -409,7 +415,7 @@ def quality_table():
             pairs = [(x, y) for x, y in zip(lr["top1"], ref["top1"]) if x is not None]
             ok = sum(1 for x, y in pairs if x == y)
             dec = f"{100 * ok / max(len(pairs), 1):.1f} % ({ok}/{len(pairs)})"
-        size = f"{os.path.getsize(model) / 2**20:.1f}" + (" (head made at load)" if hx else "")
+        size = f"{os.path.getsize(model) / 2**20:.1f}" + (" (head made at load)" if "--head-type" in hx else "")
         lines.append(f"| {label} | {size} | {kl.mean():.4f} | {kl.max():.3f} | "
                      f"{100 * agree / n:.1f} % ({agree}/{n}) | {dec} |")
     return f"{n} positions of tests/data/real/gpl-3.0.txt\n\n" + "\n".join(lines)
@@ -463,7 +469,8 @@ def cmd_report(a):
             out.append(f"| {lb} | {spread(cat)} | {spread(p843)} | {spread(d0, '{:.1f}')} | {spread(dc, '{:.1f}')} | "
                        f"{spread(rss)} |")
         # ratios fgemma / LiteRT-LM of the medians
-        pairs = [("fgemma Q8_0", "LiteRT int8"), ("fgemma Q8_0", "LiteRT int8 weight-only"), ("fgemma Q4_0", "LiteRT int4"),
+        pairs = [("fgemma Q8_0", "LiteRT int8"), ("fgemma Q8_0 F16 KV", "LiteRT int8"), ("fgemma Q8_0", "LiteRT int8 weight-only"),
+                 ("fgemma Q4_0", "LiteRT int4"),
                  ("fgemma Q4_0 pure", "LiteRT int4"), ("fgemma Q4_0 + Q4_0 head", "LiteRT int4"),
                  ("fgemma Q4_0", "LiteRT int4 blockwise-32"), ("fgemma Q4_0 pure", "LiteRT int4 blockwise-32"),
                  ("fgemma Q4_0 pure searched", "LiteRT int4 blockwise-32"),

@@ -254,9 +254,10 @@ def tflite_quality(a, text):
 
 
 class Fgemma:
-    def __init__(self, model, threads, lora=None, head_type=None):
+    def __init__(self, model, threads, lora=None, head_type=None, kv_type=None):
         import fgemma
         self.fg = fgemma
+        self.kv_type = kv_type
         t = time.perf_counter()
         kw = {"threads": threads}
         if head_type:
@@ -269,16 +270,19 @@ class Fgemma:
     def tokenize(self, text, bos=True):
         return self.model.tokenize(text, bos=bos)
 
+    def session(self):
+        return self.model.session(self.kv_type)
+
 
 def fgemma_micro(a, prompts):
-    e = Fgemma(a.model, a.threads, head_type=a.head_type)
+    e = Fgemma(a.model, a.threads, head_type=a.head_type, kv_type=a.kv_type)
     out = {"load_ms": e.load_ms}
     k = a.decode_tokens
     rows = {}
     for r in range(a.reps):
         for name in ("catalog", "p843", "depth0"):
             ids = e.tokenize(prompts[name])
-            s = e.model.session()
+            s = e.session()
             t0 = time.perf_counter()
             nid = s.prefill(ids)
             t1 = time.perf_counter()
@@ -300,11 +304,11 @@ def fgemma_micro(a, prompts):
 
 
 def fgemma_start(a, prompts):
-    e = Fgemma(a.model, a.threads, head_type=a.head_type)
+    e = Fgemma(a.model, a.threads, head_type=a.head_type, kv_type=a.kv_type)
     if a.snapshot and os.path.exists(a.snapshot):
         s = e.fg.Snapshot.load(e.model, a.snapshot).fork()
     else:
-        s = e.model.session()
+        s = e.session()
         s.prefill(e.tokenize(prompts["catalog"]))
         if a.snapshot:
             s.snapshot().save(a.snapshot)
@@ -315,9 +319,9 @@ def fgemma_start(a, prompts):
 
 def fgemma_quality(a, text):
     import numpy as np
-    e = Fgemma(a.model, a.threads, head_type=a.head_type)
+    e = Fgemma(a.model, a.threads, head_type=a.head_type, kv_type=a.kv_type)
     ids = e.tokenize(text)[: a.positions + 1]
-    s = e.model.session()
+    s = e.session()
     logp, top1, lps = [], [], []
     nid = s.prefill(ids[:1])
     for i in range(1, len(ids)):
@@ -358,6 +362,7 @@ def main():
     ap.add_argument("--text", default=None)
     ap.add_argument("--positions", type=int, default=128)
     ap.add_argument("--head-type", default=None, help="fgemma: a replacement LM head made at load (q8_0, q4_0)")
+    ap.add_argument("--kv-type", default=None, choices=["f32", "f16"], help="fgemma: the KV cache's type (default f32)")
     ap.add_argument("--dump", default=None, help="quality, fgemma: save the log-probabilities (.npy)")
     a = ap.parse_args()
 
