@@ -57,6 +57,8 @@ MICRO = [
     ("fgemma Q4_0 pure searched", "fgemma", f"{D}/base-q4_0-pure-searched.gguf"),
     ("fgemma Q4_0 + Q4_0 head", "fgemma", f"{D}/base-q4_0.gguf", "--head-type", "q4_0"),
     ("fgemma Q4_K_M", "fgemma", REAL),
+    ("fgemma Q4_K_M + Q4_0 head", "fgemma", REAL, "--head-type", "q4_0"),
+    ("fgemma Q4_K_M with Q4_0 head file", "fgemma", f"{D}/q4_k_m-q4_0-head.gguf"),
     ("LiteRT int4 blockwise-32", "litert", f"{D}/out-int4b32/model.litertlm"),
 ]
 # LiteRT's weight-only int8 (float activations: the agreement of fgemma's Q8_0) is measured with
@@ -350,6 +352,8 @@ QUALITY = [
     ("fgemma Q4_0 pure searched", "fgemma", f"{D}/base-q4_0-pure-searched.gguf"),
     ("fgemma Q4_0 + Q4_0 head", "fgemma", f"{D}/base-q4_0.gguf", "--head-type", "q4_0"),
     ("fgemma Q4_K_M", "fgemma", REAL),
+    ("fgemma Q4_K_M + Q4_0 head", "fgemma", REAL, "--head-type", "q4_0"),
+    ("fgemma Q4_K_M with Q4_0 head file", "fgemma", f"{D}/q4_k_m-q4_0-head.gguf"),
     ("LiteRT F32", "litert", f"{D}/out-f32/model.litertlm"),
     ("LiteRT int8", "litert", f"{D}/out-int8/model.litertlm"),
     ("LiteRT int4", "litert", f"{D}/out-int4/model.litertlm"),
@@ -474,7 +478,9 @@ def cmd_report(a):
                  ("fgemma Q4_0 pure", "LiteRT int4"), ("fgemma Q4_0 + Q4_0 head", "LiteRT int4"),
                  ("fgemma Q4_0", "LiteRT int4 blockwise-32"), ("fgemma Q4_0 pure", "LiteRT int4 blockwise-32"),
                  ("fgemma Q4_0 pure searched", "LiteRT int4 blockwise-32"),
-                 ("fgemma Q4_0 + Q4_0 head", "LiteRT int4 blockwise-32"), ("fgemma Q4_K_M", "LiteRT int4 blockwise-32")]
+                 ("fgemma Q4_0 + Q4_0 head", "LiteRT int4 blockwise-32"), ("fgemma Q4_K_M", "LiteRT int4 blockwise-32"),
+                 ("fgemma Q4_K_M + Q4_0 head", "LiteRT int4 blockwise-32"),
+                 ("fgemma Q4_K_M with Q4_0 head file", "LiteRT int4 blockwise-32")]
         keys = [("catalog_first_ms", True), ("p843_first_ms", True), ("depth0_decode_ms_per_tok", True),
                 ("catalog_decode_ms_per_tok", True)]
         out.append("\n| fgemma / LiteRT-LM (speed, > 1: fgemma faster) | prompt 1,387 | prompt 843 | decode @ 2 | "
