@@ -387,14 +387,21 @@ static size_t argmax_def(const float *x, size_t n) {
   return best;
 }
 
+enum { ARGMAX_NMAX = 262144 };
+
+/* the lengths test_argmax runs: 0..70, then growing by half (+1000) up to ARGMAX_NMAX; SIZE_MAX after it */
+static size_t argmax_next_len(size_t len) {
+  if (len == ARGMAX_NMAX) return SIZE_MAX;
+  return len < 70 ? len + 1 : FG_MIN((size_t)ARGMAX_NMAX, len * 3 / 2 + 1000);
+}
+
 static void test_argmax(const fg_attn_kernels *k) {
-  enum { NMAX = 262144 };
-  float *v = malloc(NMAX * sizeof *v);
+  float *v = malloc(ARGMAX_NMAX * sizeof *v);
   CHECK(v != NULL);
   if (!v) return;
   size_t cases = 0, bad = 0;
   for (int kind = 0; kind < 8; kind++)
-    for (size_t len = 0; len <= NMAX; len = len < 70 ? len + 1 : len * 3 / 2 + 1000 > NMAX ? NMAX : len * 3 / 2 + 1000) {
+    for (size_t len = 0; len != SIZE_MAX; len = argmax_next_len(len)) {
       for (size_t i = 0; i < len; i++) v[i] = frand(-30, 30);
       if (kind == 1)
         for (size_t i = 0; i < len; i += 3) v[i] = NAN;
@@ -414,7 +421,6 @@ static void test_argmax(const fg_attn_kernels *k) {
       bad += got != want;
       if (got != want && bad == 1) fprintf(stderr, "%s: argmax kind %d, %zu entries: %zu, want %zu\n", k->name, kind, len, got, want);
       cases++;
-      if (len == NMAX) break;
     }
   CHECK_MSG(bad == 0, "%s: argmax differs from its definition in %zu of %zu cases", k->name, bad, cases);
   free(v);
